@@ -1,0 +1,28 @@
+# meshbench build, set-up and tests. `make demo` and `make test` are the
+# README's two commands; .ci/run runs `make test`.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/meshbench/meshbench/internal/cli.Version=$(VERSION)
+export CGO_ENABLED := 0
+
+.PHONY: build setup demo test test-short vet fmt clean
+build:
+	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/meshbench ./cmd/meshbench
+
+setup:
+	./scripts/setup.sh
+
+demo: setup build
+	./scripts/demo.sh
+
+vet:
+	go vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
+
+test-short:
+	go test -short ./...
+
+test: setup build vet
+	./scripts/test.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// cpuBench runs every tool in a closed loop, keep-alive, at each connection
+// count, and prints its client CPU per completed request.
+func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
+	fmt.Fprintf(w, "== Client CPU per request: closed loop, HTTP/1.1 keep-alive, %s per run, median of %d rounds, CPU from wait4 rusage\n",
+		cfg.duration, cfg.repeat)
+	tmp, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, conns := range cfg.conns {
+		// Rounds alternate the tools' order, and each tool's figure is its
+		// median round, so that a busy moment of a shared machine does not
+		// decide the comparison.
+		runs := map[string][]cpuRow{}
+		for round := range cfg.repeat {
+			order := slices.Clone(tools)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, t := range order {
+				r := measureCPU(ctx, t, cfg.tools[t.name], srv.url, conns, cfg.duration, tmp)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				runs[t.name] = append(runs[t.name], r)
+			}
+		}
+		perReq := map[string]float64{}
+		var rows []cpuRow
+		for _, t := range tools {
+			r := median(runs[t.name])
+			if r.note == "" {
+				perReq[t.name] = r.usPerReq
+			}
+			rows = append(rows, r)
+		}
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "tool\tconns\trequests\tfailed\treq/s\tcpu s\tcpu µs/req\trange\tvs wrk\t")
+		for _, r := range rows {
+			if r.note != "" {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t\t\t\t\t\t\t\n", r.name, conns, r.note)
+				continue
+			}
+			ratio := "-"
+			if wrk, ok := perReq["wrk"]; ok {
+				ratio = fmt.Sprintf("%.2f", r.usPerReq/wrk)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.2f\t%.2f\t%s\t%s\t\n", r.name, conns, r.done, r.failed,
+				float64(r.done)/cfg.duration.Seconds(), r.cpuSeconds, r.usPerReq, r.spread, ratio)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if m := median(runs["meshbench"]); m.engineUsPerReq > 0 {
+			fmt.Fprintf(w, "  meshbench's own account of its measured phase (no process start-up or exit): %.2f µs/req\n", m.engineUsPerReq)
+		}
+		mine, ok := perReq["meshbench"]
+		if !ok {
+			verdict(w, false, "meshbench did not run")
+			continue
+		}
+		if wrk, ok := perReq["wrk"]; ok {
+			verdict(w, mine <= wrk, "%d conns: meshbench %.2f µs/req ≤ wrk %.2f", conns, mine, wrk)
+		}
+		for _, peer := range []string{"oha", "fortio", "vegeta"} {
+			if v, ok := perReq[peer]; ok {
+				// "Clearly below": at least 10% less.
+				verdict(w, mine <= 0.9*v, "%d conns: meshbench %.2f µs/req clearly below %s %.2f (ratio %.2f)", conns, mine, peer, v, mine/v)
+			}
+		}
+	}
+	return nil
+}
+
+// cpuRow is one tool's closed-loop run.
+type cpuRow struct {
+	name, note           string // note says why there are no figures
+	done, failed         int64
+	cpuSeconds, usPerReq float64
+	spread               string // the rounds' lowest and highest µs/req
+	// engineUsPerReq is meshbench's own account of its measured phase,
+	// without process start-up and exit.
+	engineUsPerReq float64
+}
+
+// median returns the round with the median CPU per request, and the spread
+// of all rounds; a failed round counts only when every round failed.
+func median(rows []cpuRow) cpuRow {
+	var ok []cpuRow
+	for _, r := range rows {
+		if r.note == "" {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return rows[0]
+	}
+	slices.SortFunc(ok, func(a, b cpuRow) int { return cmp.Compare(a.usPerReq, b.usPerReq) })
+	m := ok[len(ok)/2]
+	m.spread = fmt.Sprintf("%.2f–%.2f", ok[0].usPerReq, ok[len(ok)-1].usPerReq)
+	return m
+}
+
+func measureCPU(ctx context.Context, t tool, bin, url string, conns int, d time.Duration, tmp string) cpuRow {
+	if bin == "" {
+		return cpuRow{name: t.name, note: "not installed"}
+	}
+	args, stdin := t.closed(bin, url, conns, d, tmp)
+	p, err := runPinned(ctx, strings.NewReader(stdin), nil, bin, args...)
+	if err != nil {
+		return cpuRow{name: t.name, note: "failed: " + firstLine(err)}
+	}
+	done, failed, err := t.count(bin, p, tmp)
+	if err != nil || done == 0 {
+		return cpuRow{name: t.name, note: fmt.Sprintf("unreadable output: %v", err)}
+	}
+	r := cpuRow{name: t.name, done: done, failed: failed, cpuSeconds: p.cpu.Seconds(),
+		usPerReq: float64(p.cpu.Microseconds()) / float64(done)}
+	var self meshbenchReport
+	if t.name == "meshbench" && json.Unmarshal(p.stdout, &self) == nil {
+		r.engineUsPerReq = 1e6 * self.ClientCPUS / float64(done)
+	}
+	return r
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,26 @@
+// Command meshbench measures what a service mesh costs: latency, throughput,
+// CPU, memory and money. All logic lives in internal/cli.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/meshbench/meshbench/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// A second signal exits at once, without waiting for clean-up.
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		os.Exit(130)
+	}()
+	os.Exit(cli.Main(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:]))
+}

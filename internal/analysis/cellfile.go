@@ -1,0 +1,54 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// cellFile is the part of results.Cell a report reads. Decoding into it
+// skips the per-generator results and the per-class histograms, which a
+// 50-namespace study holds by the hundred, so that a large study fits in
+// memory while every cell is read.
+type cellFile struct {
+	results.Summary
+	MeshSpec  platform.MeshSpec `json:"mesh_spec"`
+	Load      platform.LoadSpec `json:"load"`
+	Merged    *mergedResult     `json:"merged"`
+	Resources []metrics.Series  `json:"resources"`
+}
+
+// mergedResult is the part of load.Result a report reads.
+type mergedResult struct {
+	Start     time.Time          `json:"start"`
+	End       time.Time          `json:"end"`
+	Requests  int64              `json:"requests"`
+	Errors    int64              `json:"errors"`
+	Latency   *metrics.Histogram `json:"latency"`
+	Distorted bool               `json:"distorted"`
+	Warnings  []string           `json:"warnings"`
+}
+
+func readCell(dir string, s results.Summary) (*cellFile, error) {
+	if s.File == "" {
+		return nil, fmt.Errorf("cell %s: no file in %s", s.ID, results.IndexFile)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, s.File))
+	if err != nil {
+		return nil, err
+	}
+	var c cellFile
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.File, err)
+	}
+	// The index is what the runner last wrote about the cell; it wins over
+	// a cell file left from an interrupted attempt.
+	c.Summary = s
+	return &c, nil
+}

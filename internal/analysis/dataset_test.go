@@ -1,0 +1,207 @@
+package analysis
+
+import (
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+func loadFixture(t *testing.T) *Dataset {
+	t.Helper()
+	d, err := Load(fixtureDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func cfg(conns, replicas int) Config {
+	return newConfig(map[string]string{"connections": strconv.Itoa(conns), "replicas.productpage": strconv.Itoa(replicas)})
+}
+
+func TestLoadGroupsTheFixture(t *testing.T) {
+	t.Parallel()
+	d := loadFixture(t)
+	if want := []string{fixture.Baseline, fixture.Ambient, fixture.Sidecar}; !slices.Equal(d.Meshes, want) {
+		t.Errorf("meshes %v, want %v", d.Meshes, want)
+	}
+	if d.Baseline != fixture.Baseline {
+		t.Errorf("baseline %q", d.Baseline)
+	}
+	var labels []string
+	for _, c := range d.Configs {
+		labels = append(labels, c.Key)
+	}
+	want := []string{
+		"connections=32,replicas.productpage=1", "connections=32,replicas.productpage=4",
+		"connections=64,replicas.productpage=1", "connections=64,replicas.productpage=4",
+		"connections=128,replicas.productpage=1", "connections=128,replicas.productpage=4",
+	}
+	if !slices.Equal(labels, want) {
+		t.Errorf("configs in order %v, want %v", labels, want)
+	}
+	if p, ok := d.LoadSweep(); !ok || p.Name != "connections" || !slices.Equal(p.Values, []string{"32", "64", "128"}) {
+		t.Errorf("load sweep %+v %v", p, ok)
+	}
+	if p, ok := d.ReplicaSweep(); !ok || p.Name != "replicas.productpage" {
+		t.Errorf("replica sweep %+v %v", p, ok)
+	}
+	if r := d.Representative(); r.Key != want[len(want)-1] {
+		t.Errorf("representative %q", r.Key)
+	}
+}
+
+func TestLoadExcludesDistortedAndFailedCells(t *testing.T) {
+	t.Parallel()
+	d := loadFixture(t)
+	if len(d.Excluded) != 2 {
+		t.Fatalf("excluded %d cells, want 2: %+v", len(d.Excluded), d.Excluded)
+	}
+	kinds := map[string]Exclusion{}
+	for _, e := range d.Excluded {
+		kinds[e.Kind] = e
+	}
+	dist, fail := kinds[results.StatusDistorted], kinds[results.StatusFailed]
+	if dist.Summary.Mesh != fixture.DistortedMesh || dist.Summary.Repetition != fixture.DistortedRep {
+		t.Errorf("distorted exclusion %+v", dist)
+	}
+	if fail.Summary.Mesh != fixture.FailedMesh || fail.Reason == "" {
+		t.Errorf("failed exclusion %+v", fail)
+	}
+	g := d.Group(fixture.DistortedMesh, cfg(fixture.DistortedConnections, fixture.DistortedReplicas))
+	if len(g.Reps) != 4 || len(g.Excluded) != 1 {
+		t.Errorf("distorted group has %d usable and %d excluded repetitions, want 4 and 1", len(g.Reps), len(g.Excluded))
+	}
+	for _, r := range g.Reps {
+		if r.Summary.Repetition == fixture.DistortedRep {
+			t.Error("the distorted repetition is among the usable ones")
+		}
+	}
+	g = d.Group(fixture.FailedMesh, cfg(fixture.FailedConnections, fixture.FailedReplicas))
+	if len(g.Reps) != 2 || g.Estimate(P50).N != 2 {
+		t.Errorf("failed group: %d usable repetitions, estimate %+v", len(g.Reps), g.Estimate(P50))
+	}
+}
+
+func TestGroupFiguresMatchTheCells(t *testing.T) {
+	t.Parallel()
+	d := loadFixture(t)
+	g := d.Group(fixture.Sidecar, cfg(64, 1))
+	var p99s, qps []float64
+	for _, r := range g.Reps {
+		p99s = append(p99s, r.Summary.LatencyMs.P99)
+		qps = append(qps, r.Summary.AchievedRate)
+	}
+	// The runner's summaries are computed from the same histograms; the
+	// group's median must agree with them.
+	if got, want := g.Estimate(P99).Median, Median(p99s); math.Abs(got-want) > 1e-9 {
+		t.Errorf("p99 median %v, want %v from the summaries", got, want)
+	}
+	if got, want := g.Estimate(QPS).Median, Median(qps); math.Abs(got-want) > 1e-9 {
+		t.Errorf("QPS median %v, want %v", got, want)
+	}
+	if e := g.Estimate(P50); !(e.Lo <= e.Median && e.Median <= e.Hi) || e.N != 5 {
+		t.Errorf("p50 estimate %+v", e)
+	}
+	if n := g.Latency().Count(); n != 5*30000 {
+		t.Errorf("pooled histogram holds %d requests, want %d", n, 5*30000)
+	}
+}
+
+func TestParts(t *testing.T) {
+	t.Parallel()
+	d := loadFixture(t)
+	c := cfg(32, 1)
+	sc, amb, base := d.Group(fixture.Sidecar, c), d.Group(fixture.Ambient, c), d.Group(fixture.Baseline, c)
+	r := sc.Reps[0]
+	// The load job's sidecar runs on the load node: in the data plane, but
+	// not on the app nodes.
+	if !(r.Values[CPU(PartDataPlaneAppNodes)] < r.Values[CPU(PartDataPlane)]) {
+		t.Errorf("sidecar data plane on app nodes %v is not below the whole data plane %v",
+			r.Values[CPU(PartDataPlaneAppNodes)], r.Values[CPU(PartDataPlane)])
+	}
+	if a := r.Alloc["sidecar"]; a.Components != 7 || math.Abs(a.CPURequest-0.7) > 1e-9 || a.MemRequest != 7*128<<20 {
+		t.Errorf("sidecar allocation %+v, want 7 sidecars of 100m / 128Mi", a)
+	}
+	if len(base.Values(CPU(PartDataPlane))) != 0 || d.HasPart(fixture.Baseline, PartDataPlane) {
+		t.Error("baseline has a data plane")
+	}
+	if !d.HasPart(fixture.Ambient, "node-proxy") || amb.Estimate(Memory("node-proxy")).Median <= 0 {
+		t.Error("ambient has no ztunnel figures")
+	}
+	u := r.Usage["app"]
+	if len(u) < 10 || u[0].T != 0 || u[len(u)-1].T <= u[0].T {
+		t.Errorf("app usage over time: %d points %+v", len(u), u[:min(len(u), 2)])
+	}
+	var mean float64
+	for _, p := range u {
+		mean += p.CPU
+	}
+	mean /= float64(len(u))
+	if math.Abs(mean-r.Values[CPU("app")]) > 1e-9 {
+		t.Errorf("app usage over time averages %v cores, the app CPU figure is %v", mean, r.Values[CPU("app")])
+	}
+}
+
+func TestOverhead(t *testing.T) {
+	t.Parallel()
+	d := loadFixture(t)
+	c := cfg(32, 1)
+	o, ok := d.Overhead(fixture.Sidecar, c, P50)
+	if !ok || !o.Measurable() || o.Delta.Median <= 0 || o.Pct.Median < 15 {
+		t.Errorf("sidecar p50 overhead %+v, want a measurable increase of over 15%%", o)
+	}
+	if _, ok := d.Overhead(fixture.Baseline, c, P50); ok {
+		t.Error("the baseline has an overhead against itself")
+	}
+	want := Difference(d.Group(fixture.Baseline, c).Values(P95), d.Group(fixture.Ambient, c).Values(P95))
+	if got, _ := d.Overhead(fixture.Ambient, c, P95); got != want {
+		t.Errorf("ambient p95 overhead %+v, want %+v", got, want)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	if _, err := Load(t.TempDir(), Options{}); err == nil {
+		t.Error("an empty directory loaded")
+	}
+}
+
+func TestBaselineByProfile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ix, err := fixture.Write(dir, fixture.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A study may name its baseline anything; its profile says what it is.
+	for i := range ix.Cells {
+		if ix.Cells[i].Mesh == fixture.Baseline {
+			ix.Cells[i].Mesh = "no-mesh"
+		}
+	}
+	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, option, want string
+	}{
+		{"by profile", "", "no-mesh"},
+		{"given", fixture.Ambient, fixture.Ambient},
+		{"given but absent", "nothing", ""},
+	}
+	for _, tt := range tests {
+		d, err := Load(dir, Options{Baseline: tt.option})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Baseline != tt.want || (tt.want != "" && d.Meshes[0] != tt.want) {
+			t.Errorf("%s: baseline %q, meshes %v; want %q first", tt.name, d.Baseline, d.Meshes, tt.want)
+		}
+	}
+}

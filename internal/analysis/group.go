@@ -1,0 +1,83 @@
+package analysis
+
+import (
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// Group is every repetition of one mesh at one load configuration.
+type Group struct {
+	Mesh     string
+	Config   Config
+	Reps     []*Rep // usable repetitions, in repetition order
+	Excluded []Exclusion
+	latency  *metrics.Histogram // pooled over Reps
+	cache    map[Metric]Estimate
+}
+
+// Values returns the metric's value in each usable repetition that has it.
+func (g *Group) Values(m Metric) []float64 {
+	var out []float64
+	for _, r := range g.Reps {
+		if v, ok := r.Values[m]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Estimate returns the median of the metric over the usable repetitions
+// with its bootstrap interval; N is zero when no repetition has it.
+func (g *Group) Estimate(m Metric) Estimate {
+	if e, ok := g.cache[m]; ok {
+		return e
+	}
+	e := MedianCI(g.Values(m))
+	if g.cache == nil {
+		g.cache = map[Metric]Estimate{}
+	}
+	g.cache[m] = e
+	return e
+}
+
+// Latency is the histogram of every request of every usable repetition,
+// for percentile spectra; nil when there is none.
+func (g *Group) Latency() *metrics.Histogram { return g.latency }
+
+// Representative is the usable repetition whose p50 is the median one (the
+// lower middle for an even count), for charts that show a single run.
+func (g *Group) Representative() *Rep {
+	if len(g.Reps) == 0 {
+		return nil
+	}
+	rs := slices.Clone(g.Reps)
+	slices.SortStableFunc(rs, func(a, b *Rep) int {
+		switch va, vb := a.Values[P50], b.Values[P50]; {
+		case va < vb:
+			return -1
+		case va > vb:
+			return 1
+		}
+		return 0
+	})
+	return rs[(len(rs)-1)/2]
+}
+
+// Alloc returns the part's allocation in the representative repetition.
+func (g *Group) Alloc(p Part) (Allocation, bool) {
+	r := g.Representative()
+	if r == nil {
+		return Allocation{}, false
+	}
+	a, ok := r.Alloc[p]
+	return a, ok
+}
+
+func (g *Group) add(r *Rep, h *metrics.Histogram) {
+	g.Reps = append(g.Reps, r)
+	if g.latency == nil {
+		g.latency = metrics.NewHistogram()
+	}
+	g.latency.Merge(h)
+}

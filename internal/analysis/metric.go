@@ -1,0 +1,108 @@
+package analysis
+
+import (
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// Metric names one figure measured once per repetition.
+type Metric string
+
+// The latency, throughput and error metrics. Latencies are milliseconds,
+// read off the cell's merged histogram.
+const (
+	P50         Metric = "p50"
+	P90         Metric = "p90"
+	P95         Metric = "p95"
+	P99         Metric = "p99"
+	P999        Metric = "p99.9"
+	MeanLatency Metric = "mean"
+	MinLatency  Metric = "min"
+	MaxLatency  Metric = "max"
+	QPS         Metric = "qps"    // completed requests per second of the measured phase
+	Duration    Metric = "time_s" // length of the measured phase in seconds
+	ErrorPct    Metric = "errors_pct"
+)
+
+// Percentiles are the latency percentiles every table shows, with the
+// percentile each stands for.
+var Percentiles = []struct {
+	Metric     Metric
+	Percentile float64
+}{{P50, 50}, {P90, 90}, {P95, 95}, {P99, 99}, {P999, 99.9}}
+
+// Part is a group of measured components whose CPU and memory are summed:
+// one role, the whole data plane, or the data plane on the app nodes.
+type Part string
+
+// Parts beyond the roles themselves.
+const (
+	PartDataPlane         Part = "data-plane"
+	PartDataPlaneAppNodes Part = "data-plane-app-nodes"
+)
+
+// RolePart is the part holding every component of one role.
+func RolePart(r metrics.Role) Part { return Part(r) }
+
+// Label is the part's name in tables.
+func (p Part) Label() string {
+	switch p {
+	case PartDataPlane:
+		return "data plane"
+	case PartDataPlaneAppNodes:
+		return "data plane on app nodes"
+	case Part(metrics.RoleLoad):
+		return "load generator"
+	case Part(metrics.RoleNodeProxy):
+		return "node proxy (ztunnel)"
+	case Part(metrics.RoleControlPlane):
+		return "control plane"
+	}
+	return string(p)
+}
+
+// CPU is the mean CPU of a part over the measured window, in cores,
+// summed over its components.
+func CPU(p Part) Metric { return Metric("cpu:" + string(p)) }
+
+// Memory is the mean working set of a part over the measured window, in
+// bytes, summed over its components.
+func Memory(p Part) Metric { return Metric("mem:" + string(p)) }
+
+// HigherIsBetter reports whether a larger value of m is an improvement.
+func (m Metric) HigherIsBetter() bool { return m == QPS }
+
+// IsLatency reports whether m is a latency in milliseconds.
+func (m Metric) IsLatency() bool {
+	switch m {
+	case P50, P90, P95, P99, P999, MeanLatency, MinLatency, MaxLatency:
+		return true
+	}
+	return false
+}
+
+// IsMemory reports whether m is a memory figure in bytes.
+func (m Metric) IsMemory() bool { return strings.HasPrefix(string(m), "mem:") }
+
+// IsCPU reports whether m is a CPU figure in cores.
+func (m Metric) IsCPU() bool { return strings.HasPrefix(string(m), "cpu:") }
+
+// Label is the metric's name in tables.
+func (m Metric) Label() string {
+	switch {
+	case m.IsCPU():
+		return Part(strings.TrimPrefix(string(m), "cpu:")).Label() + " CPU"
+	case m.IsMemory():
+		return Part(strings.TrimPrefix(string(m), "mem:")).Label() + " memory"
+	}
+	switch m {
+	case QPS:
+		return "QPS"
+	case Duration:
+		return "time"
+	case ErrorPct:
+		return "errors"
+	}
+	return string(m)
+}

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// maxHeaderBytes bounds a request's line and headers together.
+	maxHeaderBytes = 64 << 10
+	// h2Preface is the first line of every h2c connection.
+	h2Preface = "PRI * HTTP/2.0\r\n"
+)
+
+// serveConn serves one connection's requests in turn (pipelining included)
+// until the client closes it, asks to, or the server shuts down.
+func (s *server) serveConn(c net.Conn) {
+	defer s.forget(c)
+	br := bufio.NewReaderSize(c, 4<<10)
+	var req request
+	var out []byte
+	for first := true; ; first = false {
+		line, err := readLine(br)
+		if err != nil {
+			if errors.Is(err, errTooLarge) {
+				writeError(c, http.StatusRequestURITooLong)
+			}
+			c.Close()
+			return
+		}
+		if first && string(line) == h2Preface {
+			s.h2ln.hand(&replayConn{Conn: c, r: io.MultiReader(bytes.NewReader([]byte(h2Preface)), br)})
+			return
+		}
+		if status := readRequest(br, line, &req); status != 0 {
+			writeError(c, status)
+			c.Close()
+			return
+		}
+		if req.expect100 && (req.chunked || req.length > 0) {
+			c.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
+		}
+		if err := discardBody(br, &req); err != nil {
+			writeError(c, http.StatusBadRequest)
+			c.Close()
+			return
+		}
+		buf := getBuf()
+		body, status := s.routeWatched(c, br, req.path, (*buf)[:0])
+		keepAlive := req.keepAlive && !s.closing.Load()
+		out = appendResponseHead(out[:0], status, contentType(req.path)[0], len(body), keepAlive)
+		if !req.head {
+			out = append(out, body...)
+		}
+		*buf = body
+		putBuf(buf)
+		if _, err := c.Write(out); err != nil || !keepAlive {
+			c.Close()
+			return
+		}
+		if cap(out) > 64<<10 {
+			out = nil // do not keep one huge answer's buffer per connection
+		}
+	}
+}
+
+var errTooLarge = errors.New("request head too large")
+
+// readLine reads one line, skipping the empty lines a client may send
+// between requests.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, errTooLarge
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(line) > 2 || (len(line) == 2 && line[0] != '\r') {
+			return line, nil
+		}
+	}
+}
+
+func appendResponseHead(b []byte, status int, ctype string, length int, keepAlive bool) []byte {
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\nContent-Type: "...)
+	b = append(b, ctype...)
+	b = append(b, "\r\nDate: "...)
+	b = append(b, httpDate()...)
+	b = append(b, "\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(length), 10)
+	if !keepAlive {
+		b = append(b, "\r\nConnection: close"...)
+	}
+	return append(b, "\r\n\r\n"...)
+}
+
+func writeError(c net.Conn, status int) {
+	c.Write(appendResponseHead(nil, status, textType[0], 0, false))
+}
+
+// dateCache holds the Date header of the current second, formatted once.
+type dateCache struct {
+	unix int64
+	text string
+}
+
+var date atomic.Pointer[dateCache]
+
+func httpDate() string {
+	now := time.Now()
+	if d := date.Load(); d != nil && d.unix == now.Unix() {
+		return d.text
+	}
+	d := &dateCache{unix: now.Unix(), text: now.UTC().Format(http.TimeFormat)}
+	date.Store(d)
+	return d.text
+}
+
+// replayConn is a connection whose first bytes were already read: it reads
+// them again first.
+type replayConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }

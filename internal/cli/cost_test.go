@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/cost"
+)
+
+// TestCostResultsFlags checks that --results and its companions reach the
+// cost model; the figures themselves are checked in internal/cost.
+func TestCostResultsFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}},
+		[]string{"cost", "--results", dir, "--node", "n2-standard-4", "--rps", "2000", "--nodes", "7", "-o", "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e cost.ResultsEstimate
+	if err := json.Unmarshal(out.Bytes(), &e); err != nil {
+		t.Fatal(err)
+	}
+	p := e.Consumption.Projection
+	if p == nil || p.RequestRate != 2000 || p.Nodes != 7 || e.Allocation == nil || e.Allocation.Rows[0].Machine != "n2-standard-4" || e.Study != "bookinfo" {
+		t.Fatalf("estimate = %+v, want the study priced on n2-standard-4, projected to 2000 RPS and 7 nodes", e)
+	}
+}

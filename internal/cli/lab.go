@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/lab"
+	platlab "github.com/meshbench/meshbench/internal/platform/lab"
+)
+
+func init() { subcommands = append(subcommands, newLabCmd) }
+
+func newLabCmd(s Streams, g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "Run a Kubernetes-like cluster on this host with network namespaces and cgroups",
+		Long: `The lab emulates a cluster on one Linux host: nodes and pods are network
+namespaces, Services are virtual IPs load-balanced by iptables as kube-proxy
+does, and every container is a process in its own cgroup with its requests
+and limits. It needs root. Everything it makes carries its name prefix, and
+'lab down' removes it all, even after a crash.`,
+	}
+	cmd.AddCommand(newLabUpCmd(s, g), newLabStatusCmd(s), newLabExecCmd(s), newLabDownCmd(s, g), newLabSuperviseCmd(s, g))
+	return cmd
+}
+
+func stateDir(name string) string { return filepath.Join(lab.DefaultStateRoot, name) }
+
+func newLabUpCmd(s Streams, g *globals) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "up -f CLUSTER.yaml",
+		Short: "Bring a lab up, deploy its workload, and leave it running",
+		Example: `  meshbench lab up -f cluster.yaml
+  meshbench lab status
+  meshbench lab exec ns-1/load -- sh -c 'curl -s http://$TIER_1_APP_A_SERVICE_HOST:$TIER_1_APP_A_SERVICE_PORT/'
+  meshbench lab down`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return platlab.Start(cmd.Context(), file, platlab.Options{Logger: g.logger(s)})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "cluster file: nodes and an optional workload (required)")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func newLabStatusCmd(s Streams) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the lab's nodes, Services and pods with their CPU and memory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return lab.Status(cmd.Context(), stateDir(name), s.Out)
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	return cmd
+}
+
+func newLabExecCmd(s Streams) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "exec POD|node/NODE -- COMMAND [ARG...]",
+		Short: "Run a command inside a pod's or node's network namespace, as kubectl exec",
+		Long: `Run a command inside a pod's (namespace/name, or a name unique in the lab) or
+a node's network namespace. The Services of the pod's namespace are in the
+environment as NAME_SERVICE_HOST and NAME_SERVICE_PORT.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return errors.New("give the command after --: meshbench lab exec POD -- COMMAND")
+			}
+			return lab.Exec(cmd.Context(), lab.ExecOptions{StateDir: stateDir(name), Target: args[0], Argv: args[1:],
+				Stdin: s.In, Stdout: s.Out, Stderr: s.ErrOut})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	return cmd
+}
+
+func newLabDownCmd(s Streams, g *globals) *cobra.Command {
+	var name, prefix string
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return lab.Teardown(cmd.Context(), lab.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&prefix, "prefix", "", "remove leftovers with this name prefix even when the lab's state is gone")
+	return cmd
+}
+
+// newLabSuperviseCmd is the detached process `lab up` starts: it owns the
+// lab's pods until SIGTERM.
+func newLabSuperviseCmd(s Streams, g *globals) *cobra.Command {
+	var (
+		file    string
+		o       platlab.Options
+		readyFD int
+	)
+	cmd := &cobra.Command{
+		Use:    "supervise -f CLUSTER.yaml",
+		Short:  "Run a lab in the foreground until interrupted (lab up runs this detached)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := platlab.LoadClusterFile(file)
+			if err != nil {
+				return err
+			}
+			ready := func(error) {}
+			if readyFD > 0 {
+				ready = platlab.ReadyWriter(os.NewFile(uintptr(readyFD), "ready"))
+			}
+			o.Logger = g.logger(s)
+			return platlab.Supervise(cmd.Context(), f, o, ready)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "cluster file (required)")
+	cmd.Flags().StringVar(&o.Name, "name", "", "lab name (default: the file's, else mb)")
+	cmd.Flags().StringVar(&o.Prefix, "prefix", "", "name prefix (default: the file's, else mb)")
+	cmd.Flags().IntVar(&readyFD, "ready-fd", 0, "file descriptor to report readiness on")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/analysis/fixture"
+)
+
+func TestReportCommand(t *testing.T) {
+	t.Parallel()
+	dir, dirB := t.TempDir(), t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixture.Write(dirB, fixture.Options{Seed: 2, Slowdown: map[string]float64{fixture.Sidecar: 1.3}}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+		return out.String(), errOut.String(), err
+	}
+
+	out := t.TempDir()
+	stdout, _, err := run("report", dir, "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.html", "report.md", "charts/overhead-p95.svg"} {
+		if !strings.Contains(stdout, filepath.Join(out, f)+"\n") {
+			t.Errorf("stdout does not list %s:\n%s", f, stdout)
+		}
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// The SMP export on stdout stays parseable: the file list goes to stderr.
+	stdout, stderr, err := run("report", dir, "--out", t.TempDir(), "--smp", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smp map[string]any
+	if err := json.Unmarshal([]byte(stdout), &smp); err != nil || smp["smp_version"] == nil {
+		t.Errorf("stdout is not an SMP export: %v", err)
+	}
+	if !strings.Contains(stderr, "report.md") {
+		t.Errorf("stderr does not list report.md: %q", stderr)
+	}
+
+	_, _, err = run("report", "--compare", dir, dirB, "--out", t.TempDir(), "--fail-on-regression")
+	if err == nil || !strings.Contains(err.Error(), "measurably worse") {
+		t.Errorf("a regression passed: %v", err)
+	}
+	if _, _, err := run("report"); err == nil {
+		t.Error("report without a directory succeeded")
+	}
+}

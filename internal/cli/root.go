@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// Streams are the standard streams a command reads and writes. Results go to
+// Out and status to ErrOut, so that piping and -q both work.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Version is the meshbench version, set at build time with -ldflags.
+var Version = "dev"
+
+// globals are the flags every subcommand shares.
+type globals struct {
+	verbose bool
+	quiet   bool
+}
+
+// logger returns the slog logger the flags ask for: warnings by default,
+// debug with --verbose, errors only with --quiet.
+func (g *globals) logger(s Streams) *slog.Logger {
+	level := slog.LevelInfo
+	switch {
+	case g.verbose:
+		level = slog.LevelDebug
+	case g.quiet:
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: level}))
+}
+
+// Run executes meshbench with the given arguments and returns its error.
+func Run(ctx context.Context, s Streams, args []string) error {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "meshbench",
+		Short:         "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log more, including debug detail")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "log errors only")
+	for _, add := range subcommands {
+		root.AddCommand(add(s, g))
+	}
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// subcommands holds the constructors of every subcommand; each file adds its
+// own from an init function, so that no file edits another's lines.
+var subcommands []func(Streams, *globals) *cobra.Command
+
+// Main runs meshbench and turns its error into one message and an exit code.
+func Main(ctx context.Context, s Streams, args []string) int {
+	err := Run(ctx, s, args)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(s.ErrOut, "meshbench: interrupted")
+		return 130
+	}
+	fmt.Fprintf(s.ErrOut, "meshbench: %v\n", err)
+	return 1
+}

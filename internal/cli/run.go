@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/kube"
+	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/study"
+)
+
+func init() { subcommands = append(subcommands, newRunCmd) }
+
+type runFlags struct {
+	file     string
+	preset   string
+	validate bool
+	plan     bool
+	output   string
+	out      string
+	resume   string
+	scale    float64
+	platform study.PlatformOverride
+}
+
+func newRunCmd(s Streams, g *globals) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [FILE]",
+		Short: "Run a study: every mesh under every load, interleaved, into a results directory",
+		Long: `Run a study file (or a built-in study with --study; default: quick) end to
+end: bring the platform up, and for each cell deploy the workload, install
+and verify the mesh, warm up, measure, and sample every component's CPU and
+memory. Results go to a directory (--out; default results/<study>-<time>)
+that 'meshbench report DIR' turns into a report at any time.
+
+Cells are the cross product of the study's sweeps, each run once per mesh
+and repetition. Meshes are interleaved within each round, in an order
+shuffled with a recorded seed, so that machine drift does not pass for a
+mesh difference. On the lab a built-in study keeps its topology, namespaces
+and load model and is scaled to the machine: a short baseline measurement
+finds the capacity first, or --scale gives the factor.
+
+--validate checks a study file and --plan prints the cells, their order and
+an estimated duration; neither runs anything. Ctrl-C stops cleanly, leaving
+every finished cell on disk; --resume DIR continues from there.
+
+--platform, --kubeconfig, --context and --image replace the study file's
+platform settings, so that one study file runs on the lab or on a
+cluster; see docs/kubernetes.md.
+
+On the lab each run makes its own lab, named mbr<pid in base 36>, and
+removes it at the end, keeping every pod's log in the results' logs/pods
+and each cell's load generator output in logs/cells/<cell>; should the
+process be killed outright, 'meshbench lab down --name NAME' (the name is
+in the results' logs/run.log) removes it.`,
+		Example: `  meshbench run                          # the quick study on the lab
+  meshbench run --study solo-tiered --plan
+  meshbench run my-study.yaml --out results/mine
+  meshbench run --validate my-study.yaml
+  meshbench run kube-study.yaml --kubeconfig ~/.kube/perf --context perf-cluster
+  meshbench run --study quick --platform kubernetes --image ghcr.io/you/meshbench:v0.1.0
+  meshbench run --resume results/quick-20260101-120000`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				f.file = args[0]
+			}
+			return runStudy(cmd.Context(), s, g, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.preset, "study", "", "run a built-in study (see 'meshbench studies'); default "+study.DefaultPreset)
+	fl.BoolVar(&f.validate, "validate", false, "check the study file and exit")
+	fl.BoolVar(&f.plan, "plan", false, "print the cells, their order and an estimated duration, and exit")
+	fl.StringVarP(&f.output, "output", "o", "text", "plan output format: text or json")
+	fl.StringVar(&f.out, "out", "", "results directory (default results/<study>-<time>)")
+	fl.StringVar(&f.resume, "resume", "", "continue the interrupted run in this results directory")
+	fl.Float64Var(&f.scale, "scale", 0, "scale open-loop rates and request counts by this factor instead of calibrating")
+	fl.StringVar(&f.platform.Type, "platform", "", "run on this platform instead of the study's: lab or kubernetes")
+	fl.StringVar(&f.platform.Kubeconfig, "kubeconfig", "", "kubeconfig file for kubernetes (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.platform.Context, "context", "", "kubeconfig context for kubernetes (default the current one)")
+	fl.StringVar(&f.platform.Image, "image", "", "meshbench's image for kubernetes, such as ghcr.io/you/meshbench:v0.1.0")
+	return cmd
+}
+
+// runStudy maps the flags onto the study package: validate, plan or run.
+func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
+	if f.output != "text" && f.output != "json" {
+		return fmt.Errorf("--output %q: want text or json", f.output)
+	}
+	if f.scale < 0 {
+		return fmt.Errorf("--scale %g: want a factor above 0", f.scale)
+	}
+	if f.resume != "" && f.out != "" {
+		return errors.New("--resume continues in its own directory; drop --out")
+	}
+	st, src, name, err := loadStudy(f)
+	if err != nil {
+		return err
+	}
+	if f.validate || f.plan {
+		plan, err := study.NewPlan(st, st.ScalingFor(f.scale))
+		if err != nil {
+			return err
+		}
+		switch {
+		case f.validate:
+			_, err = fmt.Fprintf(s.Out, "%s: valid: study %s, %d cells, estimated %s on the %s platform\n",
+				name, st.Name, len(plan.Cells), plan.Estimate.Round(time.Second), st.Platform.Type)
+		case f.output == "json":
+			enc := json.NewEncoder(s.Out)
+			enc.SetIndent("", "  ")
+			err = enc.Encode(plan)
+		default:
+			err = plan.WriteText(s.Out)
+		}
+		return err
+	}
+	o := study.Options{
+		Study: st, Source: src, Open: openPlatform, Dir: f.out, Resume: f.resume != "",
+		Scale: f.scale, Version: Version, Progress: s.ErrOut, Logger: g.logger(s),
+	}
+	if g.quiet {
+		o.Progress = io.Discard
+	}
+	if o.Resume {
+		o.Dir = f.resume
+	} else if o.Dir == "" {
+		o.Dir = study.DefaultDir(st.Name, time.Now())
+	}
+	if _, err := study.Run(ctx, o); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(s.Out, "%s\n", o.Dir)
+	return err
+}
+
+// loadStudy finds the study: a file, a built-in, or the study of the run
+// to resume; name says which, for messages.
+func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
+	switch {
+	case f.file != "" && f.preset != "":
+		return nil, nil, "", errors.New("give a study file or --study, not both")
+	case f.file != "":
+		st, src, err := study.LoadFile(f.file, f.platform)
+		return st, src, f.file, err
+	case f.preset == "" && f.resume != "":
+		st, src, err := study.LoadRun(f.resume, f.platform)
+		return st, src, f.resume, err
+	}
+	name := f.preset
+	if name == "" {
+		name = study.DefaultPreset
+	}
+	st, src, err := study.Preset(name, f.platform)
+	return st, src, name, err
+}
+
+// openPlatform returns the platform a study's platform section names.
+func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
+	if p.Type == study.PlatformKubernetes {
+		o := p.Kubernetes.Options()
+		o.Logger = log
+		return kube.New(o)
+	}
+	// A lab of its own, named after the process, so that a run never
+	// touches a lab that `meshbench lab up` or another run made.
+	name := labName(os.Getpid())
+	log.Info("the run's lab", "name", name, "down", "meshbench lab down --name "+name)
+	return platformlab.New(platformlab.Options{Name: name, Prefix: name, LogDir: podLogDir, Logger: log}), nil
+}
+
+// labName names a run's lab: "mbr" and the process ID in base 36, at most
+// 8 characters as lab prefixes must be.
+func labName(pid int) string { return "mbr" + strconv.FormatInt(int64(pid), 36) }

@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary act as meshbench inside testscript
+// scripts, so that the scripts run the real command line end to end.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"meshbench": func() {
+			os.Exit(Main(context.Background(), Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:]))
+		},
+	})
+}
+
+// TestScripts runs every testdata/script/*.txtar: each is a small
+// shell-like session with its files and the output it expects.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+}

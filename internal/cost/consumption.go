@@ -1,0 +1,128 @@
+package cost
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// ComponentUsage is the measured consumption of every instance of one role
+// in a run.
+type ComponentUsage struct {
+	Role metrics.Role `json:"role"`
+	// Instances is how many containers were measured.
+	Instances int `json:"instances"`
+	// CPUCores and MemoryBytes are the instances' means over the
+	// measurement window, summed.
+	CPUCores    float64 `json:"cpu_cores"`
+	MemoryBytes float64 `json:"memory_bytes"`
+}
+
+// Usage is what one mesh consumed in one run, as plain data that a runner
+// or a report fills in from its results.
+type Usage struct {
+	Mesh string `json:"mesh"`
+	// RequestRate is the achieved rate the CPU is divided by, in requests
+	// per second.
+	RequestRate float64 `json:"request_rate_rps"`
+	// Nodes is how many nodes carried the run's per-node components.
+	Nodes      int              `json:"nodes,omitempty"`
+	Components []ComponentUsage `json:"components"`
+}
+
+// UsageFromSeries sums measured series by role: the mean CPU and memory of
+// each series, added up.
+func UsageFromSeries(mesh string, requestRate float64, nodes int, series []metrics.Series) Usage {
+	byRole := map[metrics.Role]*ComponentUsage{}
+	for _, s := range series {
+		c := byRole[s.Component.Role]
+		if c == nil {
+			c = &ComponentUsage{Role: s.Component.Role}
+			byRole[s.Component.Role] = c
+		}
+		c.Instances++
+		c.CPUCores += s.MeanCPU()
+		c.MemoryBytes += s.MeanMemory()
+	}
+	u := Usage{Mesh: mesh, RequestRate: requestRate, Nodes: nodes}
+	for _, c := range byRole {
+		u.Components = append(u.Components, *c)
+	}
+	sort.Slice(u.Components, func(i, j int) bool { return u.Components[i].Role < u.Components[j].Role })
+	return u
+}
+
+// Projection is a user's own cluster to scale a run's consumption to. A
+// zero RequestRate keeps the measured CPU; zero Nodes keeps the measured
+// node-proxy memory.
+type Projection struct {
+	RequestRate float64 `json:"request_rate_rps"`
+	Nodes       int     `json:"nodes"`
+}
+
+// ConsumptionRow is one mesh's data plane priced at measured consumption.
+type ConsumptionRow struct {
+	Mesh        string  `json:"mesh"`
+	CPUCores    float64 `json:"cpu_cores"`
+	MemoryGB    float64 `json:"memory_gb"`
+	MonthlyCost float64 `json:"monthly_cost"`
+	// CPUPer1000RPS is data-plane cores per 1000 requests a second.
+	CPUPer1000RPS float64 `json:"cpu_per_1000_rps,omitempty"`
+	// Projected is the same data plane at the projection's rate and nodes.
+	Projected *Consumed `json:"projected,omitempty"`
+}
+
+// Consumed is an amount of CPU and memory and its monthly price.
+type Consumed struct {
+	CPUCores    float64 `json:"cpu_cores"`
+	MemoryGB    float64 `json:"memory_gb"`
+	MonthlyCost float64 `json:"monthly_cost"`
+}
+
+// Consumption prices each run's data plane (sidecars, node proxies and
+// waypoints) at the unit prices. With a projection, CPU scales with the
+// request rate (all of it, idle CPU included, which slightly overstates
+// low rates); node-proxy memory scales with the node count; sidecar and
+// waypoint memory, which follows pods rather than load, stays as measured.
+func Consumption(usages []Usage, p UnitPrices, proj *Projection) ([]ConsumptionRow, error) {
+	var rows []ConsumptionRow
+	for _, u := range usages {
+		var cores, bytes, nodeBytes float64
+		for _, c := range u.Components {
+			if !c.Role.DataPlane() {
+				continue
+			}
+			cores += c.CPUCores
+			bytes += c.MemoryBytes
+			if c.Role == metrics.RoleNodeProxy {
+				nodeBytes += c.MemoryBytes
+			}
+		}
+		gb := bytes / float64(GiB)
+		c := p.price(cores, gb)
+		row := ConsumptionRow{Mesh: u.Mesh, CPUCores: cores, MemoryGB: gb, MonthlyCost: c.MonthlyCost}
+		if u.RequestRate > 0 {
+			row.CPUPer1000RPS = cores / (u.RequestRate / 1000)
+		}
+		if proj != nil {
+			projCores, projBytes := cores, bytes
+			if proj.RequestRate > 0 {
+				if u.RequestRate <= 0 {
+					return nil, fmt.Errorf("mesh %s: projecting needs the run's request_rate_rps", u.Mesh)
+				}
+				projCores = row.CPUPer1000RPS * proj.RequestRate / 1000
+			}
+			if proj.Nodes > 0 && nodeBytes > 0 {
+				if u.Nodes <= 0 {
+					return nil, fmt.Errorf("mesh %s: projecting node-proxy memory needs the run's nodes", u.Mesh)
+				}
+				projBytes += nodeBytes/float64(u.Nodes)*float64(proj.Nodes) - nodeBytes
+			}
+			pc := p.price(projCores, projBytes/float64(GiB))
+			row.Projected = &pc
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}

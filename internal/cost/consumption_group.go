@@ -1,0 +1,72 @@
+package cost
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// GroupConsumption prices the data plane of each of the group's usable
+// repetitions, in repetition order. Both `meshbench cost --results` and
+// the report price consumption with it: a mesh's figure is the median of
+// its repetitions' (with an interval in the report), so that the data
+// plane's CPU, memory and price come from the same runs.
+func GroupConsumption(g *analysis.Group, p UnitPrices, proj *Projection) ([]ConsumptionRow, error) {
+	var usages []Usage
+	for _, r := range g.Reps {
+		usages = append(usages, repUsage(g.Mesh, r))
+	}
+	return Consumption(usages, p, proj)
+}
+
+// repUsage is one repetition's usage per role: each role's summed mean CPU
+// and memory over the measured window, at the completed requests a second
+// over the same window. Nodes counts the nodes that ran a node proxy,
+// whose memory a projection scales per node.
+func repUsage(mesh string, r *analysis.Rep) Usage {
+	u := Usage{Mesh: mesh, RequestRate: r.Values[analysis.QPS]}
+	roles := map[metrics.Role]bool{}
+	nodes := map[string]bool{}
+	for _, c := range r.Components {
+		roles[c.Role] = true
+		if c.Role == metrics.RoleNodeProxy {
+			nodes[c.Node] = true
+		}
+	}
+	u.Nodes = len(nodes)
+	for _, role := range slices.Sorted(maps.Keys(roles)) {
+		p := analysis.RolePart(role)
+		u.Components = append(u.Components, ComponentUsage{
+			Role: role, Instances: r.Alloc[p].Components, CPUCores: r.Values[analysis.CPU(p)], MemoryBytes: r.Values[analysis.Memory(p)],
+		})
+	}
+	return u
+}
+
+// medianRow is each figure's median over the repetitions' rows.
+func medianRow(rows []ConsumptionRow) ConsumptionRow {
+	median := func(f func(ConsumptionRow) float64) float64 {
+		var xs []float64
+		for _, r := range rows {
+			xs = append(xs, f(r))
+		}
+		return analysis.Median(xs)
+	}
+	out := ConsumptionRow{
+		Mesh:          rows[0].Mesh,
+		CPUCores:      median(func(r ConsumptionRow) float64 { return r.CPUCores }),
+		MemoryGB:      median(func(r ConsumptionRow) float64 { return r.MemoryGB }),
+		MonthlyCost:   median(func(r ConsumptionRow) float64 { return r.MonthlyCost }),
+		CPUPer1000RPS: median(func(r ConsumptionRow) float64 { return r.CPUPer1000RPS }),
+	}
+	if rows[0].Projected != nil {
+		out.Projected = &Consumed{
+			CPUCores:    median(func(r ConsumptionRow) float64 { return r.Projected.CPUCores }),
+			MemoryGB:    median(func(r ConsumptionRow) float64 { return r.Projected.MemoryGB }),
+			MonthlyCost: median(func(r ConsumptionRow) float64 { return r.Projected.MonthlyCost }),
+		}
+	}
+	return out
+}

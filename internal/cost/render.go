@@ -1,0 +1,152 @@
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Write writes the estimate as text, a table with its assumptions, or,
+// when format is "json", as the list of rows.
+func (e *AllocationEstimate) Write(w io.Writer, format string) error {
+	if format == "json" {
+		return writeJSON(w, e.Rows)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\nAssumptions\n", e.Title)
+	for _, a := range e.Assumptions {
+		fmt.Fprintf(&b, "  %s\n", a)
+	}
+	b.WriteString("\n")
+	published, unproven := false, false
+	for _, r := range e.Rows {
+		published = published || r.PublishedIncreasePct != nil
+		unproven = unproven || !r.PackingOptimal
+	}
+	head := []string{"MESH", "NODES", "IDEAL NODES", "MONTHLY", "INCREASE", "IDEAL MONTHLY", "IDEAL INCREASE"}
+	if published {
+		head = append(head, "STUDY")
+	}
+	cells := [][]string{head}
+	for i, r := range e.Rows {
+		nodes := strconv.Itoa(r.Nodes)
+		if !r.PackingOptimal {
+			nodes += "*"
+		}
+		line := []string{r.Mesh, nodes, fmt.Sprintf("%.2f", r.IdealNodes), dollars(r.MonthlyCost),
+			increase(i == 0, r.IncreasePct), dollars(r.IdealMonthlyCost), increase(i == 0, r.IdealIncreasePct)}
+		if published {
+			s := ""
+			if r.PublishedIncreasePct != nil {
+				s = fmt.Sprintf("+%g%%", *r.PublishedIncreasePct)
+			}
+			line = append(line, s)
+		}
+		cells = append(cells, line)
+	}
+	table(&b, cells)
+	if unproven {
+		b.WriteString("\n* the exact search ran out of budget: the fewest nodes may be lower\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Write writes the consumption as a text table or, when format is "json",
+// as the list of rows.
+func (e *ConsumptionEstimate) Write(w io.Writer, format string) error {
+	if format == "json" {
+		return writeJSON(w, e.Rows)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Data plane at measured consumption: %s per vCPU-month, %s per GB-month (%s)\n\n",
+		dollars(e.Prices.PerVCPUMonth), dollars(e.Prices.PerGBMonth), e.Prices.Source)
+	head := []string{"MESH", "CPU CORES", "MEMORY GB", "MONTHLY", "CPU PER 1000 RPS"}
+	if p := e.Projection; p != nil {
+		cpu, mem := "CPU", "MEMORY GB"
+		if p.RequestRate > 0 {
+			cpu = fmt.Sprintf("AT %g RPS: CPU", p.RequestRate)
+		}
+		if p.Nodes > 0 {
+			mem = fmt.Sprintf("%d NODES: MEMORY GB", p.Nodes)
+		}
+		head = append(head, cpu, mem, "MONTHLY")
+	}
+	cells := [][]string{head}
+	for _, r := range e.Rows {
+		line := []string{r.Mesh, fmt.Sprintf("%.3f", r.CPUCores), fmt.Sprintf("%.3f", r.MemoryGB), dollars(r.MonthlyCost), fmt.Sprintf("%.3f", r.CPUPer1000RPS)}
+		if p := r.Projected; p != nil {
+			line = append(line, fmt.Sprintf("%.3f", p.CPUCores), fmt.Sprintf("%.3f", p.MemoryGB), dollars(p.MonthlyCost))
+		}
+		cells = append(cells, line)
+	}
+	table(&b, cells)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// table writes cells in columns two spaces apart: the first column
+// aligned left, the others right.
+func table(b *strings.Builder, cells [][]string) {
+	var width []int
+	for _, row := range cells {
+		for i, c := range row {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len(c))
+		}
+	}
+	for _, row := range cells {
+		var line strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-len(c))
+			if i == 0 {
+				line.WriteString(c + pad)
+			} else {
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// increase formats a row's increase; the first row is the baseline.
+func increase(baseline bool, pct float64) string {
+	switch {
+	case baseline:
+		return "-"
+	case math.IsInf(pct, 0) || math.IsNaN(pct):
+		return "n/a" // over a baseline that costs nothing
+	}
+	return fmt.Sprintf("%+.1f%%", pct)
+}
+
+// dollars writes an amount as "$5,388.02".
+func dollars(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	out := "$" + b.String() + "." + frac
+	if neg {
+		out = "-" + out
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package cost
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+)
+
+// ResultsEstimate prices a study's results at one load configuration: the
+// data plane's measured consumption, and the recorded requests packed onto
+// nodes.
+type ResultsEstimate struct {
+	Study string `json:"study"`
+	Dir   string `json:"dir"`
+	// Config is the load configuration priced: the last in sweep order
+	// (highest load, most replicas), as the report's cost section.
+	Config      map[string]string `json:"config"`
+	ConfigLabel string            `json:"-"`
+	Meshes      []MeshCells       `json:"meshes"`
+	// Skipped are the configuration's cells left out (failed, distorted or
+	// unusable); StudySkipped counts them over the whole study.
+	Skipped      []SkippedCell        `json:"skipped"`
+	StudyCells   int                  `json:"study_cells"`
+	StudySkipped int                  `json:"study_skipped"`
+	Consumption  *ConsumptionEstimate `json:"consumption"`
+	// Allocation is nil when the results hold no application pods.
+	Allocation *AllocationEstimate `json:"allocation,omitempty"`
+}
+
+// MeshCells is how many of a mesh's cells were priced, and the median over
+// them of the completed requests a second.
+type MeshCells struct {
+	Mesh        string  `json:"mesh"`
+	Usable      int     `json:"usable_cells"`
+	Skipped     int     `json:"skipped_cells"`
+	RequestRate float64 `json:"request_rate_rps"`
+}
+
+// SkippedCell is a cell left out, and why.
+type SkippedCell struct {
+	ID     string `json:"id"`
+	Mesh   string `json:"mesh"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// EstimateResults reads the results directory and prices it.
+func EstimateResults(o Options, catalog *Catalog) (*ResultsEstimate, error) {
+	if err := resultsOnly(o); err != nil {
+		return nil, err
+	}
+	d, err := analysis.Load(o.ResultsDir, analysis.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("--results: %w", err)
+	}
+	prices, err := unitPrices(o, catalog)
+	if err != nil {
+		return nil, err
+	}
+	m, err := catalog.Machine(cmp.Or(o.Node, DefaultNode))
+	if err != nil {
+		return nil, err
+	}
+	cfg := d.Representative()
+	e := &ResultsEstimate{
+		Study: d.Index.Study, Dir: o.ResultsDir, Config: cfg.Params, ConfigLabel: cfg.Label(),
+		StudyCells: len(d.Index.Cells), StudySkipped: len(d.Excluded),
+		Consumption: &ConsumptionEstimate{Prices: prices},
+	}
+	if o.ProjectRPS > 0 || o.ProjectNodes > 0 {
+		e.Consumption.Projection = &Projection{RequestRate: o.ProjectRPS, Nodes: o.ProjectNodes}
+	}
+	for _, mesh := range d.Meshes {
+		g := d.Group(mesh, cfg)
+		if g == nil {
+			continue
+		}
+		mc := MeshCells{Mesh: mesh, Usable: len(g.Reps), Skipped: len(g.Excluded)}
+		for _, x := range g.Excluded {
+			e.Skipped = append(e.Skipped, SkippedCell{ID: x.Summary.ID, Mesh: mesh, Kind: x.Kind, Reason: x.Reason})
+		}
+		if len(g.Reps) > 0 {
+			rows, err := GroupConsumption(g, prices, e.Consumption.Projection)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", o.ResultsDir, err)
+			}
+			mc.RequestRate = analysis.Median(g.Values(analysis.QPS))
+			e.Consumption.Rows = append(e.Consumption.Rows, medianRow(rows))
+		}
+		e.Meshes = append(e.Meshes, mc)
+	}
+	if len(e.Consumption.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no usable cell at %s: all %d were skipped (failed, distorted or unusable)", o.ResultsDir, cfg.Label(), len(e.Skipped))
+	}
+	if e.Allocation, err = RecordedAllocation(d, cfg, m, catalog.PricesNote); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.ResultsDir, err)
+	}
+	return e, nil
+}
+
+// resultsOnly refuses the options that describe a scenario of their own,
+// which a results directory already records.
+func resultsOnly(o Options) error {
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--example", o.Example != ""}, {"--workload", o.Workload != ""}, {"--namespaces", o.Namespaces != 0},
+		{"--pod-cpu", o.PodCPU != ""}, {"--pod-mem", o.PodMemory != ""}, {"--mesh", len(o.Meshes) > 0},
+		{"--footprints", o.FootprintsFile != ""}, {"--usage", o.UsageFile != ""},
+	} {
+		if f.set {
+			return fmt.Errorf("--results prices what the study recorded; drop %s", f.flag)
+		}
+	}
+	return nil
+}

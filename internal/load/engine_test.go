@@ -1,0 +1,224 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+)
+
+// countingServer serves 200 "ok" and counts requests, new connections and
+// the protocols seen.
+type countingServer struct {
+	*httptest.Server
+	requests atomic.Int64
+	conns    atomic.Int64
+	mu       sync.Mutex
+	protos   map[string]int
+}
+
+func newCountingServer(t *testing.T, h http.HandlerFunc, start func(*httptest.Server)) *countingServer {
+	t.Helper()
+	cs := &countingServer{protos: map[string]int{}}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs.requests.Add(1)
+		cs.mu.Lock()
+		cs.protos[r.Proto]++
+		cs.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	cs.Server = httptest.NewUnstartedServer(handler)
+	cs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			cs.conns.Add(1)
+		}
+	}
+	if start == nil {
+		cs.Start()
+	} else {
+		start(cs.Server)
+	}
+	t.Cleanup(cs.Close)
+	return cs
+}
+
+func (cs *countingServer) protoCounts() map[string]int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return maps.Clone(cs.protos)
+}
+
+func run(t *testing.T, o Options) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
+	res, err := Run(ctx, o, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func TestRunProtocols(t *testing.T) {
+	t.Parallel()
+	h2cStart := func(s *httptest.Server) {
+		s.Config.Handler = h2c.NewHandler(s.Config.Handler, &http2.Server{})
+		s.Start()
+	}
+	tlsH2 := func(s *httptest.Server) {
+		s.EnableHTTP2 = true
+		s.StartTLS()
+	}
+	tests := []struct {
+		name      string
+		start     func(*httptest.Server)
+		opts      Options
+		wantProto string
+		wantConns func(n int64) bool
+	}{
+		{name: "HTTP/1.1 keep-alive", opts: Options{Connections: 4}, wantProto: "HTTP/1.1",
+			wantConns: func(n int64) bool { return n == 4 }},
+		{name: "HTTP/1.1 without keep-alive", opts: Options{Connections: 2, NoKeepAlive: true}, wantProto: "HTTP/1.1",
+			wantConns: func(n int64) bool { return n == 200 }},
+		{name: "h2c prior knowledge", start: h2cStart, opts: Options{Connections: 3, HTTP2: true}, wantProto: "HTTP/2.0",
+			wantConns: func(n int64) bool { return n == 3 }},
+		{name: "TLS with ALPN h2", start: tlsH2, opts: Options{Connections: 2, HTTP2: true, Insecure: true}, wantProto: "HTTP/2.0",
+			wantConns: func(n int64) bool { return n == 2 }},
+		{name: "TLS HTTP/1.1", start: tlsH2, opts: Options{Connections: 2, Insecure: true}, wantProto: "HTTP/1.1",
+			wantConns: func(n int64) bool { return n == 2 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newCountingServer(t, nil, tt.start)
+			o := tt.opts
+			o.URL = srv.URL + "/x"
+			o.Requests = 200
+			res := run(t, o)
+			if res.Requests != 200 || res.StatusCodes[200] != 200 || res.Errors != 0 {
+				t.Fatalf("requests %d, 200s %d, errors %d %v; want 200 OK", res.Requests, res.StatusCodes[200], res.Errors, res.ErrorKinds)
+			}
+			if got := srv.requests.Load(); got != 200 {
+				t.Errorf("server saw %d requests, want 200", got)
+			}
+			if got := srv.protoCounts(); got[tt.wantProto] != 200 {
+				t.Errorf("server saw protocols %v, want 200 %s", got, tt.wantProto)
+			}
+			if n := srv.conns.Load(); !tt.wantConns(n) {
+				t.Errorf("server saw %d connections", n)
+			}
+			if res.Latency.Count() != 200 || res.ByClass["2xx"].Count() != 200 {
+				t.Errorf("latency histogram holds %d, 2xx %d; want 200", res.Latency.Count(), res.ByClass["2xx"].Count())
+			}
+		})
+	}
+}
+
+func TestRunStatusClassesAndChunks(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := newCountingServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		i := n.Add(1)
+		if i%4 == 0 {
+			http.Error(w, "nope", http.StatusServiceUnavailable)
+			return
+		}
+		// Flushing before the end makes net/http send a chunked body.
+		for range 3 {
+			_, _ = w.Write([]byte(strings.Repeat("c", 1000)))
+			w.(http.Flusher).Flush()
+		}
+	}, nil)
+	res := run(t, Options{URL: srv.URL, Connections: 1, Requests: 100})
+	if res.StatusCodes[200] != 75 || res.StatusCodes[503] != 25 {
+		t.Fatalf("status codes %v, want 75×200 and 25×503", res.StatusCodes)
+	}
+	if res.ByClass["2xx"].Count() != 75 || res.ByClass["5xx"].Count() != 25 {
+		t.Errorf("by class 2xx %d 5xx %d", res.ByClass["2xx"].Count(), res.ByClass["5xx"].Count())
+	}
+	if srv.conns.Load() != 1 {
+		t.Errorf("%d connections: chunked bodies were not read to their end", srv.conns.Load())
+	}
+}
+
+// TestRunWarmupExcluded: the server answers 202 to requests that reached
+// it well inside the warm-up, so any 202 in the results means the warm-up
+// leaked in.
+func TestRunWarmupExcluded(t *testing.T) {
+	t.Parallel()
+	var start atomic.Pointer[time.Time]
+	warmup := 300 * time.Millisecond
+	srv := newCountingServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		if time.Since(*start.Load()) < warmup-50*time.Millisecond {
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}, nil)
+	for _, rate := range []float64{0, 200} {
+		t.Run(fmt.Sprintf("rate %g", rate), func(t *testing.T) {
+			now := time.Now()
+			start.Store(&now)
+			srv.requests.Store(0)
+			res := run(t, Options{URL: srv.URL, Connections: 4, Rate: rate, Warmup: warmup, Requests: 50})
+			if res.Requests != 50 || res.StatusCodes[200] != 50 {
+				t.Errorf("measured %d requests, status codes %v; want 50 × 200", res.Requests, res.StatusCodes)
+			}
+			if srv.requests.Load() <= 60 {
+				t.Errorf("server saw %d requests: no warm-up ran", srv.requests.Load())
+			}
+			if res.Start.Sub(now) < warmup {
+				t.Errorf("measured phase began %v after the start, before the warm-up ended", res.Start.Sub(now))
+			}
+		})
+	}
+}
+
+func TestRunOpenLoopRate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("timing-sensitive")
+	}
+	t.Parallel()
+	srv := newCountingServer(t, nil, nil)
+	res := run(t, Options{URL: srv.URL, Connections: 8, Rate: 500, Duration: time.Second})
+	if res.Requests != 500 {
+		t.Errorf("%d requests in 1s at 500/s, want exactly 500", res.Requests)
+	}
+	if res.Uncorrected.Count() != 500 || res.SendLag.Count() != 500 {
+		t.Errorf("uncorrected %d, send lag %d samples; want 500", res.Uncorrected.Count(), res.SendLag.Count())
+	}
+	// The bench checks 0.1%; a test on a shared machine allows for a late
+	// last send.
+	if res.AchievedRate < 450 || res.AchievedRate > 501 {
+		t.Errorf("achieved rate %.1f, want about 500", res.AchievedRate)
+	}
+}
+
+func TestRunCancelReturnsPartialResult(t *testing.T) {
+	t.Parallel()
+	srv := newCountingServer(t, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Options{URL: srv.URL, Connections: 2, Rate: 100, Duration: time.Minute}, nil)
+	if err == nil || res == nil {
+		t.Fatalf("Run = %v, %v; want a partial result and the context's error", res, err)
+	}
+	if res.Requests < 10 || res.Requests > 40 || res.Errors != 0 {
+		t.Errorf("partial result: %d requests, %d errors", res.Requests, res.Errors)
+	}
+}

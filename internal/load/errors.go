@@ -1,0 +1,72 @@
+package load
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// OptionError says which option is invalid. Field is the option's name as
+// the command line spells its flag ("rate", "connections"), so that the CLI
+// can say "--rate must be positive" and other callers their own field path.
+type OptionError struct {
+	Field   string
+	Problem string
+}
+
+func (e *OptionError) Error() string { return e.Field + " " + e.Problem }
+
+// The kinds of error a request can end with, the keys of Result.ErrorKinds.
+const (
+	KindRefused  = "connection refused"
+	KindTimeout  = "timeout"
+	KindReset    = "connection reset"
+	KindClosed   = "connection closed early"
+	KindProtocol = "protocol error"
+	KindTLS      = "tls"
+	KindDNS      = "dns"
+	KindOther    = "other"
+)
+
+// errProtocol marks a response that does not parse as HTTP.
+var errProtocol = errors.New("malformed HTTP response")
+
+// errTimeout marks a request that completed after --timeout had passed.
+var errTimeout = errors.New("request exceeded the timeout")
+
+func protocolError(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errProtocol}, a...)...)
+}
+
+// errorKind sorts a request's error into one of the kinds above, so that
+// results from several generators aggregate by kind.
+func errorKind(err error) string {
+	var dnsErr *net.DNSError
+	var tlsErr tls.AlertError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, errTimeout), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
+		return KindTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return KindRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return KindReset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return KindClosed
+	case errors.Is(err, errProtocol):
+		return KindProtocol
+	case errors.As(err, &dnsErr):
+		return KindDNS
+	case errors.As(err, &tlsErr), errors.As(err, &certErr), errors.As(err, &recErr):
+		return KindTLS
+	default:
+		return KindOther
+	}
+}

@@ -1,0 +1,150 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// readBufferSize is the response read buffer of each connection; a status
+// or header line longer than this is a protocol error.
+const readBufferSize = 32 << 10
+
+// http1Conn is one HTTP/1.1 client connection with a hand-written hot path:
+// the request is serialized once, the response parsed in place and its body
+// discarded, with no allocation per request. It reconnects as needed.
+type http1Conn struct {
+	dial      func(context.Context) (net.Conn, error)
+	req       []byte
+	head      bool
+	keepAlive bool
+	timeout   time.Duration
+
+	mu     sync.Mutex // guards closed, and conn against abort
+	closed bool
+	conn   net.Conn
+	raw    *rawIO // set when conn is plain TCP
+	br     *bufio.Reader
+	// deadline is the connection's I/O deadline, moved forward lazily.
+	deadline time.Time
+}
+
+func newHTTP1Conn(d *dialer, req []byte, o *Options) *http1Conn {
+	return &http1Conn{
+		dial:      d.dial,
+		req:       req,
+		head:      o.Method == "HEAD",
+		keepAlive: !o.NoKeepAlive,
+		timeout:   o.Timeout,
+		br:        bufio.NewReaderSize(nil, readBufferSize),
+	}
+}
+
+func (c *http1Conn) roundTrip(ctx context.Context, now time.Time) (int, error) {
+	for retry := true; ; retry = false {
+		reused := c.conn != nil
+		if !reused {
+			if err := c.connect(ctx); err != nil {
+				return 0, err
+			}
+		}
+		status, keep, err := c.exchange(now)
+		if err == nil {
+			// Bytes past the response mean the stream is out of step.
+			if !keep || !c.keepAlive || c.br.Buffered() > 0 {
+				c.drop()
+			}
+			return status, nil
+		}
+		c.drop()
+		// A server may close an idle keep-alive connection just as a request
+		// goes out. Like net/http, try once more on a fresh connection when
+		// nothing at all came back.
+		if !reused || !retry || !noResponse(err) {
+			return 0, err
+		}
+	}
+}
+
+func noResponse(err error) bool {
+	return err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (c *http1Conn) exchange(now time.Time) (status int, keep bool, err error) {
+	if err := c.extendDeadline(now); err != nil {
+		return 0, false, err
+	}
+	if c.raw != nil {
+		c.raw.send(c.req)
+	} else if _, err := c.conn.Write(c.req); err != nil {
+		return 0, false, err
+	}
+	return readResponse(c.br, c.head)
+}
+
+// extendDeadline keeps the connection's deadline at least one timeout ahead
+// of now. Setting a deadline per request costs a runtime timer update each
+// time, so it moves in steps of an eighth of the timeout: a stuck request
+// fails between one and 1.125 timeouts after it was sent, and the engine
+// counts any request that took longer than the timeout as timed out.
+func (c *http1Conn) extendDeadline(now time.Time) error {
+	if c.timeout <= 0 || c.deadline.Sub(now) >= c.timeout {
+		return nil
+	}
+	c.deadline = now.Add(c.timeout + c.timeout/8)
+	return c.conn.SetDeadline(c.deadline)
+}
+
+func (c *http1Conn) connect(ctx context.Context) error {
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		conn.Close()
+		return net.ErrClosed
+	}
+	c.conn = conn
+	c.mu.Unlock()
+	c.deadline = time.Time{}
+	c.raw = nil
+	if tc, ok := conn.(*net.TCPConn); ok {
+		if c.raw, err = newRawIO(tc); err != nil {
+			c.drop()
+			return err
+		}
+		c.br.Reset(c.raw)
+	} else {
+		c.br.Reset(conn)
+	}
+	return nil
+}
+
+// drop closes the current connection; the next request dials a new one.
+func (c *http1Conn) drop() {
+	c.mu.Lock()
+	conn := c.conn
+	c.conn = nil
+	c.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+}
+
+// abort closes the connection from another goroutine, to unblock a request
+// in flight when the run is cancelled, and keeps it from reconnecting.
+func (c *http1Conn) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.conn != nil {
+		c.conn.Close()
+	}
+}

@@ -1,0 +1,31 @@
+package load
+
+import (
+	"net/http"
+	"time"
+)
+
+// Options say what load to generate. A Result embeds the normalized Options
+// that produced it, so that a result says how it was made.
+type Options struct {
+	URL     string        `json:"url"`
+	Method  string        `json:"method"`
+	Header  http.Header   `json:"header,omitempty"`
+	Body    []byte        `json:"body,omitempty"`
+	Timeout time.Duration `json:"timeout"`
+
+	// Rate is the open-loop arrival rate in requests per second; zero means
+	// closed loop, each connection sending as soon as its last response came.
+	Rate        float64 `json:"rate,omitempty"`
+	Connections int     `json:"connections"`
+
+	// Duration or Requests bounds the measured phase; Warmup runs first and
+	// is excluded from the results.
+	Duration time.Duration `json:"duration,omitempty"`
+	Requests int64         `json:"requests,omitempty"`
+	Warmup   time.Duration `json:"warmup,omitempty"`
+
+	NoKeepAlive bool `json:"no_keepalive,omitempty"`
+	HTTP2       bool `json:"http2,omitempty"`
+	Insecure    bool `json:"insecure,omitempty"`
+}

@@ -1,0 +1,89 @@
+package load
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestReadResponse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		raw        string
+		head       bool
+		wantStatus int
+		wantKeep   bool
+		wantErr    error  // matched with errors.Is
+		wantRest   string // bytes left for the next response
+	}{
+		{name: "content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
+		{name: "header names in any case", raw: "HTTP/1.1 404 Not Found\r\ncOnTeNt-LeNgTh: 2\r\nX-Other: a\r\n\r\nnoNEXT", wantStatus: 404, wantKeep: true, wantRest: "NEXT"},
+		{name: "bare LF line ends", raw: "HTTP/1.1 200 OK\nContent-Length: 1\n\nxNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
+		{name: "status line without reason", raw: "HTTP/1.1 503\r\nContent-Length: 0\r\n\r\n", wantStatus: 503, wantKeep: true},
+		{name: "chunked with extensions and trailers", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\nNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
+		{name: "chunked beats content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: gzip, chunked\r\n\r\n1\r\nx\r\n0\r\n\r\nNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
+		{name: "connection close", raw: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", wantStatus: 200, wantKeep: false},
+		{name: "body until close", raw: "HTTP/1.1 200 OK\r\n\r\nall of this until EOF", wantStatus: 200, wantKeep: false},
+		{name: "HTTP/1.0 closes by default", raw: "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", wantStatus: 200, wantKeep: false},
+		{name: "HTTP/1.0 keep-alive", raw: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\nNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
+		{name: "204 has no body", raw: "HTTP/1.1 204 No Content\r\n\r\nNEXT", wantStatus: 204, wantKeep: true, wantRest: "NEXT"},
+		{name: "304 has no body despite length", raw: "HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\nNEXT", wantStatus: 304, wantKeep: true, wantRest: "NEXT"},
+		{name: "HEAD response has no body", raw: "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nNEXT", head: true, wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
+		{name: "interim 100 and 103 are skipped", raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n", wantStatus: 201, wantKeep: true},
+		{name: "nothing at all", raw: "", wantErr: io.EOF},
+		{name: "cut in the headers", raw: "HTTP/1.1 200 OK\r\nContent-Le", wantErr: io.ErrUnexpectedEOF},
+		{name: "cut in the body", raw: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", wantErr: io.ErrUnexpectedEOF},
+		{name: "cut in a chunk", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", wantErr: io.ErrUnexpectedEOF},
+		{name: "not HTTP", raw: "SSH-2.0-OpenSSH\r\n\r\n", wantErr: errProtocol},
+		{name: "bad status code", raw: "HTTP/1.1 2x0 OK\r\n\r\n", wantErr: errProtocol},
+		{name: "bad content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", wantErr: errProtocol},
+		{name: "conflicting content lengths", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", wantErr: errProtocol},
+		{name: "bad chunk size", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", wantErr: errProtocol},
+		{name: "header without colon", raw: "HTTP/1.1 200 OK\r\nnonsense\r\n\r\n", wantErr: errProtocol},
+		{name: "header longer than the buffer", raw: "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", readBufferSize) + "\r\n\r\n", wantErr: errProtocol},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			br := bufio.NewReaderSize(strings.NewReader(tt.raw), readBufferSize)
+			status, keep, err := readResponse(br, tt.head)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if status != tt.wantStatus || keep != tt.wantKeep {
+				t.Errorf("status %d keep %v, want %d %v", status, keep, tt.wantStatus, tt.wantKeep)
+			}
+			rest, _ := io.ReadAll(br)
+			if string(rest) != tt.wantRest {
+				t.Errorf("left %q unread, want %q", rest, tt.wantRest)
+			}
+		})
+	}
+}
+
+func TestReadResponseAllocatesNothing(t *testing.T) {
+	resp := "HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n" + strings.Repeat("x", 100)
+	chunked := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n" + strings.Repeat("x", 100) + "\r\n0\r\n\r\n"
+	for _, raw := range []string{resp, chunked} {
+		r := strings.NewReader(raw)
+		br := bufio.NewReaderSize(r, readBufferSize)
+		allocs := testing.AllocsPerRun(1000, func() {
+			r.Reset(raw)
+			br.Reset(r)
+			if _, _, err := readResponse(br, false); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v allocations per response, want 0", allocs)
+		}
+	}
+}

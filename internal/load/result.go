@@ -1,0 +1,51 @@
+package load
+
+import (
+	"time"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// Result is the flat record of one generator's measured phase. The runner,
+// the report and the cost model all read it; Merge combines the results of
+// several generators exactly.
+type Result struct {
+	Options Options   `json:"options"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+
+	Requests    int64            `json:"requests"` // completed, errors included
+	Errors      int64            `json:"errors"`
+	StatusCodes map[int]int64    `json:"status_codes"`
+	ErrorKinds  map[string]int64 `json:"error_kinds,omitempty"`
+
+	// Latency holds every completed request, measured from its intended send
+	// time in open loop; ByClass splits it by "2xx", "3xx", "4xx", "5xx" and
+	// "error". SendLag holds how late each send left its schedule.
+	Latency *metrics.Histogram            `json:"latency"`
+	ByClass map[string]*metrics.Histogram `json:"by_class"`
+	SendLag *metrics.Histogram            `json:"send_lag"`
+	// LateSends counts sends that left their schedule more than 1 ms late.
+	LateSends int64 `json:"late_sends"`
+	// Uncorrected holds open-loop latencies measured from the actual send
+	// instead of the intended one: what a tool with coordinated omission
+	// would report. Nil in closed loop, where the two are the same.
+	Uncorrected *metrics.Histogram `json:"uncorrected,omitempty"`
+
+	// AchievedRate is the send rate reached in the measured phase, in
+	// requests per second. Open loop: sends over the time from the first
+	// one's intended time to the last one's actual time plus one interval,
+	// so that it equals the target when every send left on time. Closed
+	// loop: requests over End - Start. Merging adds rates, since merged
+	// generators ran side by side.
+	AchievedRate float64 `json:"achieved_rate"`
+	// ClientCores is the number of CPUs the generator could use.
+	ClientCores int `json:"client_cores"`
+
+	// ClientCPU is the CPU time the generator itself used in the measured
+	// phase. Distorted says the generator, not the server, shaped the result
+	// (saturated, or short of its target rate); Warnings say why.
+	ClientCPU time.Duration `json:"client_cpu"`
+	Distorted bool          `json:"distorted"`
+	Warnings  []string      `json:"warnings,omitempty"`
+}

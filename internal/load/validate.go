@@ -1,0 +1,51 @@
+package load
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// normalize checks the options and fills in defaults, so that a Result
+// records exactly what ran.
+func (o *Options) normalize() error {
+	if _, err := parseTarget(o.URL); err != nil {
+		return err
+	}
+	if o.Method == "" {
+		o.Method = "GET"
+	}
+	o.Method = strings.ToUpper(o.Method)
+	if !httpguts.ValidHeaderFieldName(o.Method) {
+		return &OptionError{Field: "method", Problem: "is not a valid HTTP method"}
+	}
+	for k, vs := range o.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return &OptionError{Field: "header", Problem: "has an invalid name " + strconv.Quote(k)}
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return &OptionError{Field: "header", Problem: "has an invalid value for " + k}
+			}
+		}
+	}
+	switch {
+	case math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Rate < 0:
+		return &OptionError{Field: "rate", Problem: "must be positive, or zero for a closed loop"}
+	case o.Connections < 1:
+		return &OptionError{Field: "connections", Problem: "must be at least 1"}
+	case o.Duration < 0:
+		return &OptionError{Field: "duration", Problem: "must not be negative"}
+	case o.Requests < 0:
+		return &OptionError{Field: "requests", Problem: "must not be negative"}
+	case o.Duration == 0 && o.Requests == 0:
+		return &OptionError{Field: "duration", Problem: "or requests must bound the run"}
+	case o.Warmup < 0:
+		return &OptionError{Field: "warmup", Problem: "must not be negative"}
+	case o.Timeout < 0:
+		return &OptionError{Field: "timeout", Problem: "must not be negative (0 means none)"}
+	}
+	return nil
+}

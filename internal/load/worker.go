@@ -1,0 +1,66 @@
+package load
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// roundTripper is one connection of a protocol: roundTrip sends the
+// request and waits for the whole response, connecting first as needed; now
+// is the send time. connect opens the connection ahead of the first
+// request. abort may be called from another goroutine, to end a request in
+// flight and keep the connection closed.
+type roundTripper interface {
+	roundTrip(ctx context.Context, now time.Time) (status int, err error)
+	connect(ctx context.Context) error
+	abort()
+}
+
+// worker drives one connection: claim a send, wait for its time, send,
+// record.
+type worker struct {
+	rt    roundTripper
+	sleep *sleeper // open loop only
+	rec   *recorder
+}
+
+func (w *worker) run(ctx context.Context, s *schedule, base time.Time, timeout time.Duration, stopped *atomic.Bool) {
+	// Each request reads the clock twice, as it leaves and as its response
+	// comes; the claim of the next one reuses the second reading.
+	now := time.Since(base)
+	for !stopped.Load() {
+		t, ok := s.claim(now)
+		if !ok {
+			return
+		}
+		if w.sleep != nil {
+			if err := w.sleep.until(base, t.intended); err != nil {
+				return
+			}
+		}
+		sent := time.Since(base)
+		if !s.open {
+			t.intended = sent
+		}
+		status, err := w.rt.roundTrip(ctx, base.Add(sent))
+		now = time.Since(base)
+		if stopped.Load() {
+			// Cancelled: this request was cut short by the abort.
+			return
+		}
+		if err == nil && timeout > 0 && now-sent > timeout {
+			err = errTimeout
+		}
+		if !t.warmup {
+			w.rec.record(t.intended, sent, now, status, err)
+		}
+	}
+}
+
+func (w *worker) abort() {
+	w.rt.abort()
+	if w.sleep != nil {
+		_ = w.sleep.close()
+	}
+}

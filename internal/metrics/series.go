@@ -1,0 +1,85 @@
+package metrics
+
+import "time"
+
+// Role is what a measured component does, the grouping every report uses.
+type Role string
+
+// The component roles, the same on every platform.
+const (
+	RoleApp          Role = "app"
+	RoleSidecar      Role = "sidecar"
+	RoleNodeProxy    Role = "node-proxy" // ambient's ztunnel
+	RoleWaypoint     Role = "waypoint"
+	RoleIngress      Role = "ingress"
+	RoleControlPlane Role = "control-plane"
+	RoleCNI          Role = "cni"
+	RoleLoad         Role = "load"
+)
+
+// DataPlane reports whether the role belongs to the mesh's data plane.
+func (r Role) DataPlane() bool {
+	return r == RoleSidecar || r == RoleNodeProxy || r == RoleWaypoint
+}
+
+// Component names one measured container.
+type Component struct {
+	Role      Role   `json:"role"`
+	Node      string `json:"node"`
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	// Requests and limits, in millicores and bytes; zero means unset.
+	CPURequestMilli int64 `json:"cpu_request_m,omitempty"`
+	CPULimitMilli   int64 `json:"cpu_limit_m,omitempty"`
+	MemRequestBytes int64 `json:"mem_request_bytes,omitempty"`
+	MemLimitBytes   int64 `json:"mem_limit_bytes,omitempty"`
+}
+
+// Sample is one resource reading. CPU is the average rate in cores since the
+// previous sample; memory is the working set (usage minus inactive file), as
+// cAdvisor reports it.
+type Sample struct {
+	Time       time.Time `json:"t"`
+	CPUCores   float64   `json:"cpu_cores"`
+	WorkingSet int64     `json:"working_set_bytes"`
+}
+
+// Series is one component's samples over a measurement window.
+type Series struct {
+	Component Component `json:"component"`
+	Samples   []Sample  `json:"samples"`
+}
+
+// MeanCPU is the mean CPU in cores over the samples.
+func (s Series) MeanCPU() float64 {
+	if len(s.Samples) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range s.Samples {
+		sum += x.CPUCores
+	}
+	return sum / float64(len(s.Samples))
+}
+
+// MeanMemory is the mean working set in bytes over the samples.
+func (s Series) MeanMemory() float64 {
+	if len(s.Samples) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range s.Samples {
+		sum += float64(x.WorkingSet)
+	}
+	return sum / float64(len(s.Samples))
+}
+
+// PeakMemory is the largest working set in the samples.
+func (s Series) PeakMemory() int64 {
+	var m int64
+	for _, x := range s.Samples {
+		m = max(m, x.WorkingSet)
+	}
+	return m
+}

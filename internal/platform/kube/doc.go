@@ -1,0 +1,2 @@
+// Package kube runs studies on a real Kubernetes cluster, installing meshes from their Helm charts.
+package kube

@@ -1,0 +1,187 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Labels on Helm releases meshbench installed: the release's storage
+// Secret carries managedBy and the install order; every object a chart
+// renders carries labelRelease, so that leftovers can be found by label.
+const (
+	labelOrder   = "meshbench.io/order"
+	labelRelease = "meshbench.io/release"
+)
+
+// helmRelease is one chart meshbench installs.
+type helmRelease struct {
+	Chart     string // key into the resolved charts
+	Name      string
+	Namespace string
+	Values    map[string]any
+}
+
+// helmConfig returns a Helm action configuration for a namespace, logging
+// Helm's debug output at debug level.
+func (p *kubePlatform) helmConfig(namespace string) (*action.Configuration, error) {
+	cfg := new(action.Configuration)
+	logf := func(format string, v ...any) { p.log.Debug("helm: " + fmt.Sprintf(format, v...)) }
+	if err := cfg.Init(p.c, namespace, "secret", logf); err != nil {
+		return nil, fmt.Errorf("helm: %w", err)
+	}
+	return cfg, nil
+}
+
+func (p *kubePlatform) helmSettings() *cli.EnvSettings {
+	s := cli.New()
+	if p.opts.HelmRepositoryConfig != "" {
+		s.RepositoryConfig = p.opts.HelmRepositoryConfig
+	}
+	if p.opts.HelmRepositoryCache != "" {
+		s.RepositoryCache = p.opts.HelmRepositoryCache
+	}
+	return s
+}
+
+// installRelease installs one chart and waits for its workloads to be
+// ready. order records the install sequence, so that removal runs in
+// reverse. It returns the chart's version.
+func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order int) (string, error) {
+	src := p.charts[r.Chart]
+	cfg, err := p.helmConfig(r.Namespace)
+	if err != nil {
+		return "", err
+	}
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace = r.Name, r.Namespace
+	// Helm only creates the objects; meshbench waits for them itself,
+	// under ctx. Helm's own wait goes on in the background after its
+	// context ends, and could create objects after a rollback removed
+	// the release.
+	in.Timeout = p.opts.Timeout
+	in.Labels = map[string]string{labelManagedBy: managedBy, labelOrder: strconv.Itoa(order)}
+	in.PostRenderer = labelRenderer{release: r.Name}
+	in.RepoURL, in.Version = src.Repo, src.Version
+	if registry.IsOCI(src.Chart) {
+		rc, err := registry.NewClient()
+		if err != nil {
+			return "", fmt.Errorf("chart %s: registry client: %w", r.Chart, err)
+		}
+		in.SetRegistryClient(rc)
+	}
+	path, err := in.LocateChart(src.Chart, p.helmSettings())
+	if err != nil {
+		hint := ""
+		if repo, _, ok := strings.Cut(src.Chart, "/"); ok && src.Repo == "" && !registry.IsOCI(src.Chart) && !strings.HasPrefix(src.Chart, ".") && !strings.HasPrefix(src.Chart, "/") {
+			hint = fmt.Sprintf(" (is the Helm repository %q added? e.g. helm repo add %s URL && helm repo update)", repo, repo)
+		}
+		return "", fmt.Errorf("chart %s (%s %s): %w%s", r.Chart, src.Chart, src.Version, err, hint)
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		return "", fmt.Errorf("chart %s: load %s: %w", r.Chart, path, err)
+	}
+	values := mergeValues(r.Values, src.Values)
+	p.log.Info("installing chart", "release", r.Name, "chart", ch.Metadata.Name, "version", ch.Metadata.Version, "namespace", r.Namespace)
+	if _, err := in.RunWithContext(context.WithoutCancel(ctx), ch, values); err != nil {
+		return "", fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
+	}
+	if err := p.waitRollouts(ctx, []string{r.Namespace}, labelRelease+"="+r.Name); err != nil {
+		return "", fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
+	}
+	return ch.Metadata.Version, nil
+}
+
+// installedRelease is a release meshbench installed, found by its label.
+type installedRelease struct {
+	Name, Namespace string
+	Order           int
+}
+
+// installedReleases lists meshbench's Helm releases in install order, from
+// the cluster rather than memory, so that a run that crashed is cleaned up
+// by the next.
+func (p *kubePlatform) installedReleases(ctx context.Context) ([]installedRelease, error) {
+	secrets, err := p.c.kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{
+		LabelSelector: "owner=helm," + selectorManaged,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list helm releases: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []installedRelease
+	for _, s := range secrets.Items {
+		r := installedRelease{Name: s.Labels["name"], Namespace: s.Namespace}
+		r.Order, _ = strconv.Atoi(s.Labels[labelOrder])
+		if key := r.Namespace + "/" + r.Name; !seen[key] {
+			seen[key] = true
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	return out, nil
+}
+
+// uninstallRelease removes a release and waits for its objects to go.
+func (p *kubePlatform) uninstallRelease(r installedRelease) error {
+	cfg, err := p.helmConfig(r.Namespace)
+	if err != nil {
+		return err
+	}
+	un := action.NewUninstall(cfg)
+	un.Wait, un.Timeout, un.IgnoreNotFound = true, p.opts.Timeout, true
+	p.log.Info("uninstalling chart", "release", r.Name, "namespace", r.Namespace)
+	if _, err := un.Run(r.Name); err != nil && !strings.Contains(err.Error(), driver.ErrReleaseNotFound.Error()) {
+		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	return nil
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// deleteKeptCRDs deletes the CRDs a release installed that Helm kept on
+// uninstall (Istio marks its CRDs helm.sh/resource-policy: keep), found by
+// the release label meshbench rendered onto them, and waits until they
+// are gone. The release created them, so they were not there before.
+func (p *kubePlatform) deleteKeptCRDs(ctx context.Context, release string) error {
+	ri := p.c.dyn.Resource(crdGVR)
+	sel := metav1.ListOptions{LabelSelector: labelRelease + "=" + release}
+	list, err := ri.List(ctx, sel)
+	if err != nil {
+		return fmt.Errorf("list CRDs of %s: %w", release, err)
+	}
+	if len(list.Items) == 0 {
+		return nil
+	}
+	p.log.Info("deleting CRDs the chart kept", "release", release, "crds", len(list.Items))
+	for _, crd := range list.Items {
+		if err := ri.Delete(ctx, crd.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete CRD %s: %w", crd.GetName(), err)
+		}
+	}
+	rq := &crdRequeuer{ri: ri, log: p.log, last: map[string]time.Time{}}
+	return wait.PollUntilContextTimeout(ctx, pollInterval, p.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		left, err := ri.List(ctx, sel)
+		if err != nil {
+			return false, pollErr(ctx, err)
+		}
+		if err := rq.requeueFailed(ctx, left.Items); err != nil {
+			return false, pollErr(ctx, err)
+		}
+		return len(left.Items) == 0, nil
+	})
+}

@@ -1,0 +1,234 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/meshbench/meshbench/internal/load"
+)
+
+// jobContainer is the container of every load and probe Job. Its own
+// termination, not the Job's, says the run is over: a sidecar keeps the pod
+// running after the generator has finished.
+const jobContainer = "meshbench"
+
+// jobSpec is one run of `meshbench load` as a Job.
+type jobSpec struct {
+	Namespace      string
+	Name           string
+	Component      string // componentLoad or componentProbe
+	ServiceAccount string
+	Args           []string
+	Place          placement
+	Deadline       time.Duration
+	// LogDir, when set, receives the generator's log as
+	// <namespace>-<name>.log.
+	LogDir string
+}
+
+// jobManifest is the Job running spec, with the annotations that make a
+// sidecar start before the generator, so that the first requests do not
+// fail for want of a proxy.
+func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job {
+	labels := map[string]string{labelComponent: js.Component}
+	return &batchv1.Job{
+		ObjectMeta: objMeta(js.Namespace, js.Name, labels),
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr(int32(0)),
+			ActiveDeadlineSeconds: ptr(int64(js.Deadline / time.Second)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: managedLabels(labels),
+					Annotations: map[string]string{
+						annotProxyConfig:  holdUntilProxyCfg,
+						annotLinkerdAwait: "enabled",
+					},
+				},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: js.ServiceAccount,
+					NodeSelector:       js.Place.NodeSelector,
+					Tolerations:        js.Place.Tolerations,
+					Containers: []corev1.Container{{
+						Name: jobContainer, Image: image, ImagePullPolicy: pull, Args: js.Args,
+					}},
+				},
+			},
+		},
+	}
+}
+
+// jobResult is what one Job's generator reported.
+type jobResult struct {
+	Spec   jobSpec
+	Pod    *corev1.Pod
+	Result *load.Result
+}
+
+// runJobs runs Jobs side by side, waits for each generator container to
+// end (within each spec's deadline), reads its result from the pod's log,
+// and deletes the Jobs whatever happened.
+func (p *kubePlatform) runJobs(ctx context.Context, specs []jobSpec) ([]jobResult, error) {
+	var objs []runtime.Object
+	for _, js := range specs {
+		objs = append(objs, jobManifest(js, p.opts.Image, corev1.PullPolicy(p.opts.ImagePullPolicy)))
+	}
+	jobs, err := toUnstructured(objs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := p.c.remove(dctx, jobs); err != nil {
+			p.log.Warn("deleting jobs", "err", err)
+		}
+	}()
+	if err := p.c.apply(ctx, jobs, false); err != nil {
+		return nil, err
+	}
+	out := make([]jobResult, len(specs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, js := range specs {
+		g.Go(func() error {
+			r, err := p.awaitJob(gctx, js)
+			out[i] = r
+			return err
+		})
+	}
+	return out, g.Wait()
+}
+
+// awaitJob waits for a Job's generator container to end and parses its
+// result from the log.
+func (p *kubePlatform) awaitJob(ctx context.Context, js jobSpec) (jobResult, error) {
+	res := jobResult{Spec: js}
+	what := fmt.Sprintf("%s %s/%s", js.Component, js.Namespace, js.Name)
+	// Select the pods by the Job's UID, not its name: an earlier Job of
+	// the same name may still have pods being collected.
+	job, err := p.c.kube.BatchV1().Jobs(js.Namespace).Get(ctx, js.Name, metav1.GetOptions{})
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", what, err)
+	}
+	pods := p.c.kube.CoreV1().Pods(js.Namespace)
+	var state string
+	var pod *corev1.Pod
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, js.Deadline, true, func(ctx context.Context) (bool, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: batchv1.ControllerUidLabel + "=" + string(job.UID)})
+		if err != nil {
+			return false, pollErr(ctx, err)
+		}
+		if len(list.Items) == 0 {
+			state = "no pod yet"
+			return false, nil
+		}
+		pod = &list.Items[0]
+		done, why := containerDone(pod)
+		state = why
+		if !done && strings.HasPrefix(why, "cannot start") {
+			return false, errors.New(why)
+		}
+		return done, nil
+	})
+	if err != nil {
+		if ctx.Err() == nil && wait.Interrupted(err) {
+			return res, fmt.Errorf("%s did not finish within %s (%s)", what, js.Deadline, state)
+		}
+		return res, fmt.Errorf("%s: %w", what, err)
+	}
+	res.Pod = pod
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	logs, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: jobContainer}).DoRaw(lctx)
+	if err != nil {
+		return res, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
+	}
+	if js.LogDir != "" {
+		path := filepath.Join(js.LogDir, js.Namespace+"-"+js.Name+".log")
+		if err := os.WriteFile(path, logs, 0o644); err != nil {
+			return res, fmt.Errorf("%s: keep its log: %w", what, err)
+		}
+	}
+	r, err := parseResult(logs)
+	if err != nil {
+		return res, fmt.Errorf("%s (pod %s, %s): %w; log tail: %s", what, pod.Name, state, err, tail(logs, 5))
+	}
+	res.Result = r
+	return res, nil
+}
+
+// containerDone reports whether the generator container has ended, and a
+// description of its state for messages. A container that cannot start
+// (bad image, bad config) is reported at once as "cannot start: ...".
+func containerDone(pod *corev1.Pod) (bool, string) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != jobContainer {
+			continue
+		}
+		if t := cs.State.Terminated; t != nil {
+			return true, fmt.Sprintf("exit code %d, %s", t.ExitCode, t.Reason)
+		}
+		if w := cs.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
+				return false, fmt.Sprintf("cannot start: %s: %s", w.Reason, w.Message)
+			}
+			return false, "waiting: " + w.Reason
+		}
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+		return true, "pod " + strings.ToLower(string(pod.Status.Phase))
+	}
+	return false, "pod " + strings.ToLower(string(pod.Status.Phase))
+}
+
+// parseResult finds the JSON report `meshbench load --output json` wrote
+// in a log that may also hold other lines.
+func parseResult(logs []byte) (*load.Result, error) {
+	if len(bytes.TrimSpace(logs)) == 0 {
+		return nil, errors.New("the log is empty: the generator wrote no result")
+	}
+	var firstErr error
+	for off := 0; off < len(logs); {
+		if logs[off] == '{' {
+			r, err := load.ReadResult(bytes.NewReader(logs[off:]))
+			if err == nil {
+				return r, nil
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		nl := bytes.IndexByte(logs[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		off += nl + 1
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return nil, errors.New("the log holds no JSON result")
+}
+
+func tail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,134 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// jobStartAllowance is how long a Job's pod may take to be scheduled,
+// pull the image and start, beyond the load's own length.
+const jobStartAllowance = 3 * time.Minute
+
+// Measure runs one load generator Job (or one per namespace) against the
+// entry Service, samples resources while they run, and returns each
+// generator's result and every component's series over the measured
+// window: from the earliest generator's start to the latest's end.
+func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+	var m platform.Measurement
+	if p.workload == nil {
+		return m, errors.New("kubernetes: measure before deploy: there is no workload to load")
+	}
+	if spec.Path == platform.PathIngress {
+		return m, errors.New("kubernetes: load path \"ingress\" is not supported yet: use path \"service\" (a pod calling the entry Service)")
+	}
+	targets := p.namespaces[:1]
+	if spec.PerNamespace {
+		targets = p.namespaces
+	}
+	// A run whose resources cannot be sampled is wasted: find out first.
+	if err := p.resourcesReachable(ctx); err != nil {
+		return m, fmt.Errorf("kubernetes: measure: resources: %w", err)
+	}
+	deadline := loadDeadline(spec.Options)
+	var specs []jobSpec
+	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
+	for _, ns := range targets {
+		o := spec.Options
+		o.URL = p.entryURL(ns)
+		specs = append(specs, jobSpec{
+			Namespace: ns, Name: "meshbench-load-" + suffix, Component: componentLoad,
+			ServiceAccount: loadServiceAccount, Args: loadArgs(o), Place: p.place(platform.NodeLoad),
+			Deadline: deadline, LogDir: spec.LogDir,
+		})
+	}
+	rec := p.newRecorder(p.watchedNamespaces())
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); rec.run(rctx) }()
+	p.log.Info("running load generators", "jobs", len(specs), "deadline", deadline)
+	results, err := p.runJobs(ctx, specs)
+	stop()
+	<-done
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
+	var loadPods []corev1.Pod
+	for _, r := range results {
+		loadPods = append(loadPods, *r.Pod)
+		m.Generators = append(m.Generators, *r.Result)
+		if m.Start.IsZero() || r.Result.Start.Before(m.Start) {
+			m.Start = r.Result.Start
+		}
+		if r.Result.End.After(m.End) {
+			m.End = r.Result.End
+		}
+	}
+	src := rec.samples
+	if p.opts.Prometheus != "" {
+		src, err = p.prometheusSamples(ctx, p.watchedNamespaces(), m.Start, m.End)
+		if err != nil {
+			return m, fmt.Errorf("kubernetes: measure: resources: %w", err)
+		}
+	} else if rec.metricsErr != nil {
+		return m, fmt.Errorf("kubernetes: measure: resources: %w", rec.metricsErr)
+	}
+	// The generators' own pods, which a short run can end between two
+	// samples of the pod list.
+	rec.addComponents(loadPods)
+	m.Resources = rec.series(src, m.Start, m.End)
+	return m, nil
+}
+
+// loadDeadline bounds a generator Job: its warm-up and measured phase,
+// plus time to start. A closed loop bounded by a request count has no
+// known length; it gets the same allowance as a 10-minute run.
+func loadDeadline(o load.Options) time.Duration {
+	run := o.Duration
+	if run == 0 && o.Requests > 0 && o.Rate > 0 {
+		run = time.Duration(float64(o.Requests) / o.Rate * float64(time.Second))
+	}
+	if run == 0 {
+		run = 10 * time.Minute
+	}
+	return o.Warmup + run + jobStartAllowance
+}
+
+// entryURL is the URL of a namespace's entry service, as a pod in that
+// namespace calls it.
+func (p *kubePlatform) entryURL(ns string) string {
+	g := p.workload.Graph
+	return fmt.Sprintf("http://%s.%s:%d%s", g.Entry, ns, g.Service(g.Entry).Port, g.EntryPath)
+}
+
+// watchedNamespaces are those whose pods are measured: the workload's and
+// the mesh's system namespaces.
+func (p *kubePlatform) watchedNamespaces() []string {
+	ns := append([]string{}, p.namespaces...)
+	if p.mesh != nil {
+		ns = append(ns, p.mesh.Plan.Namespaces...)
+		if p.mesh.Plan.Profile.Mesh == "cilium" {
+			ns = append(ns, ciliumNamespace)
+		}
+	}
+	return ns
+}
+
+// resourcesReachable checks that the resource source answers: the metrics
+// API, or the study's Prometheus.
+func (p *kubePlatform) resourcesReachable(ctx context.Context) error {
+	if p.opts.Prometheus == "" {
+		_, err := p.podMetrics(ctx, p.namespaces[0])
+		return err
+	}
+	now := time.Now()
+	_, err := promRange(ctx, p.opts.Prometheus, "up", now.Add(-time.Minute), now, time.Minute)
+	return err
+}

@@ -1,0 +1,156 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// probeNamespace is outside the mesh: no injection, no enrollment. A
+// plaintext call from it must fail when mTLS is in force.
+const probeNamespace = "meshbench-probe"
+
+// probeKind is what a probe expects of its answers.
+type probeKind int
+
+const (
+	expectSuccess   probeKind = iota // some 2xx: the service answers
+	expectRefused                    // no 2xx at all: refused or reset
+	expectForbidden                  // every answer a 403: denied at L7
+)
+
+// probe is one verification request pattern, run as a short Job.
+type probe struct {
+	Check  string
+	What   string
+	Expect probeKind
+	Job    jobSpec
+}
+
+// probeRequests is how many requests a probe sends: enough that one lucky
+// connection cannot pass a check by itself.
+const probeRequests = 5
+
+// probes returns the probes a profile needs: a meshed call that must
+// succeed (the control, so that a broken service cannot pass the negative
+// probes), a plaintext call from outside the mesh, and the policy probes.
+func (p *kubePlatform) probes(pr profile) []probe {
+	if !pr.MTLSProbe {
+		return nil
+	}
+	ns := p.namespaces[0]
+	url := p.entryURL(ns)
+	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
+	job := func(name, jobNS, sa, method string) jobSpec {
+		o := load.Options{URL: url, Method: method, Connections: 1, Requests: probeRequests, Timeout: 5 * time.Second}
+		return jobSpec{Namespace: jobNS, Name: "meshbench-probe-" + name + "-" + suffix, Component: componentProbe, ServiceAccount: sa,
+			Args: loadArgs(o), Place: p.place(platform.NodeLoad), Deadline: jobStartAllowance + time.Minute}
+	}
+	ps := []probe{
+		{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
+			Job: job("meshed", ns, loadServiceAccount, http.MethodGet)},
+		{Check: "plaintext-refused", What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
+			Job: job("plaintext", probeNamespace, "default", http.MethodGet)},
+	}
+	if pr.L4Policy || pr.L7Policy {
+		ps = append(ps, probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,
+			Expect: expectRefused, Job: job("identity", ns, probeServiceAccount, http.MethodGet)})
+		if pr.L7Policy {
+			// Refused at L7 the call is a 403, not a reset.
+			ps[len(ps)-1].Expect = expectForbidden
+		}
+	}
+	if pr.L7Policy {
+		ps = append(ps, probe{Check: "policy-denies-method", What: "a meshed DELETE from the load generators' identity",
+			Expect: expectForbidden, Job: job("method", ns, loadServiceAccount, http.MethodDelete)})
+	}
+	return ps
+}
+
+// probeChecks runs the profile's probes side by side and judges each.
+// The probe namespace is made for them and removed after.
+func (p *kubePlatform) probeChecks(ctx context.Context, pr profile) ([]platform.Check, error) {
+	ps := p.probes(pr)
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe})}
+	objs, err := toUnstructured([]runtime.Object{ns})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.c.apply(ctx, objs, false); err != nil {
+		return nil, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		if err := p.deleteNamespaces(dctx, selectorManaged+","+labelComponent+"="+componentProbe); err != nil {
+			p.log.Warn("deleting the probe namespace", "err", err)
+		}
+	}()
+	checks := make([]platform.Check, len(ps))
+	var wg sync.WaitGroup
+	for i := range ps {
+		wg.Go(func() { checks[i] = p.runProbe(ctx, ps[i]) })
+	}
+	wg.Wait()
+	return checks, nil
+}
+
+// runProbe runs one probe and judges its result. A probe that cannot run
+// or report fails its check with the reason: nothing unverified passes.
+func (p *kubePlatform) runProbe(ctx context.Context, pb probe) platform.Check {
+	res, err := p.runJobs(ctx, []jobSpec{pb.Job})
+	if err != nil {
+		return platform.Check{Name: pb.Check, Detail: pb.What + ": could not run: " + err.Error()}
+	}
+	return judgeProbe(pb, res[0].Result)
+}
+
+// judgeProbe decides a probe's check from the generator's result.
+func judgeProbe(pb probe, r *load.Result) platform.Check {
+	var ok2xx, forbidden int64
+	for code, n := range r.StatusCodes {
+		if code >= 200 && code < 300 {
+			ok2xx += n
+		}
+		if code == http.StatusForbidden {
+			forbidden += n
+		}
+	}
+	c := platform.Check{Name: pb.Check}
+	switch pb.Expect {
+	case expectSuccess:
+		c.Pass = ok2xx > 0
+	case expectRefused:
+		c.Pass = r.Requests > 0 && ok2xx == 0
+	case expectForbidden:
+		c.Pass = r.Requests > 0 && forbidden == r.Requests
+	}
+	c.Detail = fmt.Sprintf("%s: %d requests, %d 2xx, %d 403, %d errors%s", pb.What, r.Requests, ok2xx, forbidden, r.Errors, errorKinds(r))
+	return c
+}
+
+func errorKinds(r *load.Result) string {
+	if len(r.ErrorKinds) == 0 {
+		return ""
+	}
+	var kinds []string
+	for k, n := range r.ErrorKinds {
+		kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
+	}
+	sort.Strings(kinds)
+	return " (" + strings.Join(kinds, ", ") + ")"
+}

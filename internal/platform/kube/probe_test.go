@@ -1,0 +1,77 @@
+package kube
+
+import (
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+func TestJudgeProbe(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		expect probeKind
+		codes  map[int]int64
+		errs   int64
+		pass   bool
+	}{
+		{name: "control answered", expect: expectSuccess, codes: map[int]int64{200: 5}, pass: true},
+		{name: "control all failed", expect: expectSuccess, errs: 5},
+		{name: "plaintext reset", expect: expectRefused, errs: 5, pass: true},
+		{name: "plaintext got through once", expect: expectRefused, codes: map[int]int64{200: 1}, errs: 4},
+		{name: "refused but nothing sent", expect: expectRefused},
+		{name: "L7 denied", expect: expectForbidden, codes: map[int]int64{403: 5}, pass: true},
+		{name: "L7 reset is not a policy answer", expect: expectForbidden, errs: 5},
+		{name: "L7 one allowed", expect: expectForbidden, codes: map[int]int64{403: 4, 200: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := judgeProbe(probe{Check: "c", What: "w", Expect: tc.expect}, testResult(t, tc.codes, tc.errs))
+			if c.Pass != tc.pass {
+				t.Errorf("pass = %v, want %v (%s)", c.Pass, tc.pass, c.Detail)
+			}
+		})
+	}
+}
+
+func TestProbesPerProfile(t *testing.T) {
+	t.Parallel()
+	g, err := topology.Builtin("tiered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &kubePlatform{workload: &platform.Workload{Graph: g, Namespaces: 1}, namespaces: topology.Namespaces(1)}
+	tests := []struct {
+		profile string
+		want    []string
+	}{
+		{ProfileBaseline, nil},
+		{ProfileSidecar, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{ProfileAmbientL4Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
+		{ProfileWaypointL7Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-method"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.profile, func(t *testing.T) {
+			t.Parallel()
+			ps := p.probes(profiles[tc.profile])
+			if len(ps) != len(tc.want) {
+				t.Fatalf("%d probes, want %v", len(ps), tc.want)
+			}
+			for i, pb := range ps {
+				if pb.Check != tc.want[i] {
+					t.Errorf("probe %d = %s, want %s", i, pb.Check, tc.want[i])
+				}
+			}
+			for _, pb := range ps {
+				if pb.Check == "plaintext-refused" && pb.Job.Namespace != probeNamespace {
+					t.Errorf("plaintext probe runs in %s, want the unmeshed %s", pb.Job.Namespace, probeNamespace)
+				}
+				if pb.Check == "policy-denies-identity" && pb.Job.ServiceAccount != probeServiceAccount {
+					t.Errorf("identity probe runs as %s", pb.Job.ServiceAccount)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// podMetricsList is the part of metrics.k8s.io/v1beta1 PodMetricsList
+// meshbench reads; decoding it here spares a client module.
+type podMetricsList struct {
+	Items []struct {
+		Metadata   metav1.ObjectMeta `json:"metadata"`
+		Timestamp  metav1.Time       `json:"timestamp"`
+		Containers []struct {
+			Name  string `json:"name"`
+			Usage struct {
+				CPU    resource.Quantity `json:"cpu"`
+				Memory resource.Quantity `json:"memory"`
+			} `json:"usage"`
+		} `json:"containers"`
+	} `json:"items"`
+}
+
+// samples are resource samples by component key.
+type samples map[string][]metrics.Sample
+
+// add appends a sample unless the component already has one at that time
+// (the metrics API answers the same reading until its next scrape).
+func (s samples) add(key string, x metrics.Sample) {
+	if n := len(s[key]); n > 0 && s[key][n-1].Time.Equal(x.Time) {
+		return
+	}
+	s[key] = append(s[key], x)
+}
+
+// recorder samples the cluster while load runs: the pods of the watched
+// namespaces (which components exist, with their requests) and, without
+// Prometheus, the metrics API's readings.
+type recorder struct {
+	p          *kubePlatform
+	namespaces []string
+	metricsAPI bool
+
+	mu         sync.Mutex
+	comps      map[string]metrics.Component
+	samples    samples
+	metricsErr error
+}
+
+func (p *kubePlatform) newRecorder(namespaces []string) *recorder {
+	return &recorder{p: p, namespaces: namespaces, metricsAPI: p.opts.Prometheus == "",
+		comps: map[string]metrics.Component{}, samples: samples{}}
+}
+
+// run samples every interval until ctx ends.
+func (r *recorder) run(ctx context.Context) {
+	t := time.NewTicker(r.p.opts.SampleInterval)
+	defer t.Stop()
+	for {
+		r.tick(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *recorder) tick(ctx context.Context) {
+	for _, ns := range r.namespaces {
+		pods, err := r.p.c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue // a missed tick only thins the series
+		}
+		r.addComponents(pods.Items)
+		var pm podMetricsList
+		if r.metricsAPI {
+			pm, err = r.p.podMetrics(ctx, ns)
+		}
+		r.mu.Lock()
+		if err != nil && r.metricsErr == nil && ctx.Err() == nil {
+			r.metricsErr = err
+		}
+		for _, item := range pm.Items {
+			for _, c := range item.Containers {
+				r.samples.add(componentKey(item.Metadata.Namespace, item.Metadata.Name, c.Name), metrics.Sample{
+					Time: item.Timestamp.Time, CPUCores: c.Usage.CPU.AsApproximateFloat64(), WorkingSet: c.Usage.Memory.Value(),
+				})
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// addComponents records the measured containers of pods.
+func (r *recorder) addComponents(pods []corev1.Pod) {
+	comps := components(pods)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, c := range comps {
+		r.comps[k] = c
+	}
+}
+
+// podMetrics reads one namespace's pod metrics from metrics.k8s.io.
+func (p *kubePlatform) podMetrics(ctx context.Context, ns string) (podMetricsList, error) {
+	var pm podMetricsList
+	raw, err := p.c.kube.Discovery().RESTClient().Get().
+		AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", ns, "pods").DoRaw(ctx)
+	if err != nil {
+		return pm, fmt.Errorf("metrics API (metrics.k8s.io; is metrics-server installed? or name a Prometheus in the study): %w", err)
+	}
+	if err := json.Unmarshal(raw, &pm); err != nil {
+		return pm, fmt.Errorf("metrics API: %w", err)
+	}
+	return pm, nil
+}
+
+// series returns every component's samples within [start, end], in a
+// stable order; src holds the samples (the recorder's, or Prometheus's).
+func (r *recorder) series(src samples, start, end time.Time) []metrics.Series {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := make([]string, 0, len(r.comps))
+	for k := range r.comps {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []metrics.Series
+	for _, k := range keys {
+		s := metrics.Series{Component: r.comps[k]}
+		for _, x := range src[k] {
+			if !x.Time.Before(start) && !x.Time.After(end) {
+				s.Samples = append(s.Samples, x)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}

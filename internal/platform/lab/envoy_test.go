@@ -1,0 +1,113 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/mesh"
+)
+
+// fakeEnvoy writes an executable script that stands for Envoy, points
+// MESHBENCH_ENVOY at it and returns the file that counts its runs.
+func fakeEnvoy(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	script := "#!/bin/sh\necho run >> " + runs + "\n" + body + "\n"
+	bin := filepath.Join(dir, "bin", "envoy")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(mesh.EnvoyEnv, bin)
+	return runs
+}
+
+func TestEnvoyVersion(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string // the fake's script; "" means no Envoy at all
+		want    string
+		warning string
+	}{
+		{
+			name: "release build, as the PyPI wheel prints it",
+			body: `printf '\n%s  version: 9e5580933739775e8bce696a57a2e1bc99368f23/1.40.0/Clean/RELEASE/BoringSSL\n' "$0"`,
+			want: "1.40.0",
+		},
+		{
+			name: "development build",
+			body: `echo "envoy  version: 0123456789abcdef/1.41.0-dev/Modified/DEBUG/BoringSSL"`,
+			want: "1.41.0-dev",
+		},
+		{name: "unexpected output", body: `echo "envoy 1.40"`, warning: "could not read the Envoy version"},
+		{name: "fails", body: `echo "bad flag" >&2; exit 1`, warning: "could not read the Envoy version"},
+		{name: "hangs", body: `exec sleep 30`, warning: "could not read the Envoy version"},
+		{name: "missing", warning: "no Envoy found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs string
+			if tt.body != "" {
+				runs = fakeEnvoy(t, tt.body)
+			} else {
+				t.Setenv(mesh.EnvoyEnv, filepath.Join(t.TempDir(), "no-envoy"))
+			}
+			var logs bytes.Buffer
+			p := newPlatform(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if strings.Contains(tt.body, "sleep") {
+				p.envoy.timeout = 300 * time.Millisecond
+			}
+			start := time.Now()
+			for range 2 {
+				in, err := p.Info(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in.EnvoyVersion != tt.want {
+					t.Errorf("EnvoyVersion %q, want %q", in.EnvoyVersion, tt.want)
+				}
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("Info took %s: the version lookup is not bounded", took)
+			}
+			if tt.warning == "" && logs.Len() > 0 {
+				t.Errorf("unexpected log: %s", logs.String())
+			}
+			if tt.warning != "" && strings.Count(logs.String(), tt.warning) != 1 {
+				t.Errorf("want one warning %q, got log:\n%s", tt.warning, logs.String())
+			}
+			if runs != "" {
+				b, _ := os.ReadFile(runs)
+				if n := strings.Count(string(b), "run"); n != 1 {
+					t.Errorf("envoy ran %d times for two Info calls, want once (cached)", n)
+				}
+			}
+		})
+	}
+}
+
+func TestIntegrationEnvoyVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Envoy")
+	}
+	if _, err := mesh.FindEnvoy(); err != nil {
+		t.Skip(err)
+	}
+	in, err := newPlatform(Options{}).Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+`).MatchString(in.EnvoyVersion) {
+		t.Errorf("EnvoyVersion %q, want a version such as 1.40.0", in.EnvoyVersion)
+	}
+}

@@ -1,0 +1,120 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/lab"
+)
+
+// generatorLogLimit bounds a generator's kept standard error: it says
+// why a generator failed in its first lines, and a generator that keeps
+// writing must not fill the results.
+const generatorLogLimit = 1 << 20
+
+// generatorLog is one generator's standard error, kept in a measurement's
+// log directory after a line with its command. It never fails a write:
+// a generator's result matters more than its log.
+type generatorLog struct {
+	path string
+	// mu orders writes and close: a generator that did not stop in time
+	// may still write after its measurement has given up on it.
+	mu      sync.Mutex
+	f       *os.File
+	left    int64
+	dropped int64
+	err     error // the first failed write
+}
+
+func openGeneratorLog(dir, namespace string, argv []string) (*generatorLog, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "load-"+namespace+".log")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	g := &generatorLog{path: path, f: f, left: generatorLogLimit}
+	_, g.err = fmt.Fprintf(f, "# %s %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
+	return g, nil
+}
+
+func (g *generatorLog) Write(b []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keep := min(int64(len(b)), g.left)
+	if keep > 0 && g.err == nil {
+		if _, err := g.f.Write(b[:keep]); err != nil {
+			g.err = err
+		}
+	}
+	g.left -= keep
+	g.dropped += int64(len(b)) - keep
+	return len(b), nil
+}
+
+// close notes what was left out and how the generator ended (code < 0:
+// it did not end).
+func (g *generatorLog) close(code int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.left = 0 // later writes are dropped, not written to a closed file
+	if g.dropped > 0 {
+		fmt.Fprintf(g.f, "\n# %d more bytes left out\n", g.dropped)
+	}
+	if code >= 0 {
+		fmt.Fprintf(g.f, "# exited %d\n", code)
+	}
+	if err := errors.Join(g.err, g.f.Close()); err != nil {
+		return fmt.Errorf("generator log %s: %w", g.path, err)
+	}
+	return nil
+}
+
+// faults counts a container's restarts and failed exits.
+func faults(c lab.Container) int {
+	n := c.Restarts
+	if c.Exited && c.ExitCode != 0 {
+		n++
+	}
+	return n
+}
+
+// faultCounts maps each container ("namespace/pod/container") to its
+// faults.
+func faultCounts(pods []lab.Pod) map[string]int {
+	out := map[string]int{}
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			out[p.Key()+"/"+c.Name] = faults(c)
+		}
+	}
+	return out
+}
+
+// keepFaultyLogs copies into dir the log of every pod one of whose
+// containers restarted or failed since the counts in before were taken:
+// the measurement did not run on the workload as deployed.
+func (p *labPlatform) keepFaultyLogs(l *lab.Lab, before map[string]int, dir string) {
+	for _, pod := range l.Pods() {
+		for _, c := range pod.Containers {
+			if faults(c) <= before[pod.Key()+"/"+c.Name] {
+				continue
+			}
+			dst := filepath.Join(dir, pod.Namespace+"_"+pod.Name+".log")
+			if err := l.KeepLog(pod.Namespace, pod.Name, dst); err != nil {
+				p.o.Logger.Warn("keep the log of a pod that restarted", "pod", pod.Key(), "err", err)
+			} else {
+				p.o.Logger.Warn("a container restarted or failed during the measurement", "pod", pod.Key(),
+					"container", c.Name, "restarts", c.Restarts, "log", dst)
+			}
+			break
+		}
+	}
+}

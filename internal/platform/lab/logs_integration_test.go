@@ -1,0 +1,118 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// TestIntegrationLogsOutliveDown checks that every log a run needs is in
+// its results directory after Down: each measurement's generator output,
+// the log of a pod that crashed during a measurement, every pod's log, and
+// whatever file a failed measurement's error names.
+func TestIntegrationLogsOutliveDown(t *testing.T) {
+	needLab(t)
+	prefix := testPrefix()
+	res := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: state, LogDir: filepath.Join(res, "logs", "pods")})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer dcancel()
+		if err := p.Down(dctx); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	spec := platform.ClusterSpec{Nodes: []platform.NodeSpec{{Name: "app", Role: platform.NodeApp}, {Name: "load", Role: platform.NodeLoad}}}
+	if err := p.Up(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	g, err := topology.Load("tiered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var victim string
+	var pid int
+	for _, pod := range p.lab.Pods() {
+		if pod.Name != LoadPodName && victim == "" {
+			victim, pid = pod.Name, pod.Containers[0].PID
+		}
+	}
+
+	// Cell A: an app container is killed while the generator runs.
+	cellA := filepath.Join(res, "logs", "cells", "a_r1")
+	killed := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		killed <- syscall.Kill(pid, syscall.SIGKILL)
+	}()
+	_, err = p.Measure(ctx, platform.LoadSpec{Path: platform.PathService, LogDir: cellA,
+		Options: load.Options{Connections: 2, Rate: 50, Duration: 3 * time.Second, Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-killed; err != nil {
+		t.Fatal(err)
+	}
+
+	// Cell B: the generator refuses its options and leaves no result.
+	cellB := filepath.Join(res, "logs", "cells", "b_r1")
+	_, err = p.Measure(ctx, platform.LoadSpec{Path: platform.PathService, LogDir: cellB,
+		Options: load.Options{Connections: 0, Rate: 50, Duration: time.Second, Timeout: 5 * time.Second}})
+	if err == nil {
+		t.Fatal("a generator with 0 connections measured")
+	}
+	named := regexp.MustCompile(`see (\S+)\)`).FindStringSubmatch(err.Error())
+	if named == nil || named[1] != filepath.Join(cellB, "load-ns-1.log") {
+		t.Fatalf("the error names no generator log: %v", err)
+	}
+
+	if err := p.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("state directory after Down: %v", err)
+	}
+	read := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("after Down: %v", err)
+		}
+		return string(b)
+	}
+	if s := read(filepath.Join(cellA, "load-ns-1.log")); !strings.Contains(s, " load ") || !strings.Contains(s, "# exited 0") {
+		t.Errorf("cell A's generator log:\n%s", s)
+	}
+	if s := read(filepath.Join(cellA, "ns-1_"+victim+".log")); !strings.Contains(s, "container app: exited") {
+		t.Errorf("cell A's log of the killed pod %s:\n%s", victim, s)
+	}
+	if entries, _ := os.ReadDir(cellA); len(entries) != 2 {
+		t.Errorf("cell A keeps %d logs, want the generator's and the killed pod's", len(entries))
+	}
+	if s := read(named[1]); !strings.Contains(s, "connections") || !strings.Contains(s, "# exited ") {
+		t.Errorf("cell B's generator log does not say why it failed:\n%s", s)
+	}
+	for _, pod := range []string{"load", victim} {
+		if s := read(filepath.Join(res, "logs", "pods", "ns-1_"+pod+".log")); !strings.Contains(s, "started, pid") {
+			t.Errorf("kept log of pod %s:\n%s", pod, s)
+		}
+	}
+	if s := read(filepath.Join(res, "logs", "pods", "ns-1_"+victim+".log")); strings.Count(s, "container app: started") != 2 {
+		t.Errorf("the killed pod's kept log does not show its restart:\n%s", s)
+	}
+}

@@ -1,0 +1,66 @@
+package lab
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestGeneratorLog(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		writes  int // writes of 64 KiB
+		code    int
+		want    []string
+		notWant []string
+	}{
+		{name: "short", writes: 1, code: 0, want: []string{"# exited 0\n"}, notWant: []string{"left out"}},
+		{name: "over the limit", writes: 20, code: 2, want: []string{"# 262144 more bytes left out\n", "# exited 2\n"}},
+		{name: "did not end", writes: 1, code: -1, notWant: []string{"exited"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			g, err := openGeneratorLog(dir, "ns-1", []string{"/bin/meshbench", "load", "http://10.96.0.1:8080/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunk := bytes.Repeat([]byte("q"), 64<<10)
+			for range tt.writes {
+				if n, err := g.Write(chunk); n != len(chunk) || err != nil {
+					t.Fatalf("Write: %d, %v", n, err)
+				}
+			}
+			if err := g.close(tt.code); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := g.Write(chunk); n != len(chunk) || err != nil {
+				t.Errorf("Write after close: %d, %v; want it dropped quietly", n, err)
+			}
+			b, err := os.ReadFile(g.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := string(b)
+			if !strings.HasSuffix(g.path, "/load-ns-1.log") || !strings.Contains(strings.SplitN(s, "\n", 2)[0], "/bin/meshbench load http://10.96.0.1:8080/") {
+				t.Errorf("%s starts %.100q, want the command line", g.path, s)
+			}
+			if kept := strings.Count(s, "q"); kept != min(tt.writes*len(chunk), generatorLogLimit) {
+				t.Errorf("kept %d bytes of output", kept)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(s, w) {
+					t.Errorf("log lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(s, w) {
+					t.Errorf("log has %q", w)
+				}
+			}
+		})
+	}
+}

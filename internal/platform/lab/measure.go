@@ -1,0 +1,226 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/lab"
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// measureSeq names each Measure's generator containers uniquely.
+var measureSeq atomic.Int64
+
+// generator is one load generator of a measurement.
+type generator struct {
+	namespace string
+	container string
+	opts      load.Options
+	out       bytes.Buffer
+}
+
+// Measure implements platform.Platform. Each generator is a `meshbench
+// load --output json` container in a namespace's load pod; every
+// component's CPU and memory is sampled throughout and cut to the measured
+// window the generators report.
+func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var m platform.Measurement
+	l, err := p.running()
+	if err != nil {
+		return m, err
+	}
+	if p.wl == nil {
+		return m, errors.New("measure: deploy the workload first")
+	}
+	bin, err := p.o.bin()
+	if err != nil {
+		return m, err
+	}
+	namespaces := p.wl.namespaces
+	if !spec.PerNamespace {
+		namespaces = namespaces[:1]
+	}
+	seq := measureSeq.Add(1)
+	var gens []*generator
+	for _, ns := range namespaces {
+		u, err := p.targetURL(l, ns, spec.Path)
+		if err != nil {
+			return m, err
+		}
+		o := spec.Options
+		o.URL = u
+		gens = append(gens, &generator{namespace: ns, container: "load-" + strconv.FormatInt(seq, 10), opts: o})
+	}
+	before := faultCounts(l.Pods())
+	sampler := l.StartSampler(lab.DefaultSampleInterval)
+	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
+	sampler.Stop()
+	if spec.LogDir != "" {
+		p.keepFaultyLogs(l, before, spec.LogDir)
+	}
+	if runErr != nil {
+		return m, runErr
+	}
+	m.Generators = results
+	m.Start, m.End = results[0].Start, results[0].End
+	for _, r := range results[1:] {
+		if r.Start.Before(m.Start) {
+			m.Start = r.Start
+		}
+		if r.End.After(m.End) {
+			m.End = r.End
+		}
+	}
+	m.Resources = sampler.Window(m.Start, m.End)
+	return m, nil
+}
+
+// targetURL is where a namespace's generator sends its load.
+func (p *labPlatform) targetURL(l *lab.Lab, ns string, path platform.LoadPath) (string, error) {
+	g := p.wl.w.Graph
+	switch path {
+	case "", platform.PathService:
+		svc, ok := l.Service(ns, g.Entry)
+		if !ok {
+			return "", fmt.Errorf("measure: no entry Service %s/%s", ns, g.Entry)
+		}
+		entryPath := g.EntryPath
+		if entryPath == "" {
+			entryPath = "/"
+		}
+		return "http://" + svc.Addr().String() + entryPath, nil
+	case platform.PathIngress:
+		if p.msh == nil {
+			return "", errors.New("measure: the ingress path needs a mesh profile with an ingress gateway installed")
+		}
+		return p.msh.IngressURL(ns)
+	}
+	return "", fmt.Errorf("measure: unknown load path %q", path)
+}
+
+// runGenerators runs every generator at once and parses their results;
+// with a logDir each one's standard error goes there. Their containers
+// are removed whatever happens.
+func (p *labPlatform) runGenerators(ctx context.Context, l *lab.Lab, bin, logDir string, gens []*generator) ([]load.Result, error) {
+	dir := filepath.Join(l.StateDir(), "load")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("measure: %w", err)
+	}
+	errs := make([]error, len(gens))
+	results := make([]load.Result, len(gens))
+	var wg sync.WaitGroup
+	for i, g := range gens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = p.runGenerator(ctx, l, bin, dir, logDir, g)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("measure: %w", err)
+	}
+	return results, nil
+}
+
+func (p *labPlatform) runGenerator(ctx context.Context, l *lab.Lab, bin, dir, logDir string, g *generator) (load.Result, error) {
+	var res load.Result
+	argv, err := loadArgs(bin, g.opts, filepath.Join(dir, g.namespace+"-body"))
+	if err != nil {
+		return res, err
+	}
+	c := lab.ContainerSpec{Name: g.container, Command: argv, Role: metrics.RoleLoad, Restart: lab.RestartNever, Stdout: &g.out}
+	// Without a log directory the generator writes to the load pod's log.
+	where := l.LogPath(g.namespace, LoadPodName)
+	code := -1
+	if logDir != "" {
+		glog, err := openGeneratorLog(logDir, g.namespace, argv)
+		if err != nil {
+			return res, fmt.Errorf("measure: %w", err)
+		}
+		// Deferred first, so it runs once the container is removed.
+		defer func() {
+			if err := glog.close(code); err != nil {
+				p.o.Logger.Warn("keep a generator's log", "err", err)
+			}
+		}()
+		c.Stderr, where = glog, glog.path
+	}
+	if err := l.AddContainer(ctx, g.namespace, LoadPodName, c); err != nil {
+		return res, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = l.RemoveContainer(rctx, g.namespace, LoadPodName, g.container)
+	}()
+	code, err = l.WaitContainer(ctx, g.namespace, LoadPodName, g.container)
+	if err != nil {
+		code = -1
+		return res, fmt.Errorf("generator in %s: %w", g.namespace, err)
+	}
+	r, perr := load.ReadResult(bytes.NewReader(g.out.Bytes()))
+	if perr != nil {
+		return res, fmt.Errorf("generator in %s exited %d without a result (see %s): %w", g.namespace, code, where, perr)
+	}
+	return *r, nil
+}
+
+// loadArgs is the `meshbench load` command line for a generator. A body
+// is written to bodyFile, since argv cannot carry every byte.
+func loadArgs(bin string, o load.Options, bodyFile string) ([]string, error) {
+	a := []string{bin, "load", "-q", "--output", "json", "-c", strconv.Itoa(o.Connections)}
+	if o.Rate > 0 {
+		a = append(a, "--rate", strconv.FormatFloat(o.Rate, 'f', -1, 64))
+	}
+	if o.Duration > 0 {
+		a = append(a, "--duration", o.Duration.String())
+	}
+	if o.Requests > 0 {
+		a = append(a, "--requests", strconv.FormatInt(o.Requests, 10))
+	}
+	if o.Warmup > 0 {
+		a = append(a, "--warmup", o.Warmup.String())
+	}
+	if o.NoKeepAlive {
+		a = append(a, "--no-keepalive")
+	}
+	if o.HTTP2 {
+		a = append(a, "--http2")
+	}
+	if o.Insecure {
+		a = append(a, "--insecure")
+	}
+	if o.Method != "" {
+		a = append(a, "--method", o.Method)
+	}
+	a = append(a, "--timeout", o.Timeout.String())
+	for name, vs := range o.Header {
+		for _, v := range vs {
+			a = append(a, "--header", name+": "+v)
+		}
+	}
+	if len(o.Body) > 0 {
+		if err := os.WriteFile(bodyFile, o.Body, 0o644); err != nil {
+			return nil, fmt.Errorf("measure: write request body: %w", err)
+		}
+		a = append(a, "--body-file", bodyFile)
+	}
+	if !strings.HasPrefix(o.URL, "http") {
+		return nil, fmt.Errorf("measure: target URL %q is not http(s)", o.URL)
+	}
+	return append(a, o.URL), nil
+}

@@ -1,0 +1,395 @@
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/lab"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// meshLab is a 3-node lab (app, load, ingress) running the tiered graph in
+// ns-1 with stand-in servers (python3 -m http.server answers 200 on /),
+// since the checks make every call of the graph themselves.
+type meshLab struct {
+	l   *lab.Lab
+	c   *meshCluster
+	dir string
+}
+
+func newMeshLab(t *testing.T) *meshLab {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs root, network namespaces and Envoy")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := mesh.FindEnvoy(); err != nil {
+		t.Skip(err)
+	}
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	prefix := "mbm" + hex.EncodeToString(b)
+	// A 0755 base, not t.TempDir's 0700: the sidecar user must get through.
+	base, err := os.MkdirTemp("", prefix+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l, err := lab.Up(ctx, lab.Config{Name: prefix, Prefix: prefix, StateDir: filepath.Join(base, "state"), Nodes: []lab.NodeConfig{
+		{Name: "app", Role: "app"}, {Name: "load", Role: "load"}, {Name: "ingress", Role: "ingress"},
+	}})
+	if err != nil {
+		os.RemoveAll(base)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(t, filepath.Join(l.StateDir(), "logs"))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := l.Down(ctx); err != nil {
+			t.Errorf("lab down: %v", err)
+		}
+		os.RemoveAll(base)
+	})
+	g, err := topology.Builtin("tiered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []lab.PodSpec
+	for _, s := range g.Services {
+		if _, err := l.ApplyService(ctx, lab.ServiceSpec{Namespace: "ns-1", Name: s.Name, Selector: map[string]string{LabelApp: s.Name}, Port: s.Port}); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, lab.PodSpec{
+			Namespace: "ns-1", Name: s.Name + "-0", Node: "app", ServiceAccount: s.ServiceAccount,
+			Labels: map[string]string{LabelApp: s.Name, LabelRole: string(metrics.RoleApp)},
+			Containers: []lab.ContainerSpec{{Name: "app", Role: metrics.RoleApp,
+				Command:   []string{"python3", "-m", "http.server", "--bind", "0.0.0.0", "8080"},
+				Readiness: &lab.Probe{Port: 8080, Path: "/"}}},
+		})
+	}
+	pods = append(pods, lab.PodSpec{Namespace: "ns-1", Name: LoadPodName, Node: "load", ServiceAccount: LoadServiceAccount,
+		Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
+	if err := l.CreatePods(ctx, pods); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &meshLab{l: l, c: &meshCluster{l: l, g: g}, dir: filepath.Join(base, "mesh")}
+}
+
+// dumpLogs prints the end of every pod log, to explain a failure.
+func dumpLogs(t *testing.T, dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if len(b) > 2000 {
+			b = b[len(b)-2000:]
+		}
+		t.Logf("log %s:\n%s", e.Name(), b)
+	}
+}
+
+// install installs a profile and requires every check to pass.
+func (m *meshLab) install(t *testing.T, profile string) *mesh.Installation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	in, checks, err := mesh.Install(ctx, m.c, platform.MeshSpec{Profile: profile}, mesh.Options{Dir: m.dir})
+	for _, c := range checks {
+		t.Logf("%s %s: pass=%v %s", profile, c.Name, c.Pass, c.Detail)
+	}
+	if err != nil {
+		t.Fatalf("install %s: %v", profile, err)
+	}
+	t.Cleanup(func() { m.remove(t, in) })
+	return in
+}
+
+func (m *meshLab) remove(t *testing.T, in *mesh.Installation) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := in.Remove(ctx); err != nil {
+		t.Errorf("remove: %v", err)
+	}
+}
+
+// run runs a command in a pod's or node's namespace.
+func (m *meshLab) run(t *testing.T, netns string, args ...string) string {
+	t.Helper()
+	out, err := m.c.Run(context.Background(), netns, nil, args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return string(out)
+}
+
+func (m *meshLab) pod(t *testing.T, name string) lab.Pod {
+	t.Helper()
+	p, ok := m.l.Pod("ns-1", name)
+	if !ok {
+		t.Fatalf("no pod %s", name)
+	}
+	return p
+}
+
+// checkNamed finds a check by name.
+func checkNamed(t *testing.T, checks []platform.Check, name string) platform.Check {
+	t.Helper()
+	for _, c := range checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %s in %v", name, checks)
+	return platform.Check{}
+}
+
+// wantChecks asserts which checks pass and which fail.
+func wantChecks(t *testing.T, checks []platform.Check, pass, fail []string) {
+	t.Helper()
+	for _, n := range pass {
+		if c := checkNamed(t, checks, n); !c.Pass {
+			t.Errorf("check %s failed: %s", n, c.Detail)
+		}
+	}
+	for _, n := range fail {
+		if c := checkNamed(t, checks, n); c.Pass {
+			t.Errorf("check %s passed on a broken mesh: %s", n, c.Detail)
+		} else {
+			t.Logf("check %s fails as it should: %s", n, c.Detail)
+		}
+	}
+}
+
+// plaintextAnswers reports whether a pod answers plain HTTP from a node.
+func (m *meshLab) plaintextAnswers(t *testing.T, node, pod string) bool {
+	t.Helper()
+	n, _ := m.l.Node(node)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := m.c.Dial(ctx, n.Netns, m.pod(t, pod).IP.String()+":8080")
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := conn.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+		return false
+	}
+	b := make([]byte, 12)
+	n2, _ := conn.Read(b)
+	return strings.HasPrefix(string(b[:n2]), "HTTP/")
+}
+
+func TestIntegrationMeshSidecar(t *testing.T) {
+	m := newMeshLab(t)
+	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity, mesh.CheckIngress}
+	in := m.install(t, "sidecar")
+	wantChecks(t, in.Verify(context.Background()), all, nil)
+
+	// A pod left unmeshed: its capture removed, as if istio-init never ran.
+	t3 := m.pod(t, "tier-3-app-a-0")
+	m.run(t, t3.Netns, "iptables", "-t", "nat", "-D", "PREROUTING", "-p", "tcp", "-j", "ISTIO_INBOUND")
+	m.run(t, t3.Netns, "iptables", "-t", "nat", "-D", "OUTPUT", "-p", "tcp", "-j", "ISTIO_OUTPUT")
+	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady}, []string{mesh.CheckMeshed, mesh.CheckPlaintext})
+	m.run(t, t3.Netns, "iptables", "-t", "nat", "-A", "PREROUTING", "-p", "tcp", "-j", "ISTIO_INBOUND")
+	m.run(t, t3.Netns, "iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-j", "ISTIO_OUTPUT")
+	wantChecks(t, in.Verify(context.Background()), all, nil)
+
+	// Plaintext allowed on one port (PERMISSIVE-like hole).
+	t2 := m.pod(t, "tier-2-app-a-0")
+	m.run(t, t2.Netns, "iptables", "-t", "nat", "-I", "ISTIO_INBOUND", "1", "-p", "tcp", "--dport", "8080", "-j", "RETURN")
+	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckMeshed}, []string{mesh.CheckPlaintext})
+
+	m.remove(t, in)
+	if !m.plaintextAnswers(t, "load", "tier-2-app-a-0") {
+		t.Error("after removal, the pod does not answer plaintext")
+	}
+	if rules := m.run(t, t2.Netns, "iptables-save"); strings.Contains(rules, "ISTIO") {
+		t.Errorf("capture rules left after removal:\n%s", rules)
+	}
+
+	in = m.install(t, "sidecar-l7-policy")
+	wantChecks(t, in.Verify(context.Background()), append(all, mesh.CheckAllowed, mesh.CheckDenied), nil)
+}
+
+func TestIntegrationMeshAmbient(t *testing.T) {
+	m := newMeshLab(t)
+	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity, mesh.CheckIngress}
+	in := m.install(t, "ambient")
+	wantChecks(t, in.Verify(context.Background()), all, nil)
+
+	// A pod left out of its node's capture.
+	node, _ := m.l.Node("app")
+	ip := m.pod(t, "tier-3-app-a-0").IP.String() + "/32"
+	for _, rule := range [][]string{
+		{"-s", ip, "-p", "tcp", "-j", "TPROXY", "--on-port", "15001", "--on-ip", "127.0.0.1", "--tproxy-mark", "0x111/0xfff"},
+		{"-d", ip, "-p", "tcp", "-m", "tcp", "--dport", "15008", "-j", "TPROXY", "--on-port", "15008", "--on-ip", "127.0.0.1", "--tproxy-mark", "0x111/0xfff"},
+		{"-d", ip, "-p", "tcp", "-j", "TPROXY", "--on-port", "15006", "--on-ip", "127.0.0.1", "--tproxy-mark", "0x111/0xfff"},
+	} {
+		m.run(t, node.Netns, append([]string{"iptables", "-t", "mangle", "-D", "ztunnel-PREROUTING"}, rule...)...)
+	}
+	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady}, []string{mesh.CheckMeshed, mesh.CheckPlaintext})
+	m.remove(t, in)
+	if !m.plaintextAnswers(t, "load", "tier-2-app-a-0") {
+		t.Error("after removal, the pod does not answer plaintext")
+	}
+	if rules := m.run(t, node.Netns, "iptables-save"); strings.Contains(rules, "ztunnel") {
+		t.Errorf("capture rules left after removal:\n%s", rules)
+	}
+	if rules := m.run(t, node.Netns, "ip", "rule"); strings.Contains(rules, "0x111") {
+		t.Errorf("policy route left after removal:\n%s", rules)
+	}
+}
+
+// RBAC filters, as retuneRBAC picks them from a bootstrap.
+var (
+	l4PolicyRBAC = func(m map[string]any) bool { return m["stat_prefix"] == "ztunnel_rbac" }
+	httpRBAC     = func(m map[string]any) bool {
+		return m["@type"] == "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
+	}
+)
+
+// retuneRBAC rewrites the action of the RBAC filters pick selects in a
+// proxy's bootstrap, as a broken policy rollout would.
+func retuneRBAC(t *testing.T, path string, pick func(map[string]any) bool, action string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if pick(x) {
+				if r, ok := x["rules"].(map[string]any); ok {
+					r["action"] = action
+					n++
+				}
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(cfg)
+	if n == 0 {
+		t.Fatalf("no RBAC filter to retune in %s", path)
+	}
+	if b, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restartProxy restarts a mesh container and waits for its admin socket
+// to say LIVE again.
+func (m *meshLab) restartProxy(t *testing.T, namespace, pod, container, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.l.RestartContainer(ctx, namespace, pod, container); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // let the old process go
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", filepath.Join(dir, "admin.sock"))
+	}}}
+	for ctx.Err() == nil {
+		if resp, err := c.Get("http://envoy/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s/%s did not come back", pod, container)
+}
+
+func TestIntegrationMeshAmbientL4Policy(t *testing.T) {
+	m := newMeshLab(t)
+	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity,
+		mesh.CheckAllowed, mesh.CheckDenied, mesh.CheckIngress}
+	in := m.install(t, "ambient-l4-policy")
+	wantChecks(t, in.Verify(context.Background()), all, nil)
+
+	// A policy that admits whom it should refuse: ALLOW turned into DENY on
+	// the app node's ztunnel.
+	dir := filepath.Join(m.dir, "ztunnel", "app")
+	retuneRBAC(t, filepath.Join(dir, "envoy.json"), l4PolicyRBAC, "DENY")
+	m.restartProxy(t, "istio-system", "ztunnel-app", "ztunnel", dir)
+	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext},
+		[]string{mesh.CheckDenied, mesh.CheckAllowed})
+}
+
+func TestIntegrationMeshWaypoint(t *testing.T) {
+	m := newMeshLab(t)
+	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity, mesh.CheckIngress}
+	in := m.install(t, "ambient-waypoint")
+	wantChecks(t, in.Verify(context.Background()), all, nil)
+	m.remove(t, in)
+
+	in = m.install(t, "waypoint-l7-policy")
+	wantChecks(t, in.Verify(context.Background()), append(all, mesh.CheckAllowed, mesh.CheckDenied), nil)
+	// The L7 rule inverted at the waypoint: refused calls get through.
+	dir := filepath.Join(m.dir, "waypoint", "ns-1", "waypoint-0")
+	retuneRBAC(t, filepath.Join(dir, "envoy.json"), httpRBAC, "DENY")
+	m.restartProxy(t, "ns-1", "waypoint-0", "istio-proxy", dir)
+	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady}, []string{mesh.CheckDenied, mesh.CheckAllowed})
+}
+
+func TestIntegrationMeshBaseline(t *testing.T) {
+	m := newMeshLab(t)
+	in := m.install(t, "baseline")
+	checks := in.Verify(context.Background())
+	wantChecks(t, checks, []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckIngress}, nil)
+	for _, c := range checks {
+		if c.Name == mesh.CheckMeshed || c.Name == mesh.CheckPlaintext {
+			t.Errorf("baseline runs mesh check %s", c.Name)
+		}
+	}
+	if !m.plaintextAnswers(t, "load", "tier-1-app-a-0") {
+		t.Error("baseline pods must answer plaintext")
+	}
+	u, err := in.IngressURL("ns-1", "/productpage")
+	if err != nil || u != "http://10.255.0.3:8080/ns-1/productpage" {
+		t.Errorf("ingress URL %q %v", u, err)
+	}
+}

@@ -1,0 +1,202 @@
+package lab
+
+import (
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/lab"
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+func testNodes() []lab.Node {
+	return []lab.Node{
+		{Name: "app-1", Role: "app", IP: netip.MustParseAddr("10.255.0.1")},
+		{Name: "app-2", Role: "app", IP: netip.MustParseAddr("10.255.0.2")},
+		{Name: "load-1", Role: "load", IP: netip.MustParseAddr("10.255.0.3")},
+	}
+}
+
+func tiered(t *testing.T) *topology.Graph {
+	t.Helper()
+	g, err := topology.Load("tiered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestPlanPods(t *testing.T) {
+	t.Parallel()
+	g := tiered(t)
+	vips := map[string]string{}
+	for _, ns := range []string{"ns-1", "ns-2"} {
+		for i, s := range g.Services {
+			vips[ns+"/"+s.Name] = "10.96.0." + string(rune('a'+i)) + ":8080"
+		}
+	}
+	pods, err := planPods(platform.Workload{Graph: g, Namespaces: 2}, testNodes(), "/bin/mb", "/g.yaml", vips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 2*(len(g.Deployments())+1) {
+		t.Fatalf("%d pods, want the graph's deployments and a load pod per namespace", len(pods))
+	}
+	byKey := map[string]lab.PodSpec{}
+	for _, p := range pods {
+		byKey[p.Namespace+"/"+p.Name] = p
+	}
+	front := byKey["ns-2/"+g.Entry+"-0"]
+	if len(front.Containers) != 1 {
+		t.Fatalf("entry pod %+v", front)
+	}
+	cmd := strings.Join(front.Containers[0].Command, " ")
+	for _, want := range []string{"/bin/mb app --graph /g.yaml --service " + g.Entry, "--namespace ns-2", "--listen :8080"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("command %q lacks %q", cmd, want)
+		}
+	}
+	for _, up := range g.Calls(g.Entry) {
+		if !strings.Contains(cmd, "--upstream "+up+"="+vips["ns-2/"+up]) {
+			t.Errorf("command %q lacks the upstream %s of its own namespace", cmd, up)
+		}
+	}
+	if front.Labels[LabelApp] != g.Entry || front.Labels[LabelRole] != "app" || front.Containers[0].Readiness.Path != "/readyz" {
+		t.Errorf("entry pod labels or probe: %+v", front)
+	}
+	for _, ns := range []string{"ns-1", "ns-2"} {
+		lp := byKey[ns+"/"+LoadPodName]
+		if lp.Node != "load-1" || len(lp.Containers) != 0 || lp.ServiceAccount != LoadServiceAccount {
+			t.Errorf("load pod of %s: %+v", ns, lp)
+		}
+	}
+	for _, p := range pods {
+		if p.Node == "load-1" && p.Name != LoadPodName {
+			t.Errorf("app pod %s placed on the load node", p.Name)
+		}
+	}
+}
+
+// Changing one service's replicas changes no other pod's placement or
+// spec, so a redeploy keeps them.
+func TestPlanPodsStableUnderReplicaChange(t *testing.T) {
+	t.Parallel()
+	g := tiered(t)
+	w := platform.Workload{Graph: g, Namespaces: 3}
+	before, _ := planPods(w, testNodes(), "/bin/mb", "/g.yaml", nil)
+	w.Replicas = map[string]int{"tier-2-app-a": 3}
+	after, _ := planPods(w, testNodes(), "/bin/mb", "/g.yaml", nil)
+	if len(after) != len(before)+2*3 {
+		t.Fatalf("%d pods after, %d before: want 2 more per namespace", len(after), len(before))
+	}
+	spec := map[string]string{}
+	for _, p := range after {
+		spec[p.Namespace+"/"+p.Name] = p.Labels[LabelSpec]
+	}
+	for _, p := range before {
+		if spec[p.Namespace+"/"+p.Name] != p.Labels[LabelSpec] {
+			t.Errorf("pod %s/%s changed", p.Namespace, p.Name)
+		}
+	}
+	// Replicas of one deployment spread over both app nodes.
+	nodes := map[string]bool{}
+	for _, p := range after {
+		if p.Namespace == "ns-1" && strings.HasPrefix(p.Name, "tier-2-app-a-") {
+			nodes[p.Node] = true
+		}
+	}
+	if len(nodes) != 2 {
+		t.Errorf("tier-2-app-a replicas on %v, want both app nodes", nodes)
+	}
+}
+
+func TestPlanPodsNeedsAppNode(t *testing.T) {
+	t.Parallel()
+	_, err := planPods(platform.Workload{Graph: tiered(t), Namespaces: 1}, testNodes()[2:], "/bin/mb", "/g.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "role app") {
+		t.Errorf("err = %v, want one naming the missing app role", err)
+	}
+}
+
+func TestLoadArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		o    load.Options
+		want []string
+	}{
+		{name: "open loop", o: load.Options{URL: "http://10.96.0.10:8080/", Rate: 450, Connections: 100, Duration: time.Minute, Warmup: 10 * time.Second, HTTP2: true, Timeout: time.Second},
+			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "100", "--rate", "450", "--duration", "1m0s", "--warmup", "10s", "--http2", "--timeout", "1s", "http://10.96.0.10:8080/"}},
+		{name: "closed loop by count", o: load.Options{URL: "http://x/", Connections: 32, Requests: 300000, NoKeepAlive: true, Method: "GET"},
+			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "32", "--requests", "300000", "--no-keepalive", "--method", "GET", "--timeout", "0s", "http://x/"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadArgs("/mb", tt.o, filepath.Join(t.TempDir(), "body"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("args\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadArgsBodyAndHeaders(t *testing.T) {
+	t.Parallel()
+	body := filepath.Join(t.TempDir(), "body")
+	o := load.Options{URL: "http://x/", Connections: 1, Method: "POST", Body: []byte("{}"), Header: map[string][]string{"X-A": {"1"}}}
+	got, err := loadArgs("/mb", o, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Join(got, " ")
+	if !strings.Contains(s, "--header X-A: 1") || !strings.Contains(s, "--body-file "+body) {
+		t.Errorf("args %q", s)
+	}
+	if _, err := loadArgs("/mb", load.Options{URL: "10.0.0.1"}, body); err == nil {
+		t.Error("a URL without scheme was accepted")
+	}
+}
+
+func TestLoadClusterFile(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		file    string
+		wantErr string
+	}{
+		{name: "valid", file: "valid-cluster.yaml"},
+		{name: "unknown role", file: "invalid-role.yaml", wantErr: `role "worker"`},
+		{name: "unknown field", file: "invalid-field.yaml", wantErr: "cpu"},
+		{name: "workload without app node", file: "invalid-no-app.yaml", wantErr: "role app"},
+		{name: "missing", file: "nope.yaml", wantErr: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := LoadClusterFile(filepath.Join("testdata", tt.file))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name != "demo" || len(f.Nodes) != 2 || f.Nodes[1].CPUs != "1" || f.Workload.Namespaces != 1 {
+				t.Errorf("file %+v", f)
+			}
+			// A graph file is found next to the cluster file.
+			if f.Workload.Graph != filepath.Join("testdata", "graph.yaml") || f.Workload.Replicas["tier-2-app-a"] != 2 {
+				t.Errorf("workload %+v", f.Workload)
+			}
+		})
+	}
+}

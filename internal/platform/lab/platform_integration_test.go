@@ -1,0 +1,114 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// needLab skips unless the test can run a real lab with the meshbench
+// binary (MESHBENCH_BIN, set by scripts/test.sh).
+func needLab(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs root, network namespaces and bin/meshbench")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	bin := os.Getenv("MESHBENCH_BIN")
+	if bin == "" {
+		t.Skip("MESHBENCH_BIN is not set (make build; scripts/test.sh sets it)")
+	}
+	return bin
+}
+
+func TestIntegrationDeployRedeployMeasure(t *testing.T) {
+	needLab(t)
+	prefix := testPrefix()
+	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: t.TempDir() + "/state"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer dcancel()
+		if err := p.Down(dctx); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	spec := platform.ClusterSpec{Nodes: []platform.NodeSpec{{Name: "app", Role: platform.NodeApp}, {Name: "load", Role: platform.NodeLoad}}}
+	if err := p.Up(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	g, err := topology.Load("tiered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]int{}
+	for _, pod := range p.lab.Pods() {
+		for _, c := range pod.Containers {
+			pids[pod.Key()] = c.PID
+		}
+	}
+	if len(pids) != 4 {
+		t.Fatalf("app pods: %v, want the 4 of the tiered graph", pids)
+	}
+
+	// A replica sweep adds one pod and leaves the others running.
+	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1, Replicas: map[string]int{"tier-2-app-a": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range p.lab.Pods() {
+		for _, c := range pod.Containers {
+			if old, ok := pids[pod.Key()]; ok && old != c.PID {
+				t.Errorf("pod %s was restarted by the redeploy", pod.Key())
+			}
+		}
+	}
+	if s, _ := p.lab.Service("ns-1", "tier-2-app-a"); len(s.Endpoints) != 2 {
+		t.Errorf("tier-2-app-a endpoints %v, want 2", s.Endpoints)
+	}
+
+	m, err := p.Measure(ctx, platform.LoadSpec{Path: platform.PathService, PerNamespace: true,
+		Options: load.Options{Connections: 2, Rate: 100, Duration: 2 * time.Second, Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Generators) != 1 {
+		t.Fatalf("%d generators, want 1", len(m.Generators))
+	}
+	r := m.Generators[0]
+	if r.Requests < 150 || r.Errors != 0 {
+		t.Errorf("generator: %d requests, %d errors; want about 200 and none", r.Requests, r.Errors)
+	}
+	roles := map[metrics.Role]int{}
+	for _, s := range m.Resources {
+		roles[s.Component.Role]++
+		for _, x := range s.Samples {
+			if x.Time.Before(m.Start) || x.Time.After(m.End.Add(time.Second)) {
+				t.Errorf("%s sample at %s outside the window %s..%s", s.Component.Pod, x.Time, m.Start, m.End)
+			}
+		}
+	}
+	if roles[metrics.RoleApp] != 5 || roles[metrics.RoleLoad] != 1 {
+		t.Errorf("series by role %v, want 5 app and 1 load", roles)
+	}
+	var appCPU float64
+	for _, s := range m.Resources {
+		if s.Component.Role == metrics.RoleApp {
+			appCPU += s.MeanCPU()
+		}
+	}
+	if appCPU <= 0 {
+		t.Error("the app used no CPU under load")
+	}
+}

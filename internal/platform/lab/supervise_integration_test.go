@@ -1,0 +1,102 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/lab"
+)
+
+// `meshbench lab up` leaves a detached supervisor; after it is killed
+// with SIGKILL, its pods run on unsupervised, and `lab down` (Teardown)
+// still removes every process, namespace, cgroup and file.
+func TestIntegrationLabUpKill9Down(t *testing.T) {
+	bin := needLab(t)
+	prefix := testPrefix()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cluster.yaml")
+	cluster := "name: " + prefix + "\nprefix: " + prefix + `
+nodes:
+  - {name: app, role: app}
+  - {name: load, role: load}
+workload: {graph: tiered, namespaces: 1}
+`
+	if err := os.WriteFile(file, []byte(cluster), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stateDir := filepath.Join(lab.DefaultStateRoot, prefix)
+	t.Cleanup(func() { _ = lab.Teardown(context.Background(), lab.TeardownOptions{Name: prefix, Prefix: prefix}) })
+	if err := Start(ctx, file, Options{Bin: bin}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := lab.ReadState(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, p := range st.Pods {
+		for _, c := range p.Containers {
+			if !c.Ready {
+				t.Errorf("lab up returned with %s not ready", p.Key())
+			}
+			pids = append(pids, c.PID)
+		}
+	}
+	if len(pids) != 4 {
+		t.Fatalf("state lists %d app containers, want 4", len(pids))
+	}
+	if err := syscall.Kill(st.Owner, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, pid := range pids {
+		if !running(pid) {
+			t.Fatalf("pod process %d died with the supervisor; the test proves nothing", pid)
+		}
+	}
+	if err := lab.Teardown(ctx, lab.TeardownOptions{Name: prefix}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if running(pid) {
+			t.Errorf("pod process %d survived lab down", pid)
+		}
+	}
+	ents, _ := os.ReadDir("/run/netns")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix+"-") {
+			t.Errorf("network namespace %s survived lab down", e.Name())
+		}
+	}
+	if len(st.Cgroups.Dirs) == 0 {
+		t.Error("the state names no cgroups")
+	}
+	for _, d := range st.Cgroups.Dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("cgroup %s survived lab down", d)
+		}
+	}
+	for _, p := range []string{stateDir, lab.SupervisorLog(stateDir)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s survived lab down", p)
+		}
+	}
+}
+
+// running reports whether a process exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	return !strings.HasPrefix(s[strings.LastIndexByte(s, ')')+1:], " Z")
+}

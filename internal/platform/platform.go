@@ -1,0 +1,153 @@
+package platform
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// Platform is one place to run studies. Every blocking method takes a
+// context and undoes its partial work when that context ends.
+type Platform interface {
+	// Info reports what the platform is and can do, for the result's
+	// provenance and for the runner's checks.
+	Info(ctx context.Context) (Info, error)
+	// Up brings the cluster up, or checks that an existing one has the
+	// nodes and roles the spec asks for.
+	Up(ctx context.Context, spec ClusterSpec) error
+	// Deploy makes the workload's pods and Services run and be ready,
+	// replacing any workload deployed before.
+	Deploy(ctx context.Context, w Workload) error
+	// InstallMesh installs a mesh profile on the deployed workload and runs
+	// its verification checks. A failed check is returned in the checks
+	// and as an error.
+	InstallMesh(ctx context.Context, m MeshSpec) ([]Check, error)
+	// RemoveMesh removes what InstallMesh installed, leaving the workload.
+	RemoveMesh(ctx context.Context) error
+	// Measure runs the load generators (warm-up, then the measured phase)
+	// and samples every component's CPU and memory over exactly the
+	// measured window.
+	Measure(ctx context.Context, spec LoadSpec) (Measurement, error)
+	// Down removes everything the platform made: workload, meshes, load
+	// generators and, where it created it, the cluster.
+	Down(ctx context.Context) error
+}
+
+// Info describes a platform and the host facts recorded with each result.
+type Info struct {
+	Name          string            `json:"name"` // "lab" or "kubernetes"
+	Kernel        string            `json:"kernel,omitempty"`
+	CPUModel      string            `json:"cpu_model,omitempty"`
+	CPUs          int               `json:"cpus,omitempty"`
+	CgroupVersion int               `json:"cgroup_version,omitempty"`
+	CanPinCPUs    bool              `json:"can_pin_cpus"`
+	EnvoyVersion  string            `json:"envoy_version,omitempty"`
+	Versions      map[string]string `json:"versions,omitempty"` // component -> version
+}
+
+// NodeRole is what a node is for, as the bookinfo study separated them.
+type NodeRole string
+
+// Node roles.
+const (
+	NodeApp     NodeRole = "app"
+	NodeLoad    NodeRole = "load"
+	NodeMesh    NodeRole = "mesh"    // control plane and ingress
+	NodeIngress NodeRole = "ingress" // the ingress gateway's own node
+)
+
+// NodeSpec is one node of the cluster.
+type NodeSpec struct {
+	Name string   `json:"name"`
+	Role NodeRole `json:"role"`
+	// CPUs pins the node to a CPU list such as "1" or "0-1"; empty means
+	// unpinned. On Kubernetes it is ignored.
+	CPUs string `json:"cpus,omitempty"`
+	// Labels select the node's role on Kubernetes.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Taints are taints the role's nodes carry on Kubernetes, as
+	// "key=value:Effect" or "key:Effect"; the role's pods tolerate them.
+	Taints []string `json:"taints,omitempty"`
+}
+
+// ClusterSpec is the cluster a study needs.
+type ClusterSpec struct {
+	Nodes []NodeSpec `json:"nodes"`
+}
+
+// MeshSpec is one mesh profile and its settings. Zero values take the
+// profile's defaults (Istio's: 2 workers, 100m / 128Mi per sidecar,
+// 200m / 512Mi per node proxy, 100m / 128Mi per waypoint).
+type MeshSpec struct {
+	Profile          string `json:"profile"`
+	Workers          int    `json:"workers,omitempty"`
+	ProxyCPU         string `json:"proxy_cpu,omitempty"`
+	ProxyMemory      string `json:"proxy_memory,omitempty"`
+	NodeProxyCPU     string `json:"node_proxy_cpu,omitempty"`
+	NodeProxyMemory  string `json:"node_proxy_memory,omitempty"`
+	WaypointReplicas int    `json:"waypoint_replicas,omitempty"`
+}
+
+// Check is one verification check's outcome.
+type Check struct {
+	Name   string `json:"name"`
+	Pass   bool   `json:"pass"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// FailedChecks describes the checks that did not pass, as "name: detail"
+// joined by "; ", or returns "" when every check passed.
+func FailedChecks(checks []Check) string {
+	var failed []string
+	for _, c := range checks {
+		if !c.Pass {
+			failed = append(failed, c.Name+": "+c.Detail)
+		}
+	}
+	return strings.Join(failed, "; ")
+}
+
+// LoadPath is where the load enters the workload.
+type LoadPath string
+
+// Load paths.
+const (
+	PathService LoadPath = "service" // a pod calling the entry Service
+	PathIngress LoadPath = "ingress" // outside the cluster, through the ingress gateway
+)
+
+// LoadSpec is the load for one measurement. Options.URL is filled in by
+// the platform per generator; the rest applies to each generator as given
+// (a per-namespace generator gets the whole Rate and Connections).
+type LoadSpec struct {
+	Options      load.Options `json:"options"`
+	Path         LoadPath     `json:"path"`
+	PerNamespace bool         `json:"per_namespace"`
+	// LogDir, when set, is a directory for this measurement's logs: each
+	// generator's own output, and the logs of pods that restarted during
+	// it. The runner gives each cell its own; it is not part of the
+	// recorded load.
+	LogDir string `json:"-"`
+}
+
+// Measurement is what one measured phase produced.
+type Measurement struct {
+	Start      time.Time        `json:"start"`
+	End        time.Time        `json:"end"`
+	Generators []load.Result    `json:"generators"`
+	Resources  []metrics.Series `json:"resources"`
+}
+
+// Workload is the application under test: a service graph stamped into
+// Namespaces isolated copies (ns-1 ... ns-N).
+type Workload struct {
+	Graph      *topology.Graph `json:"graph"`
+	Namespaces int             `json:"namespaces"`
+	// Replicas overrides the graph's replica count per service name, for
+	// replica sweeps.
+	Replicas map[string]int `json:"replicas,omitempty"`
+}

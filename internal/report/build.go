@@ -1,0 +1,138 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/report/chart"
+)
+
+// builder assembles one study's document.
+type builder struct {
+	d      *analysis.Dataset
+	colour map[string]string // mesh -> colour, the same in every chart
+}
+
+// Build turns a dataset into the report's document: a summary, the
+// study-shaped tables and charts, the excluded cells and the provenance.
+func Build(d *analysis.Dataset) *Document {
+	b := &builder{d: d, colour: map[string]string{}}
+	for i, m := range d.Meshes {
+		b.colour[m] = chart.Colour(i)
+	}
+	doc := &Document{
+		Title:    "meshbench report: " + d.Index.Study,
+		Subtitle: b.subtitle(),
+	}
+	for _, s := range []Section{
+		b.summary(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(),
+		b.replicaSweep(), b.allocation(), b.cost(),
+	} {
+		if len(s.Blocks) > 0 {
+			doc.Sections = append(doc.Sections, s)
+		}
+	}
+	doc.Sections = append(doc.Sections, b.excluded(), b.provenance())
+	return doc
+}
+
+func (b *builder) subtitle() string {
+	ix := b.d.Index
+	cells := fmt.Sprintf("%d cells", len(ix.Cells))
+	if ix.Planned > len(ix.Cells) {
+		cells = fmt.Sprintf("%d of %d planned cells", len(ix.Cells), ix.Planned)
+	}
+	s := fmt.Sprintf("%s (%d excluded), %d meshes, %d load configurations; run %s",
+		cells, len(b.d.Excluded), len(b.d.Meshes), len(b.d.Configs), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+	if !ix.End.IsZero() {
+		s += " to " + ix.End.UTC().Format("2006-01-02 15:04 MST")
+	}
+	if !ix.Complete {
+		s += ". The run is INCOMPLETE: interrupted or still going"
+	}
+	return s
+}
+
+// meshesWith returns the meshes that measured a part, in report order.
+func (b *builder) meshesWith(p analysis.Part) []string {
+	var out []string
+	for _, m := range b.d.Meshes {
+		if b.d.HasPart(m, p) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// short labels a configuration by its values alone, for chart categories;
+// shortAxis names the parameters in the same order.
+func short(c analysis.Config, params []analysis.Param) string {
+	var v []string
+	for _, p := range params {
+		if x, ok := c.Params[p.Name]; ok {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return "all"
+	}
+	return strings.Join(v, " / ")
+}
+
+func shortAxis(params []analysis.Param) string {
+	var n []string
+	for _, p := range params {
+		n = append(n, p.Name)
+	}
+	if len(n) == 0 {
+		return "configuration"
+	}
+	return strings.Join(n, " / ")
+}
+
+// loadText describes the load of a configuration as its cells ran it.
+func loadText(g *analysis.Group) string {
+	if g == nil || len(g.Reps) == 0 {
+		return ""
+	}
+	o := g.Reps[0].Load.Options
+	var parts []string
+	if o.Rate > 0 {
+		parts = append(parts, fmt.Sprintf("open loop at %s req/s", num(o.Rate)))
+	} else {
+		parts = append(parts, "closed loop")
+	}
+	parts = append(parts, fmt.Sprintf("%d connections", o.Connections))
+	if o.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", o.Requests))
+	}
+	if o.Duration > 0 {
+		parts = append(parts, o.Duration.String())
+	}
+	if o.NoKeepAlive {
+		parts = append(parts, "keep-alive off")
+	}
+	if o.HTTP2 {
+		parts = append(parts, "HTTP/2")
+	}
+	if p := g.Reps[0].Load.Path; p != "" {
+		parts = append(parts, "through the "+string(p))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// firstGroup returns any mesh's group at a configuration.
+func (b *builder) firstGroup(c analysis.Config) *analysis.Group {
+	for _, m := range b.d.Meshes {
+		if g := b.d.Group(m, c); g != nil && len(g.Reps) > 0 {
+			return g
+		}
+	}
+	return nil
+}
+
+var nan = math.NaN()
+
+const intervalNote = "Each figure is the median over repetitions, with its 95% bootstrap interval in brackets."

@@ -1,0 +1,146 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// probe runs in a copy of the report, after everything else: it counts
+// the charts, and in each the data marks the browser actually laid out
+// with a size, and writes the counts into the DOM for --dump-dom.
+const probe = `<script>
+(function () {
+  var charts = document.querySelectorAll("svg.chart"), drawn = 0, marks = 0;
+  charts.forEach(function (svg) {
+    var ok = false;
+    svg.querySelectorAll(".mark").forEach(function (m) {
+      var b = m.getBBox();
+      if (b.width > 0 || b.height > 0) { marks++; ok = true; }
+    });
+    if (ok) drawn++;
+  });
+  var out = document.createElement("pre");
+  out.id = "meshbench-probe";
+  out.textContent = "charts=" + charts.length + " drawn=" + drawn + " marks=" + marks;
+  document.body.appendChild(out);
+})();
+</script>`
+
+// chromium runs headless Chromium with a fresh profile and returns its
+// stdout and stderr. It runs in its own process group, so that on a
+// timeout the browser's helper processes go with it.
+func chromium(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
+	cmd := exec.CommandContext(ctx, chromiumPath, append(base, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // any helper left behind
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// consoleLines returns Chromium's log lines for console messages: script
+// errors, and fetches the content security policy refused.
+func consoleLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Refused to") || strings.Contains(l, "Uncaught") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// withProbe copies the report with the probe script added and the policy
+// relaxed for inline scripts only; fetches stay forbidden.
+func withProbe(t *testing.T, html, extraBody string) string {
+	t.Helper()
+	html = strings.Replace(html, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
+	html = strings.Replace(html, "</body>", extraBody+probe+"</body>", 1)
+	p := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(p, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var probeRE = regexp.MustCompile(`charts=(\d+) drawn=(\d+) marks=(\d+)`)
+
+func TestIntegrationReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("chromium is not installed")
+	}
+	html, doc := renderHTML(t)
+
+	t.Run("every chart drawn, no console errors", func(t *testing.T) {
+		dom, stderr := chromium(t, "--dump-dom", "file://"+withProbe(t, html, ""))
+		m := probeRE.FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("the probe did not run; console: %v", consoleLines(stderr))
+		}
+		charts, _ := strconv.Atoi(m[1])
+		drawn, _ := strconv.Atoi(m[2])
+		marks, _ := strconv.Atoi(m[3])
+		if charts != len(doc.Charts()) || drawn != charts || marks < charts {
+			t.Errorf("%d charts in the page, %d drawn, %d marks; the report has %d charts", charts, drawn, marks, len(doc.Charts()))
+		}
+		if l := consoleLines(stderr); len(l) > 0 {
+			t.Errorf("console messages:\n%s", strings.Join(l, "\n"))
+		}
+		t.Logf("%d charts drawn with %d marks", drawn, marks)
+	})
+
+	// The check above can only pass if the console is watched: a page that
+	// tries a fetch must be caught.
+	t.Run("a fetch would be caught", func(t *testing.T) {
+		_, stderr := chromium(t, "--dump-dom", "file://"+withProbe(t, html, `<img src="http://127.0.0.1:9/x.png">`))
+		if len(consoleLines(stderr)) == 0 {
+			t.Error("an external image went unreported: the console check is blind")
+		}
+	})
+
+	t.Run("screenshot", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "report.html")
+		if err := os.WriteFile(p, []byte(html), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shot := os.Getenv("MESHBENCH_REPORT_SCREENSHOT")
+		if shot == "" {
+			shot = filepath.Join(dir, "report.png")
+		}
+		chromium(t, "--screenshot="+shot, "--window-size=1280,4200", "--hide-scrollbars", "file://"+p)
+		b, err := os.ReadFile(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("\x89PNG")) || len(b) < 50_000 {
+			t.Errorf("screenshot %s is not a plausible PNG (%d bytes)", shot, len(b))
+		}
+		t.Logf("screenshot: %s (%d bytes)", shot, len(b))
+	})
+}

@@ -1,0 +1,110 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/cost"
+)
+
+// cost prices the representative configuration two ways: by requests,
+// packing the measured pods' requests onto nodes (the 50-tenant study's
+// model), and by consumption, pricing the data plane's measured usage per
+// vCPU-month and GB-month (the Online Boutique study's), with an interval
+// from the repetitions.
+func (b *builder) cost() Section {
+	s := Section{ID: "cost", Title: "Cost"}
+	d := b.d
+	if !b.anyResources() {
+		return s
+	}
+	rep := d.Representative()
+	catalog, err := cost.LoadCatalog("")
+	if err != nil {
+		return Section{ID: "cost", Title: "Cost", Blocks: []Block{text("No cost: " + err.Error())}}
+	}
+	s.Blocks = append(s.Blocks, text("At "+rep.Label()+". Prices are list prices from meshbench's built-in catalog; `meshbench cost --results` prints the same figures and prices other machine types, unit prices and request rates."))
+	s.Blocks = append(s.Blocks, b.costByRequests(rep, catalog)...)
+	s.Blocks = append(s.Blocks, b.costByConsumption(rep, catalog)...)
+	return s
+}
+
+// costByRequests renders the cost package's recorded allocation, the one
+// `meshbench cost --results` prints.
+func (b *builder) costByRequests(rep analysis.Config, catalog *cost.Catalog) []Block {
+	out := []Block{heading("By requests: nodes to hold what the pods ask for")}
+	m, err := catalog.Machine(cost.DefaultNode)
+	var e *cost.AllocationEstimate
+	if err == nil {
+		e, err = cost.RecordedAllocation(b.d, rep, m, catalog.PricesNote)
+	}
+	switch {
+	case err != nil:
+		return append(out, text("Not priced: "+err.Error()))
+	case e == nil:
+		return append(out, text("The results hold no application pods to pack."))
+	}
+	t := &Table{Header: []string{"Mesh", "Nodes", "Ideal nodes", "Monthly cost (USD)", "Increase", "Ideal monthly cost (USD)", "Ideal increase"}}
+	for i, r := range e.Rows {
+		nodes := fmt.Sprint(r.Nodes)
+		if !r.PackingOptimal {
+			nodes += " (or fewer)"
+		}
+		inc, idealInc := percent(r.IncreasePct), percent(r.IdealIncreasePct)
+		if i == 0 {
+			inc, idealInc = "—", "—" // the baseline, which the others are measured from
+		}
+		t.Rows = append(t.Rows, []string{r.Mesh, nodes, num(r.IdealNodes), fmt.Sprintf("%.2f", r.MonthlyCost),
+			inc, fmt.Sprintf("%.2f", r.IdealMonthlyCost), idealInc})
+	}
+	return append(out,
+		text(fmt.Sprintf("Every pod as the results recorded it, in every namespace: the application's pods (each with its own sidecar under a sidecar mesh) "+
+			"and each mesh's per-node proxies, control plane and waypoints, packed onto the fewest %s nodes. "+
+			"Ideal nodes split pods as if they could be cut.", m.Name)),
+		table(t),
+		Block{Heading: "Assumptions", Code: strings.Join(e.Assumptions, "\n"), Collapsed: true})
+}
+
+// costByConsumption renders the cost package's per-repetition pricing, the
+// medians of which `meshbench cost --results` prints, with intervals.
+func (b *builder) costByConsumption(rep analysis.Config, catalog *cost.Catalog) []Block {
+	out := []Block{heading("By consumption: the data plane's measured usage")}
+	prices, err := cost.DefaultUnitPrices(catalog)
+	if err != nil {
+		return append(out, text("Not priced: "+err.Error()))
+	}
+	t := &Table{Header: []string{"Mesh", "Data plane CPU (cores)", "Data plane memory (GB)", "Monthly cost (USD)", "CPU per 1000 req/s (cores)"}}
+	for _, mesh := range b.d.Meshes {
+		g := b.d.Group(mesh, rep)
+		if g == nil || len(g.Reps) == 0 || !b.d.HasPart(mesh, analysis.PartDataPlane) {
+			continue
+		}
+		rows, err := cost.GroupConsumption(g, prices, nil)
+		if err != nil {
+			return append(out, text("Not priced: "+err.Error()))
+		}
+		var cores, gb, usd, per []float64
+		for _, r := range rows {
+			cores, gb, usd, per = append(cores, r.CPUCores), append(gb, r.MemoryGB), append(usd, r.MonthlyCost), append(per, r.CPUPer1000RPS)
+		}
+		t.Rows = append(t.Rows, []string{mesh, est(analysis.MedianCI(cores), 1), est(analysis.MedianCI(gb), 1),
+			est(analysis.MedianCI(usd), 1), est(analysis.MedianCI(per), 1)})
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return append(out, text(fmt.Sprintf("Sidecars, node proxies and waypoints at their measured mean usage, priced at %s per vCPU-month and %s per GB-month (%s); "+
+		"priced per repetition, so each figure is a median with its 95%% interval.", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source)), table(t))
+}
+
+func dollars(v float64) string { return fmt.Sprintf("$%.2f", v) }
+
+// percent formats an increase; one over a zero baseline has none.
+func percent(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", v)
+}

@@ -1,0 +1,126 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+)
+
+// num formats a figure with about three significant digits and no
+// exponent, the precision the measurements support.
+func num(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "n/a"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 0.01 || a == 0:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// signed is num with an explicit sign.
+func signed(v float64) string {
+	s := num(v)
+	if v > 0 || (v == 0 && !strings.HasPrefix(s, "-")) {
+		return "+" + s
+	}
+	return s
+}
+
+// unit scales a metric's values for display: milliseconds, cores and
+// MiB stay, bytes become MiB.
+func unit(m analysis.Metric) (scale float64, name string) {
+	switch {
+	case m.IsMemory():
+		return 1.0 / (1 << 20), "MiB"
+	case m.IsCPU():
+		return 1, "cores"
+	case m.IsLatency():
+		return 1, "ms"
+	case m == analysis.Duration:
+		return 1, "s"
+	case m == analysis.ErrorPct:
+		return 1, "%"
+	}
+	return 1, ""
+}
+
+// est formats an estimate as "median [lo, hi]"; a single run shows its
+// value and says it has no interval; no runs show a dash.
+func est(e analysis.Estimate, scale float64) string {
+	switch {
+	case !e.Valid():
+		return "—"
+	case !e.Interval():
+		return num(e.Median*scale) + " (1 run)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", num(e.Median*scale), num(e.Lo*scale), num(e.Hi*scale))
+}
+
+// diffText formats a difference in the metric's unit and in percent.
+func diffText(d analysis.Diff, scale float64, unitName string) string {
+	if !d.Delta.Valid() {
+		return "—"
+	}
+	u := ""
+	if unitName != "" && unitName != "%" {
+		u = " " + unitName
+	}
+	if !d.Delta.Interval() {
+		return fmt.Sprintf("%s%s (%s%%), too few runs for an interval", signed(d.Delta.Median*scale), u, signed(d.Pct.Median))
+	}
+	return fmt.Sprintf("%s%s [%s, %s] (%s%% [%s, %s])",
+		signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale),
+		signed(d.Pct.Median), signed(d.Pct.Lo), signed(d.Pct.Hi))
+}
+
+// verdictText says in words what a difference against a reference shows.
+func verdictText(d analysis.Diff) string {
+	switch analysis.Judge(d) {
+	case analysis.Higher:
+		return "higher"
+	case analysis.Lower:
+		return "lower"
+	case analysis.NoDifference:
+		return "no measurable difference"
+	}
+	return "too few runs to tell"
+}
+
+// slug makes a string safe as a file name and an HTML id.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// runs says how many repetitions a figure rests on and how many were left
+// out.
+func runs(g *analysis.Group) string {
+	if g == nil {
+		return "not run"
+	}
+	if len(g.Excluded) == 0 {
+		return strconv.Itoa(len(g.Reps))
+	}
+	return fmt.Sprintf("%d (%d excluded)", len(g.Reps), len(g.Excluded))
+}

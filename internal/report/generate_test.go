@@ -1,0 +1,178 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/analysis/fixture"
+)
+
+func TestGenerateWritesReports(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	var stdout bytes.Buffer
+	files, err := Generate(context.Background(), Options{Dirs: []string{fixtureDir}, Out: out, SMP: "-", Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{HTMLFile, MarkdownFile, filepath.Join(ChartDir, "overhead-p50.svg")} {
+		if !slices.Contains(files, filepath.Join(out, want)) {
+			t.Errorf("%s not among the files written: %v", want, files)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every chart the Markdown links is a file beside it.
+	for _, line := range strings.Split(string(md), "\n") {
+		if i := strings.Index(line, "](charts/"); i >= 0 {
+			name := line[i+2 : strings.LastIndex(line, ")")]
+			if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+				t.Errorf("Markdown links %s: %v", name, err)
+			}
+		}
+	}
+	var x smpExport
+	if err := json.Unmarshal(stdout.Bytes(), &x); err != nil || len(x.Results) == 0 {
+		t.Errorf("--smp - wrote no SMP export to stdout: %v", err)
+	}
+}
+
+func TestGenerateOptionErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"no directory", Options{}, "one results directory"},
+		{"two without compare", Options{Dirs: []string{fixtureDir, fixtureDir}}, "--compare"},
+		{"compare with one", Options{Dirs: []string{fixtureDir}, Compare: true}, "two results directories"},
+		{"unknown format", Options{Dirs: []string{fixtureDir}, Formats: []string{"pdf"}}, `unknown --format "pdf"`},
+		{"not a results directory", Options{Dirs: []string{t.TempDir()}}, "not a results directory"},
+	}
+	for _, tt := range tests {
+		_, err := Generate(context.Background(), tt.o)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestSMPExport(t *testing.T) {
+	t.Parallel()
+	d := loadFixture(t)
+	var buf bytes.Buffer
+	if err := WriteSMP(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	var x smpExport
+	if err := json.Unmarshal(buf.Bytes(), &x); err != nil {
+		t.Fatal(err)
+	}
+	tests, meshes := map[string]bool{}, map[string]smpMeshConfig{}
+	for _, c := range x.TestConfigs {
+		tests[c.ID] = true
+	}
+	for _, m := range x.MeshConfigs {
+		meshes[m.ID] = m
+	}
+	usable := len(d.Index.Cells) - len(d.Excluded)
+	if len(x.Results) != usable || len(x.Omitted) != len(d.Excluded) {
+		t.Errorf("%d results and %d omitted cells, want %d and %d", len(x.Results), len(x.Omitted), usable, len(d.Excluded))
+	}
+	for _, r := range x.Results {
+		for _, o := range x.Omitted {
+			if o.ID == r.ID {
+				t.Errorf("excluded cell %s exported as a result", r.ID)
+			}
+		}
+		m, ok := meshes[r.MeshConfigID]
+		if !tests[r.TestID] || !ok || r.EnvID != x.Environment.ID {
+			t.Errorf("result %s refers to missing configs: %s %s %s", r.ID, r.TestID, r.MeshConfigID, r.EnvID)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, r.StartTime); err != nil || !strings.HasSuffix(r.StartTime, "Z") {
+			t.Errorf("result %s start time %q is not a proto3 JSON timestamp", r.ID, r.StartTime)
+		}
+		l := r.LatenciesMs
+		if !(l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.Max) || r.ActualQPS <= 0 {
+			t.Errorf("result %s latencies out of order: %+v", r.ID, l)
+		}
+		switch mesh := r.Labels["meshbench.mesh"]; mesh {
+		case fixture.Sidecar:
+			if m.MeshType == nil || m.MeshType.Type != "ISTIO" || m.Sidecar == nil || m.Sidecar.Count == 0 || !m.MTLSEnabled {
+				t.Errorf("sidecar mesh config %+v", m)
+			}
+		case fixture.Ambient:
+			if m.Sidecar != nil || m.Labels["meshbench.node_proxy.count"] != "2" || m.ProxyBuild != "1.22.0" {
+				t.Errorf("ambient mesh config %+v", m)
+			}
+		case fixture.Baseline:
+			if m.MeshType != nil || m.MTLSEnabled {
+				t.Errorf("baseline mesh config %+v", m)
+			}
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	b := t.TempDir()
+	if _, err := fixture.Write(b, fixture.Options{Seed: 7, Slowdown: map[string]float64{fixture.Sidecar: 1.25}}); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	files, err := Generate(context.Background(), Options{Dirs: []string{fixtureDir, b}, Compare: true, Out: out, FailOnRegression: true})
+	if !errors.Is(err, ErrRegression) {
+		t.Fatalf("error %v, want a regression", err)
+	}
+	if !slices.Contains(files, filepath.Join(out, CompareMDFile)) || !slices.Contains(files, filepath.Join(out, CompareHTMLFile)) {
+		t.Fatalf("files written: %v", files)
+	}
+	md, err := os.ReadFile(filepath.Join(out, CompareMDFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every figure of the slowed mesh's latency regressed; of the figures
+	// that did not change, about 5% may cross zero by chance.
+	var unchanged, flagged, sidecarP50 int
+	for _, line := range strings.Split(string(md[bytes.Index(md, []byte("## Every figure")):]), "\n") {
+		row := cells(line)
+		if len(row) != 6 || !strings.HasPrefix(line, "| ") || row[0] == "Mesh" || strings.HasPrefix(row[0], "---") {
+			continue
+		}
+		switch {
+		case row[0] == fixture.Sidecar && row[1] == "p50":
+			if row[5] == "REGRESSED" {
+				sidecarP50++
+			}
+		case row[0] != fixture.Sidecar:
+			unchanged++
+			if row[5] == "REGRESSED" || row[5] == "improved" {
+				flagged++
+			}
+		}
+	}
+	if sidecarP50 != 6 {
+		t.Errorf("the sidecar's p50 regressed at %d configurations, want all 6", sidecarP50)
+	}
+	if unchanged < 100 || float64(flagged) > 0.1*float64(unchanged) {
+		t.Errorf("%d of %d unchanged figures flagged as changed", flagged, unchanged)
+	}
+	t.Logf("%d of %d unchanged figures crossed zero by chance", flagged, unchanged)
+
+	// A run compared with itself has nothing to report.
+	_, err = Generate(context.Background(), Options{Dirs: []string{fixtureDir, fixtureDir}, Compare: true, Out: t.TempDir(), FailOnRegression: true})
+	if err != nil {
+		t.Errorf("a run compared with itself: %v", err)
+	}
+}

@@ -1,0 +1,175 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/report/chart"
+)
+
+// latency is the bookinfo study's table, one per load configuration:
+// Service mesh | Time | QPS | p50 | p90 | p99 | p99.9, with the latency
+// spectrum of every mesh beside it.
+func (b *builder) latency() Section {
+	s := Section{ID: "latency", Title: "Latency and throughput per load configuration"}
+	s.Blocks = append(s.Blocks, text(intervalNote+" Latencies in ms, read off each run's full histogram; Time is the measured phase in seconds; QPS counts completed requests, errors included."))
+	for _, c := range b.d.Configs {
+		s.Blocks = append(s.Blocks, heading(c.Label()))
+		if lt := loadText(b.firstGroup(c)); lt != "" {
+			s.Blocks = append(s.Blocks, text("Load: "+lt+"."))
+		}
+		t := &Table{Header: []string{"Service mesh", "Time (s)", "QPS", "p50", "p90", "p99", "p99.9", "Errors (%)", "Runs"}}
+		for _, m := range b.d.Meshes {
+			g := b.d.Group(m, c)
+			if g == nil {
+				continue
+			}
+			row := []string{m}
+			for _, metric := range []analysis.Metric{analysis.Duration, analysis.QPS, analysis.P50, analysis.P90, analysis.P99, analysis.P999, analysis.ErrorPct} {
+				row = append(row, est(g.Estimate(metric), 1))
+			}
+			t.Rows = append(t.Rows, append(row, runs(g)))
+		}
+		s.Blocks = append(s.Blocks, table(t))
+		if ch := b.spectrum(c); ch != nil {
+			s.Blocks = append(s.Blocks, chartBlock(ch))
+		}
+	}
+	return s
+}
+
+// spectrum draws each mesh's latency at every percentile of the pooled
+// histogram of its usable runs, on HdrHistogram's log percentile axis.
+func (b *builder) spectrum(c analysis.Config) *Chart {
+	var series []chart.Series
+	for _, m := range b.d.Meshes {
+		g := b.d.Group(m, c)
+		if g == nil || g.Latency() == nil {
+			continue
+		}
+		var pts []chart.Point
+		for _, p := range g.Latency().Spectrum() {
+			if p.Percentile >= 100 {
+				continue // at x = infinity on this axis
+			}
+			pts = append(pts, chart.Point{X: 100 / (100 - p.Percentile), Y: float64(p.Value.Microseconds()) / 1000})
+		}
+		series = append(series, chart.Series{Name: m, Colour: b.colour[m], Points: pts})
+	}
+	if len(series) == 0 {
+		return nil
+	}
+	var ticks []chart.Tick
+	for i, l := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"} {
+		ticks = append(ticks, chart.Tick{Value: math.Pow(10, float64(i)), Label: l})
+	}
+	ticks[0].Value, ticks[0].Label = 2, "50%"
+	title := "Latency by percentile, " + c.Label()
+	return &Chart{
+		File:  "latency-spectrum-" + fileSlug(c),
+		Title: title,
+		Caption: "Latency at each percentile of every request in the usable runs, pooled; both axes logarithmic. " +
+			"The tail to the right is where meshes usually differ most.",
+		SVG: chart.Line{
+			Title:  title,
+			X:      chart.Axis{Label: "percentile", Scale: chart.Log, Ticks: ticks, Min: 1.5, Max: spectrumMax(series)},
+			Y:      chart.Axis{Label: "latency (ms)", Scale: chart.Log},
+			Series: series,
+		}.SVG(),
+	}
+}
+
+// spectrumMax ends the percentile axis at the next decade past the
+// deepest percentile any series reaches.
+func spectrumMax(series []chart.Series) float64 {
+	hi := 10.0
+	for _, s := range series {
+		for _, p := range s.Points {
+			hi = math.Max(hi, p.X)
+		}
+	}
+	return math.Pow(10, math.Ceil(math.Log10(hi)))
+}
+
+// latencyVsLoad draws p50 and p99 against the swept load parameter, once
+// per value of the other parameters.
+func (b *builder) latencyVsLoad() Section {
+	s := Section{ID: "latency-vs-load", Title: "Latency against load"}
+	p, ok := b.d.LoadSweep()
+	if !ok {
+		return s
+	}
+	s.Blocks = append(s.Blocks, text(fmt.Sprintf("p50 (solid) and p99 (dashed) against %s, medians with 95%% intervals as whiskers. "+
+		"In a closed loop the latency at saturation is connections / throughput (Little's law): compare QPS too.", p.Name)))
+	for _, other := range b.d.Slices(p.Name) {
+		var series []chart.Series
+		for _, m := range b.d.Meshes {
+			for _, pm := range []analysis.Metric{analysis.P50, analysis.P99} {
+				var pts []chart.Point
+				for _, v := range p.Values {
+					c := other.With(p.Name, v)
+					g := b.d.Group(m, c)
+					x, _ := c.Value(p.Name)
+					if g == nil {
+						continue
+					}
+					if e := g.Estimate(pm); e.Valid() {
+						pts = append(pts, chart.Point{X: x, Y: e.Median, Lo: e.Lo, Hi: e.Hi})
+					}
+				}
+				if len(pts) > 0 {
+					series = append(series, chart.Series{Name: m + " " + string(pm), Colour: b.colour[m], Dashed: pm == analysis.P99, Points: pts})
+				}
+			}
+		}
+		title := "Latency against " + p.Name
+		if other.Key != "" {
+			title += ", " + other.Label()
+		}
+		s.Blocks = append(s.Blocks, chartBlock(&Chart{
+			File: "latency-vs-load-" + fileSlug(other), Title: title,
+			SVG: chart.Line{
+				Title:  title,
+				X:      valueAxis(p, chart.Log),
+				Y:      chart.Axis{Label: "latency (ms)", Scale: chart.Log},
+				Series: series,
+			}.SVG(),
+		}))
+	}
+	return s
+}
+
+// valueAxis is an axis over a swept parameter with a tick at each of its
+// values and a little room either side.
+func valueAxis(p analysis.Param, scale chart.Scale) chart.Axis {
+	a := chart.Axis{Label: p.Name, Scale: scale}
+	var lo, hi float64
+	for i, v := range p.Values {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			continue
+		}
+		a.Ticks = append(a.Ticks, chart.Tick{Value: x, Label: v})
+		if i == 0 {
+			lo, hi = x, x
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if scale == chart.Log {
+		a.Min, a.Max = lo/1.25, hi*1.25
+	} else {
+		pad := (hi - lo) * 0.05
+		a.Min, a.Max = lo-pad, hi+pad
+	}
+	return a
+}
+
+// fileSlug names a configuration's chart files.
+func fileSlug(c analysis.Config) string {
+	if s := slug(c.Key); s != "" {
+		return s
+	}
+	return "all"
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// provenance is what the results say about how they were made: versions,
+// host, pinning, the study, each mesh's verification and the scaling.
+func (b *builder) provenance() Section {
+	s := Section{ID: "provenance", Title: "Provenance"}
+	ix := b.d.Index
+	pv := ix.Provenance
+	pi := pv.Platform
+	versions := []string{
+		"meshbench " + orUnknown(pv.MeshbenchVersion) + ", built with " + orUnknown(pv.GoVersion),
+	}
+	if pi.EnvoyVersion != "" {
+		versions = append(versions, "Envoy "+pi.EnvoyVersion)
+	}
+	for _, k := range slices.Sorted(maps.Keys(pi.Versions)) {
+		versions = append(versions, k+" "+pi.Versions[k])
+	}
+	s.Blocks = append(s.Blocks, heading("Versions"), Block{List: versions})
+	host := []string{
+		fmt.Sprintf("Platform: %s", orUnknown(pi.Name)),
+		fmt.Sprintf("Kernel: %s", orUnknown(pi.Kernel)),
+		fmt.Sprintf("CPU: %s, %d CPUs", orUnknown(pi.CPUModel), pi.CPUs),
+		fmt.Sprintf("cgroup v%d; CPU pinning %s", pi.CgroupVersion, yesNo(pi.CanPinCPUs, "available", "not available")),
+	}
+	s.Blocks = append(s.Blocks, heading("Host"), Block{List: host})
+	if len(pv.Cluster.Nodes) > 0 {
+		t := &Table{Header: []string{"Node", "Role", "Pinned CPUs"}}
+		for _, n := range pv.Cluster.Nodes {
+			cpus := n.CPUs
+			if cpus == "" {
+				cpus = "unpinned"
+			}
+			t.Rows = append(t.Rows, []string{n.Name, string(n.Role), cpus})
+		}
+		s.Blocks = append(s.Blocks, heading("Nodes and pinning"), table(t))
+	}
+	study := []string{
+		"Study: " + orUnknown(ix.Study),
+		"Study file SHA-256: " + orUnknown(ix.StudyHash),
+		"Results: " + fmt.Sprintf("schema %d, %d cells, complete: %s", ix.Schema, len(ix.Cells), yesNo(ix.Complete, "yes", "no")),
+		fmt.Sprintf("Cell order: meshes interleaved within each round, shuffled with seed %d.", ix.Seed),
+		fmt.Sprintf("Statistics: median over repetitions; 95%% percentile-bootstrap intervals from %d resamples with a fixed seed, so the report is reproducible; "+
+			"a difference needs %d usable repetitions on each side for an interval.", analysis.Resamples, analysis.MinRunsForDifference),
+	}
+	s.Blocks = append(s.Blocks, heading("Study"), Block{List: append(study, b.studyFileCheck())})
+	if b.d.StudyFile != nil {
+		s.Blocks = append(s.Blocks, Block{Heading: "The study file, " + results.StudyFile, Code: string(b.d.StudyFile), Collapsed: true})
+	}
+	s.Blocks = append(append(s.Blocks, heading("Scaling")), scaling(pv.Scaling)...)
+	s.Blocks = append(s.Blocks, heading("Verification per mesh"), table(b.verification()))
+	if len(pv.EnvoyConfigHashes) > 0 {
+		t := &Table{Header: []string{"Mesh", "Envoy configuration hash"}}
+		for _, k := range slices.Sorted(maps.Keys(pv.EnvoyConfigHashes)) {
+			t.Rows = append(t.Rows, []string{k, pv.EnvoyConfigHashes[k]})
+		}
+		s.Blocks = append(s.Blocks, heading("Envoy configurations"), table(t))
+	}
+	return s
+}
+
+// verification tallies each mesh's checks over all its cells, excluded
+// ones included, with the detail of the latest failure.
+func (b *builder) verification() *Table {
+	t := &Table{Header: []string{"Mesh", "Check", "Passed", "Failed", "Detail"}}
+	type tally struct {
+		pass, fail int
+		detail     string
+	}
+	for _, m := range b.d.Meshes {
+		var names []string
+		counts := map[string]*tally{}
+		for _, c := range b.d.Index.Cells {
+			if c.Mesh != m {
+				continue
+			}
+			for _, ch := range c.Verification {
+				tl, ok := counts[ch.Name]
+				if !ok {
+					tl = &tally{}
+					counts[ch.Name] = tl
+					names = append(names, ch.Name)
+				}
+				if ch.Pass {
+					tl.pass++
+					if tl.detail == "" {
+						tl.detail = ch.Detail
+					}
+				} else {
+					tl.fail++
+					tl.detail = "FAILED in " + c.ID + ": " + ch.Detail
+				}
+			}
+		}
+		if len(names) == 0 {
+			t.Rows = append(t.Rows, []string{m, "none recorded", "", "", ""})
+		}
+		for _, n := range names {
+			tl := counts[n]
+			t.Rows = append(t.Rows, []string{m, n, fmt.Sprint(tl.pass), fmt.Sprint(tl.fail), tl.detail})
+		}
+	}
+	return t
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
+}
+
+func yesNo(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
+}
+
+// studyFileCheck says whether the study file kept with the results is the
+// one the index recorded the hash of.
+func (b *builder) studyFileCheck() string {
+	if b.d.StudyFile == nil {
+		return "The results directory keeps no " + results.StudyFile + "."
+	}
+	sum := fmt.Sprintf("%x", sha256.Sum256(b.d.StudyFile))
+	if sum == b.d.Index.StudyHash {
+		return results.StudyFile + " is kept with the results and matches the recorded hash."
+	}
+	return fmt.Sprintf("%s kept with the results DOES NOT match the recorded hash (its SHA-256 is %s): it was edited after the run.", results.StudyFile, sum)
+}

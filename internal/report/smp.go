@@ -1,0 +1,237 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// SMPVersion is the Service Mesh Performance release whose messages the
+// export follows (protos/service_mesh_performance.proto and
+// protos/service_mesh.proto).
+const SMPVersion = "v0.6.1"
+
+const smpEnvID = "environment"
+
+// WriteSMP exports every usable repetition as an SMP performance test
+// result, with its load as a test config and its mesh and data-plane usage
+// as a mesh config. Excluded cells are listed apart, never as results.
+func WriteSMP(w io.Writer, d *analysis.Dataset) error {
+	ix := d.Index
+	x := smpExport{SMPVersion: SMPVersion, Generator: "meshbench " + ix.Provenance.MeshbenchVersion, Environment: smpEnv(d)}
+	for _, c := range d.Configs {
+		var tc *smpTestConfig
+		for _, m := range d.Meshes {
+			g := d.Group(m, c)
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Reps {
+				if tc == nil {
+					tc = smpTest(c, r)
+					x.TestConfigs = append(x.TestConfigs, *tc)
+				}
+				mc := smpMesh(d, r)
+				x.MeshConfigs = append(x.MeshConfigs, mc)
+				x.Results = append(x.Results, smpResult(d, c, r, tc.ID, mc.ID))
+			}
+		}
+	}
+	for _, e := range d.Excluded {
+		x.Omitted = append(x.Omitted, smpOmittedCell{ID: e.Summary.ID, Status: e.Kind, Reason: e.Reason})
+	}
+	b, err := json.MarshalIndent(x, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode SMP export: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func smpEnv(d *analysis.Dataset) smpEnvironment {
+	pi := d.Index.Provenance.Platform
+	e := smpEnvironment{SMPVersion: SMPVersion, ID: smpEnvID, KubernetesVersion: pi.Versions["kubernetes"],
+		Labels: map[string]string{
+			"meshbench.platform": pi.Name, "meshbench.kernel": pi.Kernel, "meshbench.cpu_model": pi.CPUModel,
+			"meshbench.study": d.Index.Study, "meshbench.study_sha256": d.Index.StudyHash,
+		}}
+	for _, n := range d.Index.Provenance.Cluster.Nodes {
+		cores := int32(pi.CPUs)
+		if n.CPUs != "" {
+			cores = int32(cpuCount(n.CPUs))
+			e.Labels["meshbench.node."+n.Name+".cpus"] = n.CPUs
+		}
+		e.Nodes = append(e.Nodes, smpNode{Type: string(n.Role), Cores: cores})
+	}
+	return e
+}
+
+// cpuCount counts the CPUs in a list such as "0-1,4".
+func cpuCount(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b := a
+		var err2 error
+		if found {
+			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err1 == nil && err2 == nil && b >= a {
+			n += b - a + 1
+		}
+	}
+	return n
+}
+
+func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
+	o := r.Load.Options
+	t := &smpTestConfig{SMPVersion: SMPVersion, ID: "load-" + fileSlug(c), Name: c.Label(),
+		Labels: map[string]string{"meshbench.loop": "closed"}}
+	if o.Rate > 0 {
+		t.Labels["meshbench.loop"] = "open"
+	}
+	if o.Duration > 0 {
+		t.Duration = o.Duration.String()
+	}
+	if o.Requests > 0 {
+		t.Labels["meshbench.requests"] = strconv.FormatInt(o.Requests, 10)
+	}
+	for k, v := range c.Params {
+		t.Labels["meshbench.params."+k] = v
+	}
+	cl := smpClient{Internal: r.Load.Path != platform.PathIngress, LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
+		Connections: int32(o.Connections), RPS: int64(math.Round(o.Rate))}
+	if o.URL != "" {
+		cl.EndpointURLs = []string{o.URL}
+	}
+	t.Clients = []smpClient{cl}
+	return t
+}
+
+func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
+	pi := d.Index.Provenance.Platform
+	m := smpMeshConfig{SMPVersion: SMPVersion, ID: "mesh-" + r.Summary.ID, Profile: r.MeshSpec.Profile,
+		ProxyConcurrency: int32(r.MeshSpec.Workers), Labels: map[string]string{"meshbench.mesh": r.Summary.Mesh}}
+	if m.Profile == "" {
+		m.Profile = r.Summary.Mesh
+	}
+	if t, v := smpMeshKind(r.Summary.Mesh, r.MeshSpec.Profile, pi.Versions); t != "" {
+		m.MeshType = &smpMeshType{Type: t, Version: v}
+		m.MeshBuild = v
+		m.ProxyBuild = proxyBuild(t, r, pi)
+	}
+	for _, ch := range r.Summary.Verification {
+		if ch.Pass && strings.Contains(strings.ToLower(ch.Name), "mtls") {
+			m.MTLSEnabled = true
+		}
+	}
+	m.Sidecar = usage(r, analysis.RolePart(metrics.RoleSidecar))
+	m.IngressGateway = usage(r, analysis.RolePart(metrics.RoleIngress))
+	m.MeshControlPlane = usage(r, analysis.RolePart(metrics.RoleControlPlane))
+	// SMP has no slot for per-node proxies or waypoints: they go to labels.
+	for _, p := range []analysis.Part{analysis.RolePart(metrics.RoleNodeProxy), analysis.RolePart(metrics.RoleWaypoint), analysis.RolePart(metrics.RoleCNI)} {
+		if u := usage(r, p); u != nil {
+			k := "meshbench." + strings.ReplaceAll(string(p), "-", "_")
+			m.Labels[k+".count"] = strconv.Itoa(int(u.Count))
+			m.Labels[k+".cpu_mcores"] = strconv.Itoa(int(u.CPUMcores))
+			m.Labels[k+".mem_mb"] = strconv.Itoa(int(u.MemMB))
+		}
+	}
+	return m
+}
+
+// smpMeshKind maps a mesh to SMP's ServiceMesh.Type and the version the
+// results recorded for it; the baseline has none.
+func smpMeshKind(mesh, profile string, versions map[string]string) (string, string) {
+	s := strings.ToLower(mesh + " " + profile)
+	switch {
+	case strings.Contains(s, "linkerd"):
+		return "LINKERD", versions["linkerd"]
+	case strings.Contains(s, "cilium"):
+		return "CILIUM_SERVICE_MESH", versions["cilium"]
+	case strings.Contains(s, "istio"), strings.Contains(s, "ambient"), strings.Contains(s, "sidecar"), strings.Contains(s, "waypoint"):
+		return "ISTIO", versions["istio"]
+	}
+	return "", ""
+}
+
+// proxyBuild is the version of the mesh's data-plane proxy: Envoy for
+// Istio's sidecars, ztunnel for its node proxies, Linkerd's own proxy.
+func proxyBuild(meshType string, r *analysis.Rep, pi platform.Info) string {
+	_, sidecars := r.Alloc[analysis.RolePart(metrics.RoleSidecar)]
+	_, nodeProxies := r.Alloc[analysis.RolePart(metrics.RoleNodeProxy)]
+	switch {
+	case meshType == "LINKERD":
+		return pi.Versions["linkerd-proxy"]
+	case sidecars:
+		return pi.EnvoyVersion
+	case nodeProxies:
+		return pi.Versions["ztunnel"]
+	}
+	return ""
+}
+
+// usage is a part's component count, mean CPU in millicores and mean
+// working set in MiB in one repetition, or nil when it has none.
+func usage(r *analysis.Rep, p analysis.Part) *smpUsage {
+	a, ok := r.Alloc[p]
+	if !ok {
+		return nil
+	}
+	return &smpUsage{
+		Count:     int32(a.Components),
+		CPUMcores: int32(math.Round(r.Values[analysis.CPU(p)] * 1000)),
+		MemMB:     int32(math.Round(r.Values[analysis.Memory(p)] / (1 << 20))),
+	}
+}
+
+func smpResult(d *analysis.Dataset, c analysis.Config, r *analysis.Rep, testID, meshID string) smpTestResult {
+	v := r.Values
+	secs := v[analysis.Duration]
+	res := smpTestResult{
+		SMPVersion: SMPVersion, ID: r.Summary.ID, TestID: testID, MeshConfigID: meshID, EnvID: smpEnvID,
+		StartTime: smpTime(r.Start), EndTime: smpTime(r.Start.Add(time.Duration(secs * float64(time.Second)))),
+		LatenciesMs: smpLatency{Min: v[analysis.MinLatency], Average: v[analysis.MeanLatency], P50: v[analysis.P50],
+			P90: v[analysis.P90], P99: v[analysis.P99], Max: v[analysis.MaxLatency]},
+		ActualQPS:  v[analysis.QPS],
+		DetailsURI: r.Summary.File,
+		Labels: map[string]string{
+			"meshbench.study": d.Index.Study, "meshbench.mesh": r.Summary.Mesh,
+			"meshbench.repetition": strconv.Itoa(r.Summary.Repetition),
+			"meshbench.p95_ms":     fmtFloat(v[analysis.P95]), "meshbench.p99_9_ms": fmtFloat(v[analysis.P999]),
+			"meshbench.requests": strconv.FormatInt(r.Summary.Requests, 10), "meshbench.errors": strconv.FormatInt(r.Summary.Errors, 10),
+		},
+	}
+	for k, val := range c.Params {
+		res.Labels["meshbench.params."+k] = val
+	}
+	for _, p := range []analysis.Part{analysis.RolePart(metrics.RoleApp), analysis.RolePart(metrics.RoleLoad)} {
+		if _, ok := r.Alloc[p]; ok {
+			k := "meshbench." + string(p)
+			res.Labels[k+".cpu_mcores"] = strconv.Itoa(int(math.Round(v[analysis.CPU(p)] * 1000)))
+			res.Labels[k+".mem_mb"] = strconv.Itoa(int(math.Round(v[analysis.Memory(p)] / (1 << 20))))
+		}
+	}
+	return res
+}
+
+// smpTime formats a time as proto3 JSON's Timestamp: UTC, "Z", and 0 or 9
+// fractional digits.
+func smpTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02T15:04:05Z")
+	}
+	return t.Format("2006-01-02T15:04:05.000000000Z")
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+)
+
+// summary is the verdict per mesh: what it adds to baseline latency at
+// p50 and p95 with intervals, and its data plane's cost.
+func (b *builder) summary() Section {
+	s := Section{ID: "summary", Title: "Summary"}
+	d := b.d
+	s.Blocks = append(s.Blocks, text(intervalNote+
+		" Overheads are the difference of medians against the baseline, with the interval from bootstrapping that difference;"+
+		" one whose interval includes zero is reported as no measurable difference, never as a win."))
+	if d.Baseline == "" {
+		s.Blocks = append(s.Blocks, text(fmt.Sprintf("The study has no %q mesh, so there are no overheads; the tables below compare the meshes side by side.", analysis.DefaultBaseline)))
+		return s
+	}
+	t := &Table{Header: []string{"Mesh", shortAxis(d.Params), "p50 over baseline", "p95 over baseline", "Data plane CPU (cores)", "Data plane memory (MiB)", "Verdict"},
+		Notes: []string{"Overheads in ms with their 95% intervals, and in percent of the baseline; see Overhead over baseline for the percentages' intervals."}}
+	for _, m := range d.Meshes[1:] {
+		for _, c := range d.Configs {
+			g := d.Group(m, c)
+			if g == nil {
+				continue
+			}
+			p50, ok := d.Overhead(m, c, analysis.P50)
+			if !ok {
+				continue
+			}
+			p95, _ := d.Overhead(m, c, analysis.P95)
+			t.Rows = append(t.Rows, []string{
+				m, short(c, d.Params), diffShort(p50), diffShort(p95),
+				est(g.Estimate(analysis.CPU(analysis.PartDataPlane)), 1),
+				est(g.Estimate(analysis.Memory(analysis.PartDataPlane)), 1.0/(1<<20)),
+				verdict(p50, p95),
+			})
+		}
+	}
+	s.Blocks = append(s.Blocks, table(t))
+	if n := len(d.Excluded); n > 0 {
+		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%d cells were left out of every figure (distorted load, failed verification or no data); see Excluded cells.", n)))
+	}
+	return s
+}
+
+// verdict puts a mesh's p50 and p95 overheads into the 50-tenant
+// study's words: "adds X ms (p50) and Y ms (p95)" over baseline.
+func verdict(p50, p95 analysis.Diff) string {
+	v50, v95 := analysis.Judge(p50), analysis.Judge(p95)
+	switch {
+	case v50 == analysis.TooFewRuns || v95 == analysis.TooFewRuns:
+		return "too few runs to tell"
+	case v50 == analysis.NoDifference && v95 == analysis.NoDifference:
+		return "no measurable difference"
+	}
+	if v50 == analysis.Higher && v95 == analysis.Higher {
+		return fmt.Sprintf("adds %s ms (p50) and %s ms (p95)", num(p50.Delta.Median), num(p95.Delta.Median))
+	}
+	return fmt.Sprintf("%s (p50) and %s (p95)", phrase(p50), phrase(p95))
+}
+
+// diffShort is a latency difference with its interval and the percentage
+// without one, for the summary; the overhead section has the rest.
+func diffShort(d analysis.Diff) string {
+	if !d.Delta.Interval() {
+		return fmt.Sprintf("%s ms, %s%% (too few runs)", signed(d.Delta.Median), signed(d.Pct.Median))
+	}
+	return fmt.Sprintf("%s ms [%s, %s], %s%%", signed(d.Delta.Median), signed(d.Delta.Lo), signed(d.Delta.Hi), signed(d.Pct.Median))
+}
+
+// phrase says what one difference shows.
+func phrase(d analysis.Diff) string {
+	switch analysis.Judge(d) {
+	case analysis.Higher:
+		return "adds " + num(d.Delta.Median) + " ms"
+	case analysis.Lower:
+		return "is " + num(-d.Delta.Median) + " ms faster"
+	}
+	return "adds no measurable latency"
+}

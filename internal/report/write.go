@@ -1,0 +1,161 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// Output formats.
+const (
+	FormatHTML     = "html"
+	FormatMarkdown = "md"
+	FormatSMP      = "smp"
+)
+
+// Output file names.
+const (
+	HTMLFile        = "report.html"
+	MarkdownFile    = "report.md"
+	SMPFile         = "smp.json"
+	CompareHTMLFile = "compare.html"
+	CompareMDFile   = "compare.md"
+)
+
+// Options say what to generate from where.
+type Options struct {
+	// Dirs holds one results directory, or two (A then B) with Compare.
+	Dirs []string
+	// Out is where the files go; default the (last) results directory.
+	Out string
+	// Formats to write: html, md, smp; default html and md.
+	Formats []string
+	// SMP also writes the SMP export to this file; "-" writes it to Stdout.
+	SMP     string
+	Stdout  io.Writer
+	Compare bool
+	// FailOnRegression makes a comparison an error when any figure of B
+	// is measurably worse than A's.
+	FailOnRegression bool
+	Baseline         string
+	Logger           *slog.Logger
+}
+
+// ErrRegression is returned, wrapped, by a comparison with
+// FailOnRegression that found a regression.
+var ErrRegression = errors.New("regression")
+
+// Generate writes the reports the options ask for and returns the paths
+// it wrote.
+func Generate(ctx context.Context, o Options) ([]string, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	want := len(o.Dirs)
+	if o.Compare {
+		if want != 2 {
+			return nil, fmt.Errorf("--compare needs two results directories, A and B; got %d", want)
+		}
+		return generateComparison(ctx, o, log)
+	}
+	if want != 1 {
+		return nil, fmt.Errorf("report needs one results directory; got %d (use --compare for two)", want)
+	}
+	formats := o.Formats
+	if len(formats) == 0 {
+		formats = []string{FormatHTML, FormatMarkdown}
+	}
+	for _, f := range formats {
+		if !slices.Contains([]string{FormatHTML, FormatMarkdown, FormatSMP}, f) {
+			return nil, fmt.Errorf("unknown --format %q: use html, md or smp", f)
+		}
+	}
+	d, err := analysis.Load(o.Dirs[0], analysis.Options{Baseline: o.Baseline, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := cmp.Or(o.Out, o.Dirs[0])
+	var written []string
+	write := func(name string, data []byte) error {
+		p := filepath.Join(out, name)
+		if err := results.WriteFile(p, data); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		written = append(written, p)
+		return nil
+	}
+	if slices.Contains(formats, FormatHTML) || slices.Contains(formats, FormatMarkdown) {
+		doc := Build(d)
+		log.Debug("report built", "sections", len(doc.Sections), "charts", len(doc.Charts()), "excluded", len(d.Excluded))
+		if err := writeDocument(doc, formats, write); err != nil {
+			return written, err
+		}
+	}
+	if slices.Contains(formats, FormatSMP) || o.SMP != "" {
+		var buf bytes.Buffer
+		if err := WriteSMP(&buf, d); err != nil {
+			return written, err
+		}
+		switch {
+		case o.SMP == "-":
+			if o.Stdout == nil {
+				return written, fmt.Errorf("--smp -: no standard output to write to")
+			}
+			if _, err := o.Stdout.Write(buf.Bytes()); err != nil {
+				return written, err
+			}
+		case o.SMP != "":
+			if err := results.WriteFile(o.SMP, buf.Bytes()); err != nil {
+				return written, fmt.Errorf("write SMP export: %w", err)
+			}
+			written = append(written, o.SMP)
+		}
+		if slices.Contains(formats, FormatSMP) && o.SMP == "" {
+			if err := write(SMPFile, buf.Bytes()); err != nil {
+				return written, err
+			}
+		}
+	}
+	return written, nil
+}
+
+// writeDocument writes report.html and report.md with its charts.
+func writeDocument(doc *Document, formats []string, write func(string, []byte) error) error {
+	if slices.Contains(formats, FormatHTML) {
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, doc); err != nil {
+			return fmt.Errorf("render HTML: %w", err)
+		}
+		if err := write(HTMLFile, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(formats, FormatMarkdown) {
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, doc); err != nil {
+			return fmt.Errorf("render Markdown: %w", err)
+		}
+		if err := write(MarkdownFile, buf.Bytes()); err != nil {
+			return err
+		}
+		for _, c := range doc.Charts() {
+			if err := write(filepath.Join(ChartDir, c.File+".svg"), []byte(c.SVG)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteJSONIsAtomicAndReadable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ix := Index{Schema: SchemaVersion, Study: "quick", Cells: []Summary{{ID: "c1", Mesh: "baseline", Status: StatusOK}}}
+	if err := WriteJSON(filepath.Join(dir, IndexFile), ix); err != nil {
+		t.Fatal(err)
+	}
+	// Overwrite: readers must see either the old or the new file, and no
+	// temporary file may be left behind.
+	ix.Complete = true
+	if err := WriteJSON(filepath.Join(dir, IndexFile), ix); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %d entries, want only %s", len(entries), IndexFile)
+	}
+	got, err := ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Complete || got.Cells[0].ID != "c1" {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+func TestReadIndexErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		content string
+		want    string
+	}{
+		{"missing", "", "not a results directory"},
+		{"garbage", "{", "study.json"},
+		{"schema", `{"schema": 99}`, "schema 99"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if tt.content != "" {
+				if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(tt.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := ReadIndex(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}

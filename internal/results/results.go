@@ -1,0 +1,110 @@
+package results
+
+import (
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// SchemaVersion is the version of the results format written here.
+const SchemaVersion = 1
+
+// Cell statuses.
+const (
+	StatusOK        = "ok"
+	StatusDistorted = "distorted" // a generator saturated or fell short of its rate
+	StatusFailed    = "failed"    // install, verification or measurement failed
+)
+
+// Index is study.json: what was run, on what, and one summary per cell in
+// the order the cells ran.
+type Index struct {
+	Schema     int        `json:"schema"`
+	Study      string     `json:"study"`
+	StudyHash  string     `json:"study_sha256"`
+	Provenance Provenance `json:"provenance"`
+	Start      time.Time  `json:"start"`
+	End        time.Time  `json:"end,omitzero"`
+	// Complete is false while the run is going on or after an interrupt;
+	// a resumed run continues from the cells already here.
+	Complete bool `json:"complete"`
+	// Seed shuffled the mesh order within each round; with the study file
+	// it reproduces the order the cells were planned in.
+	Seed uint64 `json:"seed"`
+	// Planned is the number of cells the whole study has; Cells holds the
+	// finished ones, in the order they ran.
+	Planned int `json:"planned_cells"`
+	// Resumed lists when the run was resumed after an interrupt.
+	Resumed []time.Time `json:"resumed,omitempty"`
+	Cells   []Summary   `json:"cells"`
+}
+
+// Provenance is everything recorded about how the results were made.
+type Provenance struct {
+	MeshbenchVersion string               `json:"meshbench_version"`
+	GoVersion        string               `json:"go_version"`
+	Platform         platform.Info        `json:"platform"`
+	Cluster          platform.ClusterSpec `json:"cluster"`
+	// EnvoyConfigHashes maps a mesh (by its name in the study) to the hash
+	// of the Envoy configurations its latest installation ran, as its
+	// mesh-config check reports it; each cell's verification keeps its own.
+	EnvoyConfigHashes map[string]string `json:"envoy_config_hashes,omitempty"`
+	Scaling           *Scaling          `json:"scaling,omitempty"`
+}
+
+// Scaling says how a preset's load was scaled to fit the platform.
+type Scaling struct {
+	Mode             string  `json:"mode"`                            // "calibrated", "factor" or "none"
+	BaselineCapacity float64 `json:"baseline_capacity_rps,omitempty"` // measured baseline capacity
+	// Capacities holds every calibrated mesh's measured capacity, by mesh
+	// name; Reference names the one the fraction applies to: the slowest,
+	// so that every mesh runs below saturation.
+	Capacities    map[string]float64 `json:"capacities_rps,omitempty"`
+	Reference     string             `json:"reference,omitempty"`
+	Fraction      float64            `json:"fraction,omitempty"` // of the reference's capacity loaded at
+	Factor        float64            `json:"factor"`             // lab rate / published rate
+	PublishedRate float64            `json:"published_rate_rps,omitempty"`
+	Rate          float64            `json:"rate_rps,omitempty"`
+	Note          string             `json:"note,omitempty"`
+}
+
+// Latency is a set of latency percentiles in milliseconds, the load
+// engine's own summary of a histogram (load.LatencyOf).
+type Latency = load.LatencyMS
+
+// Summary is one cell's line in study.json.
+type Summary struct {
+	ID   string `json:"id"`
+	File string `json:"file"` // relative to the results directory
+	// Mesh is the mesh's name in the study, unique there; Profile is the
+	// mesh profile it installs (several names can share a profile).
+	Mesh    string `json:"mesh"`
+	Profile string `json:"profile"`
+	// Params holds the cell's sweep values by parameter name, such as
+	// "connections": "64" or "replicas.productpage": "4".
+	Params       map[string]string `json:"params"`
+	Repetition   int               `json:"repetition"`
+	Status       string            `json:"status"`
+	Reason       string            `json:"reason,omitempty"`
+	Verification []platform.Check  `json:"verification"`
+	LatencyMs    Latency           `json:"latency_ms"`
+	AchievedRate float64           `json:"achieved_rate"`
+	Requests     int64             `json:"requests"`
+	Errors       int64             `json:"errors"`
+	Start        time.Time         `json:"start"`
+	End          time.Time         `json:"end"`
+}
+
+// Cell is one cell's full result, cells/<id>.json.
+type Cell struct {
+	Summary
+	MeshSpec platform.MeshSpec `json:"mesh_spec"`
+	Load     platform.LoadSpec `json:"load"`
+	// Merged is the exact merge of every generator's result; Generators
+	// keeps each one, so per-namespace figures can be recomputed.
+	Merged     *load.Result     `json:"merged"`
+	Generators []load.Result    `json:"generators"`
+	Resources  []metrics.Series `json:"resources"`
+}

@@ -1,0 +1,131 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// plan decides the run's scaling, calibrating on the platform when the
+// study asks for it, and plans the cells. A resumed run keeps the scaling
+// it started with, so that its cells match the ones already done.
+func (r *runner) plan(ctx context.Context) (*Plan, error) {
+	sc := r.s.ScalingFor(r.o.Scale)
+	if old := r.ix.Provenance.Scaling; old != nil {
+		if r.o.Scale > 0 && (old.Mode != ScaleFactor || old.Factor != r.o.Scale) {
+			return nil, fmt.Errorf("resume: the run started with scaling %q (factor %g); --scale cannot change it", old.Mode, old.Factor)
+		}
+		sc = *old
+	}
+	if sc.Mode == ScaleCalibrated && sc.Factor == 0 {
+		caps, err := r.measureCapacities(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if sc, err = r.s.calibrate(sc, caps); err != nil {
+			return nil, err
+		}
+		r.printf("calibrated: capacity %s; load scaled by %.4g (%s)\n", capacitiesText(caps), sc.Factor, sc.Note)
+	}
+	r.ix.Provenance.Scaling = &sc
+	plan, err := NewPlan(r.s, sc)
+	if err != nil {
+		return nil, err
+	}
+	r.ix.Planned = len(plan.Cells)
+	for id := range r.done {
+		if !slices.ContainsFunc(plan.Cells, func(c Cell) bool { return c.ID == id }) {
+			r.log.Warn("a finished cell is not in the plan; this meshbench plans the study differently", "cell", id)
+		}
+	}
+	return plan, r.writeIndex()
+}
+
+// calibrationMeshes are the meshes whose capacity calibration measures:
+// the study's, and the baseline first when the study has none.
+func (s *Study) calibrationMeshes() []Mesh {
+	meshes := slices.Clone(s.Meshes)
+	if !slices.ContainsFunc(meshes, func(m Mesh) bool { return m.Profile == BaselineProfile }) {
+		meshes = append([]Mesh{{Name: BaselineProfile, MeshSpec: platform.MeshSpec{Profile: BaselineProfile}}}, meshes...)
+	}
+	return meshes
+}
+
+// measureCapacities runs, for each calibration mesh, the closed loop that
+// finds its capacity in requests served per second, on the first workload
+// shape, which it leaves deployed. A mesh that fails here is left out
+// (its cells will fail on their own); only the baseline failing is an
+// error, for then nothing can be scaled.
+func (r *runner) measureCapacities(ctx context.Context) (map[string]float64, error) {
+	meshes := r.s.calibrationMeshes()
+	caps := map[string]float64{}
+	for i, m := range meshes {
+		c, err := r.s.calibrationCell(m)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			r.printf("calibrating: the closed-loop capacity of %d meshes (%d connections per generator, %s each)\n",
+				len(meshes), c.Load.Options.Connections, c.Load.Options.Duration)
+		}
+		if r.group != c.Group {
+			if err := r.p.Deploy(ctx, r.s.WorkloadOf(c)); err != nil {
+				return nil, fmt.Errorf("calibration: deploy: %w", err)
+			}
+			r.group = c.Group
+		}
+		capacity, err := r.measureCapacity(ctx, c)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil && m.Profile == BaselineProfile:
+			return nil, fmt.Errorf("calibration: %s: %w", m.Name, err)
+		case err != nil:
+			r.printf("calibration: %s left out: %v\n", m.Name, err)
+			r.log.Warn("calibration: mesh left out", "mesh", m.Name, "err", err)
+		default:
+			caps[m.Name] = capacity
+		}
+	}
+	return caps, nil
+}
+
+// measureCapacity installs one mesh, measures, and removes the mesh: the
+// cells install their meshes afresh.
+func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
+	if _, err := r.p.InstallMesh(ctx, c.Mesh.MeshSpec); err != nil {
+		if rerr := r.p.RemoveMesh(ctx); rerr != nil {
+			r.group = 0
+		}
+		return 0, fmt.Errorf("install: %w", err)
+	}
+	m, err := r.p.Measure(ctx, r.withLogDir(c))
+	if rerr := r.p.RemoveMesh(ctx); rerr != nil {
+		r.log.Warn("calibration: remove mesh", "mesh", c.Mesh.Name, "err", rerr)
+		r.group = 0 // deploy afresh before the first cell
+	}
+	if err != nil {
+		return 0, fmt.Errorf("measure: %w", err)
+	}
+	// Capacity counts the requests served: errors can come back faster than
+	// answers, and a rate of failures is no capacity.
+	merged := merge(m.Generators)
+	if merged == nil || merged.Requests <= merged.Errors {
+		return 0, fmt.Errorf("no request succeeded")
+	}
+	capacity := merged.AchievedRate * float64(merged.Requests-merged.Errors) / float64(merged.Requests)
+	r.log.Debug("calibrated", "mesh", c.Mesh.Name, "capacity_rps", capacity, "generators", len(m.Generators), "errors", merged.Errors)
+	return capacity, nil
+}
+
+func capacitiesText(caps map[string]float64) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(caps)) {
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, caps[name]))
+	}
+	return strings.Join(parts, ", ") + " req/s"
+}

@@ -1,0 +1,110 @@
+package study
+
+import (
+	"strings"
+	"time"
+)
+
+// Set-up times the estimate assumes, per platform. They are rough: the
+// runner's progress replaces them with the times it observes. On the lab
+// every proxy is an Envoy starting on the host's few cores, so a mesh's
+// installation grows with its proxy count (250 sidecars took about 5
+// minutes on 2 cores); a cluster starts proxies on many nodes at once.
+var setupTimes = map[string]struct{ deploy, install, perProxy, calibrate time.Duration }{
+	PlatformLab:        {deploy: 10 * time.Second, install: 5 * time.Second, perProxy: 1200 * time.Millisecond, calibrate: 15 * time.Second},
+	PlatformKubernetes: {deploy: 2 * time.Minute, install: 90 * time.Second},
+}
+
+// proxies is the number of Envoy processes a cell's mesh runs: one per
+// pod for sidecar profiles, one per node for ambient ones, plus waypoints
+// per namespace, plus the ingress gateway every profile has.
+func (s *Study) proxies(c Cell) int {
+	n := 1
+	p := c.Mesh.Profile
+	switch {
+	case strings.HasPrefix(p, "sidecar"):
+		n += s.pods(c)
+	case strings.HasPrefix(p, "ambient"), strings.HasPrefix(p, "waypoint"):
+		n += len(s.Platform.Nodes)
+	}
+	if strings.Contains(p, "waypoint") {
+		n += c.Namespaces * max(1, c.Mesh.WaypointReplicas)
+	}
+	return n
+}
+
+// pods counts a cell's application pods and load generators.
+func (s *Study) pods(c Cell) int {
+	n := 0
+	for _, d := range s.Graph.Deployments() {
+		r := d.Replicas
+		if v, ok := c.Replicas[d.Service]; ok {
+			r = v
+		}
+		n += r
+	}
+	gens := 1
+	if c.Load.PerNamespace {
+		gens = c.Namespaces
+	}
+	return n*c.Namespaces + gens
+}
+
+// assumedClosedLoopRate is the throughput the estimate assumes for a
+// closed loop bounded by a request count when nothing better is known.
+const assumedClosedLoopRate = 1000.0
+
+// estimate sets each cell's and the plan's expected duration: warm-up and
+// measured phase, plus a deployment at each new workload shape and a mesh
+// installation at each change of mesh.
+func (p *Plan) estimate(s *Study) {
+	t := setupTimes[p.Platform]
+	p.Estimate = 0
+	if p.Scaling.Mode == ScaleCalibrated && p.Scaling.Factor == 0 {
+		p.Estimate += t.deploy + time.Duration(len(s.calibrationMeshes()))*t.calibrate
+	}
+	prevGroup, prevMesh := 0, ""
+	for i := range p.Cells {
+		c := &p.Cells[i]
+		o := c.Load.Options
+		d := o.Warmup + o.Duration
+		if o.Requests > 0 {
+			d += time.Duration(float64(o.Requests) / p.rate(s, c) * float64(time.Second))
+		}
+		if c.Group != prevGroup {
+			d += t.deploy
+			prevMesh = ""
+		}
+		if c.Mesh.Name != prevMesh {
+			d += t.install + time.Duration(s.proxies(*c))*t.perProxy
+		}
+		prevGroup, prevMesh = c.Group, c.Mesh.Name
+		c.Estimate = d
+		p.Estimate += d
+	}
+}
+
+// rate is the request rate the estimate assumes for a cell bounded by a
+// request count: the open loop's offered rate, else the slowest mesh's
+// measured capacity, else (calibration pending) the rate at which the
+// largest count takes the scaling's measure time, else a guess.
+func (p *Plan) rate(s *Study, c *Cell) float64 {
+	o := c.Load.Options
+	gens := 1.0
+	if c.Load.PerNamespace {
+		gens = float64(c.Namespaces)
+	}
+	switch {
+	case o.Rate > 0:
+		return o.Rate * gens
+	case p.Scaling.Reference != "":
+		return p.Scaling.Capacities[p.Scaling.Reference]
+	case p.Scaling.Mode == ScaleCalibrated && s.Scaling != nil:
+		var largest int64
+		for _, x := range p.Cells {
+			largest = max(largest, x.Load.Options.Requests)
+		}
+		return float64(largest) / s.Scaling.Measure.D().Seconds()
+	}
+	return assumedClosedLoopRate
+}

@@ -1,0 +1,173 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// execute runs the plan's cells that are not done yet, writing each as it
+// finishes. It returns early only when ctx ends.
+func (r *runner) execute(ctx context.Context, plan *Plan) error {
+	prog := newProgress(plan, r.done)
+	r.printf("study %s: %d cells (%d to run), estimated %s; results in %s\n",
+		plan.Study, len(plan.Cells), prog.left, round(prog.remaining()), r.dir)
+	for i, c := range plan.Cells {
+		if r.done[c.ID] {
+			continue
+		}
+		r.printf("%s\n", prog.start(i, c))
+		cell, err := r.runCell(ctx, c)
+		if err != nil {
+			return err
+		}
+		if err := results.WriteJSON(filepath.Join(r.dir, cell.File), cell); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+		r.ix.Cells = append(r.ix.Cells, cell.Summary)
+		r.done[c.ID] = true
+		if err := r.writeIndex(); err != nil {
+			return err
+		}
+		r.printf("%s\n", prog.finish(i, c, cell.Summary))
+	}
+	return nil
+}
+
+// runCell deploys, installs and measures one cell, reusing what the
+// previous cell left when it fits. A failure becomes a failed cell; only
+// the context ending returns an error, and then the cell is not recorded.
+func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
+	start := time.Now().UTC()
+	cell := &results.Cell{
+		Summary: results.Summary{
+			ID: c.ID, File: results.CellFile(c.ID), Mesh: c.Mesh.Name, Profile: c.Mesh.Profile, Params: c.Params,
+			Repetition: c.Repetition, Verification: []platform.Check{},
+		},
+		MeshSpec: c.Mesh.MeshSpec, Load: c.Load,
+	}
+	fail := func(format string, args ...any) (*results.Cell, error) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		cell.Status, cell.Reason = results.StatusFailed, fmt.Sprintf(format, args...)
+		cell.Start, cell.End = start, time.Now().UTC()
+		r.log.Debug("cell failed", "cell", c.ID, "reason", cell.Reason)
+		return cell, nil
+	}
+	if err := r.deploy(ctx, c); err != nil {
+		return fail("%v", err)
+	}
+	if err := r.install(ctx, c); err != nil {
+		cell.Verification = r.checks
+		return fail("%v", err)
+	}
+	cell.Verification = r.checks
+	r.log.Debug("measuring", "cell", c.ID)
+	m, err := r.p.Measure(ctx, r.withLogDir(c))
+	if err != nil {
+		return fail("measure: %v", err)
+	}
+	record(cell, m)
+	return cell, nil
+}
+
+// withLogDir is a cell's load with the directory for its measurement's
+// logs, so that a failed cell's reason points at files in the results.
+func (r *runner) withLogDir(c Cell) platform.LoadSpec {
+	l := c.Load
+	l.LogDir = filepath.Join(r.dir, results.CellLogDir(c.ID))
+	return l
+}
+
+// deploy makes the cell's workload shape the deployed one. A group whose
+// deployment failed fails its other cells without trying again.
+func (r *runner) deploy(ctx context.Context, c Cell) error {
+	if r.group == c.Group {
+		return nil
+	}
+	if err := r.groupErr[c.Group]; err != nil {
+		return err
+	}
+	if err := r.removeMesh(ctx); err != nil {
+		return err
+	}
+	r.log.Debug("deploying the workload", "group", c.Group, "namespaces", c.Namespaces, "replicas", c.Replicas)
+	r.group = 0
+	if err := r.p.Deploy(ctx, r.s.WorkloadOf(c)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.groupErr[c.Group] = fmt.Errorf("deploy the workload: %w", err)
+		return r.groupErr[c.Group]
+	}
+	r.group = c.Group
+	return nil
+}
+
+// install makes the cell's mesh the installed one and keeps its
+// verification checks for the cells that run on it.
+func (r *runner) install(ctx context.Context, c Cell) error {
+	if r.mesh == c.Mesh.Name {
+		return nil
+	}
+	if err := r.removeMesh(ctx); err != nil {
+		return err
+	}
+	r.log.Debug("installing mesh", "mesh", c.Mesh.Name, "profile", c.Mesh.Profile)
+	checks, err := r.p.InstallMesh(ctx, c.Mesh.MeshSpec)
+	r.checks = checks
+	if r.checks == nil {
+		r.checks = []platform.Check{}
+	}
+	if err != nil {
+		// Leave no half-installed mesh for the next cell.
+		if rerr := r.p.RemoveMesh(ctx); rerr != nil {
+			r.log.Warn("remove a mesh that failed to install", "mesh", c.Mesh.Name, "err", rerr)
+		}
+		return fmt.Errorf("install mesh %s: %w", c.Mesh.Name, err)
+	}
+	r.mesh = c.Mesh.Name
+	r.recordConfigHash(c.Mesh.Name, checks)
+	return nil
+}
+
+// recordConfigHash keeps the Envoy configuration hash the mesh's
+// mesh-config check reports in the results' provenance.
+func (r *runner) recordConfigHash(name string, checks []platform.Check) {
+	for _, c := range checks {
+		if c.Name != mesh.CheckConfig {
+			continue
+		}
+		if _, hash, ok := strings.Cut(c.Detail, configHashLabel); ok {
+			if r.ix.Provenance.EnvoyConfigHashes == nil {
+				r.ix.Provenance.EnvoyConfigHashes = map[string]string{}
+			}
+			r.ix.Provenance.EnvoyConfigHashes[name] = strings.TrimSpace(hash)
+		}
+	}
+}
+
+// configHashLabel precedes the hash in the mesh-config check's detail.
+const configHashLabel = "bootstrap sha256 "
+
+// removeMesh removes the installed mesh, if any. When that fails the
+// workload is deployed afresh before the next cell.
+func (r *runner) removeMesh(ctx context.Context) error {
+	if r.mesh == "" {
+		return nil
+	}
+	name := r.mesh
+	r.mesh, r.checks = "", nil
+	if err := r.p.RemoveMesh(ctx); err != nil {
+		r.group = 0
+		return fmt.Errorf("remove mesh %s: %w", name, err)
+	}
+	return nil
+}

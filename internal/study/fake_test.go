@@ -1,0 +1,158 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// fakePlatform records the runner's calls and answers Measure with
+// synthetic results in real histograms: every generator completes
+// rate x window requests, at a latency set per mesh profile.
+type fakePlatform struct {
+	mu    sync.Mutex
+	calls []string
+
+	rate        float64                  // requests per second each generator completes
+	rates       map[string]float64       // by profile, overriding rate in closed loop
+	latency     map[string]time.Duration // by profile; default 1ms
+	failInstall map[string]error         // by profile
+	failDeploy  error
+	distorted   map[string]bool // by profile
+	// onMeasure runs before each Measure with its count from 1; an error
+	// is returned by Measure.
+	onMeasure func(n int) error
+
+	mesh     string
+	measures int
+	logDirs  []string // each Measure's spec.LogDir
+}
+
+func newFake() *fakePlatform {
+	return &fakePlatform{rate: 1000, rates: map[string]float64{}, latency: map[string]time.Duration{}, failInstall: map[string]error{}, distorted: map[string]bool{}}
+}
+
+func (f *fakePlatform) record(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+// count returns how many recorded calls start with prefix.
+func (f *fakePlatform) count(prefix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakePlatform) open(ctx context.Context, p Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
+	f.record("open %s %s", p.Type, podLogDir)
+	return f, nil
+}
+
+func (f *fakePlatform) Info(ctx context.Context) (platform.Info, error) {
+	return platform.Info{Name: "fake", Kernel: "6.1.0-test", CPUModel: "Test CPU", CPUs: 2, EnvoyVersion: "1.40.0"}, nil
+}
+
+func (f *fakePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
+	f.record("up %d", len(spec.Nodes))
+	return nil
+}
+
+func (f *fakePlatform) Deploy(ctx context.Context, w platform.Workload) error {
+	f.record("deploy ns=%d replicas=%v", w.Namespaces, w.Replicas)
+	return f.failDeploy
+}
+
+func (f *fakePlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+	f.record("install %s", m.Profile)
+	if err := f.failInstall[m.Profile]; err != nil {
+		return []platform.Check{{Name: "pods-meshed", Pass: false, Detail: err.Error()}}, err
+	}
+	f.mesh = m.Profile
+	return []platform.Check{
+		{Name: "mesh-config", Pass: true, Detail: "profile " + m.Profile + ", envoy 1.40.0, 3 proxies, bootstrap sha256 0123456789abcdef"},
+		{Name: "pods-meshed", Pass: true},
+	}, nil
+}
+
+func (f *fakePlatform) RemoveMesh(ctx context.Context) error {
+	f.record("remove")
+	f.mesh = ""
+	return nil
+}
+
+func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+	f.mu.Lock()
+	f.measures++
+	n := f.measures
+	f.logDirs = append(f.logDirs, spec.LogDir)
+	f.mu.Unlock()
+	f.record("measure %s rate=%g", f.mesh, spec.Options.Rate)
+	if f.onMeasure != nil {
+		if err := f.onMeasure(n); err != nil {
+			return platform.Measurement{}, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return platform.Measurement{}, err
+	}
+	rate := f.rate
+	if r, ok := f.rates[f.mesh]; ok && spec.Options.Rate == 0 {
+		rate = r
+	}
+	window := spec.Options.Duration
+	if window == 0 {
+		window = time.Duration(float64(spec.Options.Requests) / rate * float64(time.Second))
+	}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(n) * time.Minute)
+	lat := f.latency[f.mesh]
+	if lat == 0 {
+		lat = time.Millisecond
+	}
+	gens := 1
+	if spec.PerNamespace {
+		gens = 2
+	}
+	m := platform.Measurement{Start: start, End: start.Add(window)}
+	for range gens {
+		h := metrics.NewHistogram()
+		reqs := int64(rate * window.Seconds())
+		h.RecordN(lat, reqs)
+		r := load.Result{
+			Options: spec.Options, Start: start, End: start.Add(window), Requests: reqs, AchievedRate: rate,
+			StatusCodes: map[int]int64{200: reqs}, Latency: h, SendLag: metrics.NewHistogram(),
+			ByClass: map[string]*metrics.Histogram{"2xx": h},
+		}
+		if f.distorted[f.mesh] {
+			r.Distorted, r.Warnings = true, []string{"sent 80% of the target rate"}
+		}
+		m.Generators = append(m.Generators, r)
+	}
+	m.Resources = []metrics.Series{{
+		Component: metrics.Component{Role: metrics.RoleApp, Node: "app", Namespace: "ns-1", Pod: "front-0", Container: "app"},
+		Samples:   []metrics.Sample{{Time: start, CPUCores: 0.5, WorkingSet: 10 << 20}},
+	}}
+	return m, nil
+}
+
+func (f *fakePlatform) Down(ctx context.Context) error {
+	f.record("down")
+	return nil
+}
+
+var errInstall = errors.New("istiod never became ready")

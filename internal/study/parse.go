@@ -1,0 +1,205 @@
+package study
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// Defaults a parsed study carries.
+const (
+	DefaultRepetitions = 5
+	DefaultConnections = 64
+	DefaultTimeout     = topology.Duration(10e9)
+	// DefaultFraction leaves the slowest mesh well below saturation: on a
+	// small or shared machine capacity varies from minute to minute, and
+	// near saturation an open loop's latency is queueing, not the mesh.
+	DefaultFraction = 0.3
+	DefaultMeasure  = topology.Duration(20e9)
+	DefaultWarmup   = topology.Duration(5e9)
+)
+
+// LoadFile reads and parses the study file at path, with the command
+// line's platform settings over its own; a custom graph's path is relative
+// to the file.
+func LoadFile(path string, o PlatformOverride) (*Study, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read study: %w", err)
+	}
+	s, err := parse(data, graphFiles(filepath.Dir(path)), o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, data, nil
+}
+
+// Parse reads a study from YAML, refuses unknown fields, fills in defaults,
+// resolves the workload's graph (a built-in, or a file relative to dir) and
+// validates the whole. Errors name the offending field.
+func Parse(data []byte, dir string) (*Study, error) {
+	return parse(data, graphFiles(dir), PlatformOverride{})
+}
+
+// graphFiles finds a workload's graph: a built-in, or a file relative to dir.
+func graphFiles(dir string) func(name string) (*topology.Graph, error) {
+	return func(name string) (*topology.Graph, error) {
+		if _, err := topology.Builtin(name); err != nil && !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return topology.Load(name)
+	}
+}
+
+// LoadRun reads the study of a results directory: its study.yaml, with
+// the graph it deployed (graph.yaml) rather than the graph the study names
+// today, so that a resumed run deploys exactly what the first part did.
+// The command line's platform settings apply over the file's, as they did
+// when the run started.
+func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
+	data, err := os.ReadFile(filepath.Join(dir, results.StudyFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s is not a results directory: %w", dir, err)
+	}
+	graph, err := os.ReadFile(filepath.Join(dir, results.GraphFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s is not a results directory: %w", dir, err)
+	}
+	s, err := parse(data, func(string) (*topology.Graph, error) { return topology.Parse(graph) }, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, results.StudyFile), err)
+	}
+	return s, data, nil
+}
+
+// parse is Parse with the way the workload's graph is found and the
+// command line's platform settings, applied before validation so that
+// they can complete a platform section.
+func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o PlatformOverride) (*Study, error) {
+	var s Study
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("parse study: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	s.SHA256 = hex.EncodeToString(sum[:])
+	if err := s.checkHeader(); err != nil {
+		return nil, err
+	}
+	s.defaults(binary.BigEndian.Uint64(sum[:8]))
+	if err := s.Platform.override(o); err != nil {
+		return nil, err
+	}
+	if err := s.resolveGraph(loadGraph); err != nil {
+		return nil, err
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *Study) checkHeader() error {
+	switch {
+	case s.APIVersion == "":
+		return fieldError("apiVersion", "required: %s", APIVersion)
+	case s.APIVersion != APIVersion:
+		return fieldError("apiVersion", "%q is not supported; this meshbench reads %s", s.APIVersion, APIVersion)
+	case s.Kind != Kind:
+		return fieldError("kind", "want %s, got %q", Kind, s.Kind)
+	}
+	return nil
+}
+
+func (s *Study) defaults(seed uint64) {
+	if s.Platform.Type == "" {
+		s.Platform.Type = PlatformLab
+	}
+	if len(s.Platform.Nodes) == 0 && s.Platform.Type == PlatformLab {
+		s.Platform.Nodes = DefaultLabNodes()
+	}
+	if s.Workload.Namespaces == 0 {
+		s.Workload.Namespaces = 1
+	}
+	for i := range s.Meshes {
+		if s.Meshes[i].Name == "" {
+			s.Meshes[i].Name = s.Meshes[i].Profile
+		}
+	}
+	l := &s.Load
+	if l.Connections == 0 {
+		l.Connections = DefaultConnections
+	}
+	if l.Timeout == 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.KeepAlive == nil {
+		l.KeepAlive = new(true)
+	}
+	if l.Path == "" {
+		l.Path = "service"
+	}
+	if l.Generators == "" {
+		l.Generators = GeneratorsOne
+	}
+	if s.Repetitions == 0 {
+		s.Repetitions = DefaultRepetitions
+	}
+	if s.Order.Shuffle == nil {
+		s.Order.Shuffle = new(true)
+	}
+	if s.Order.Seed == 0 {
+		s.Order.Seed = seed
+	}
+	if sc := s.Scaling; sc != nil {
+		if sc.Fraction == 0 {
+			sc.Fraction = DefaultFraction
+		}
+		if sc.Measure == 0 {
+			sc.Measure = DefaultMeasure
+		}
+		if sc.Warmup == 0 {
+			sc.Warmup = DefaultWarmup
+		}
+	}
+}
+
+// resolveGraph loads the workload's graph and applies the study's
+// resource overrides to it.
+func (s *Study) resolveGraph(loadGraph func(string) (*topology.Graph, error)) error {
+	name := s.Workload.Graph
+	if name == "" {
+		return fieldError("workload.graph", "required: a built-in graph (%s) or a graph file", joinNames(topology.BuiltinNames()))
+	}
+	g, err := loadGraph(name)
+	if err != nil {
+		return fieldError("workload.graph", "%v", err)
+	}
+	for key := range s.Workload.Resources {
+		if key != "*" && g.Service(key) == nil {
+			return fieldError("workload.resources", "graph %q has no service %q", g.Name, key)
+		}
+	}
+	if res := s.Workload.Resources; len(res) > 0 {
+		for i := range g.Services {
+			svc := &g.Services[i]
+			if r, ok := res[svc.Name]; ok {
+				svc.Resources = r
+			} else if r, ok := res["*"]; ok {
+				svc.Resources = r
+			}
+		}
+		if err := g.Normalize(); err != nil {
+			return fieldError("workload.resources", "%v", err)
+		}
+	}
+	s.Graph = g
+	return nil
+}

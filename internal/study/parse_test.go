@@ -1,0 +1,187 @@
+package study
+
+import (
+	"bufio"
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+func TestParseValidFiles(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/valid-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no valid study files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			s, data, err := LoadFile(f, PlatformOverride{})
+			if err != nil {
+				t.Fatalf("LoadFile: %v", err)
+			}
+			if s.Graph == nil || len(s.SHA256) != 64 || len(data) == 0 {
+				t.Fatalf("graph %v, hash %q", s.Graph, s.SHA256)
+			}
+			if _, err := NewPlan(s, s.ScalingFor(0)); err != nil {
+				t.Fatalf("NewPlan: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-minimal.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"platform", s.Platform.Type, PlatformLab},
+		{"nodes", len(s.Platform.Nodes), 3},
+		{"namespaces", s.Workload.Namespaces, 1},
+		{"mesh name", s.Meshes[0].Name, "baseline"},
+		{"connections", s.Load.Connections, DefaultConnections},
+		{"timeout", s.Load.Timeout, DefaultTimeout},
+		{"keepalive", *s.Load.KeepAlive, true},
+		{"path", s.Load.Path, platform.PathService},
+		{"generators", s.Load.Generators, GeneratorsOne},
+		{"repetitions", s.Repetitions, DefaultRepetitions},
+		{"shuffle", *s.Order.Shuffle, true},
+		{"seed from hash", s.Order.Seed != 0, true},
+		{"no scaling", s.ScalingFor(0).Mode, ScaleNone},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestParseAppliesResources(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-full.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Graph.Service("front").Resources.CPULimit; got != "500m" {
+		t.Errorf("front cpu_limit = %q, want its own 500m", got)
+	}
+	if got := s.Graph.Service("back").Resources.MemoryRequest; got != "64Mi" {
+		t.Errorf("back memory_request = %q, want the \"*\" entry's 64Mi", got)
+	}
+	if s.Meshes[2].Name != "sidecar-4w" || s.Meshes[2].Workers != 4 {
+		t.Errorf("mesh 2 = %+v", s.Meshes[2])
+	}
+}
+
+// TestParseInvalidFiles checks that each invalid file fails with an error
+// naming the field; the file's first line says what the error must hold.
+func TestParseInvalidFiles(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/invalid-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no invalid study files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			want := wantLine(t, f)
+			_, _, err := LoadFile(f, PlatformOverride{})
+			if err == nil {
+				t.Fatalf("LoadFile accepted it; want an error holding %q", want)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q\nwant it to hold %q", err, want)
+			}
+			if !strings.HasPrefix(err.Error(), f+": ") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func wantLine(t *testing.T, path string) string {
+	t.Helper()
+	data := readFile(t, path)
+	line, _, _ := bufio.NewReader(bytes.NewReader(data)).ReadLine()
+	want, ok := strings.CutPrefix(string(line), "# want: ")
+	if !ok {
+		t.Fatalf("%s: first line must be \"# want: <error text>\"", path)
+	}
+	return want
+}
+
+func TestPresets(t *testing.T) {
+	t.Parallel()
+	names := PresetNames()
+	for _, want := range []string{"boutique-resources", "livewyer-bookinfo", "quick", "solo-tiered"} {
+		if _, err := PresetSource(want); err != nil {
+			t.Errorf("preset %s: %v (have %v)", want, err, names)
+		}
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, _, err := Preset(name, PlatformOverride{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name != name {
+				t.Errorf("preset %s is named %q", name, s.Name)
+			}
+			if s.Description == "" || s.Scaling == nil {
+				t.Errorf("preset %s needs a description and a scaling section for the lab", name)
+			}
+			if _, err := NewPlan(s, s.ScalingFor(0)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if _, err := PresetSource("../presets/quick"); err == nil {
+		t.Error("a path escaping the presets was accepted")
+	}
+}
+
+func TestPresetShapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		cells      int
+		namespaces int
+		groups     int
+	}{
+		// 3 meshes x 3 repetitions.
+		{"quick", 9, 1, 1},
+		// 5 meshes x 5 repetitions, 50 namespaces kept.
+		{"solo-tiered", 25, 50, 1},
+		// 3 connections x 7 linked rows x 3 meshes x 3 repetitions; the
+		// replica counts 1, 2, 4, 6, 8 make 5 deployments.
+		{"livewyer-bookinfo", 189, 1, 5},
+		{"boutique-resources", 9, 4, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _, err := Preset(tt.name, PlatformOverride{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPlan(s, s.ScalingFor(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Cells) != tt.cells || p.Groups != tt.groups || p.Cells[0].Namespaces != tt.namespaces {
+				t.Errorf("%d cells, %d groups, %d namespaces; want %d, %d, %d",
+					len(p.Cells), p.Groups, p.Cells[0].Namespaces, tt.cells, tt.groups, tt.namespaces)
+			}
+		})
+	}
+}

@@ -1,0 +1,211 @@
+package study
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// Cell is one measurement: a mesh under one combination of sweep values,
+// in one repetition.
+type Cell struct {
+	// ID names the cell by its content, so that a resumed run recognizes
+	// the cells already done whatever order it plans.
+	ID         string `json:"id"`
+	Mesh       Mesh   `json:"mesh"`
+	Repetition int    `json:"repetition"`
+	// Params holds the cell's sweep values as the study wrote them (before
+	// scaling), by parameter name.
+	Params map[string]string `json:"params,omitempty"`
+	// Group numbers the workload shapes from 1: consecutive cells of one
+	// group share one deployment.
+	Group      int            `json:"group"`
+	Namespaces int            `json:"namespaces"`
+	Replicas   map[string]int `json:"replicas,omitempty"`
+	// Load is what the platform runs, after scaling.
+	Load platform.LoadSpec `json:"load"`
+	// Estimate is the cell's expected time, set-up included.
+	Estimate time.Duration `json:"estimate_ns"`
+}
+
+// Plan is the cells of a study in the order they run.
+type Plan struct {
+	Study       string          `json:"study"`
+	StudySHA256 string          `json:"study_sha256"`
+	Platform    string          `json:"platform"`
+	Seed        uint64          `json:"seed"`
+	Shuffle     bool            `json:"shuffle"`
+	Repetitions int             `json:"repetitions"`
+	Meshes      []string        `json:"meshes"`
+	Scaling     results.Scaling `json:"scaling"`
+	Groups      int             `json:"workload_groups"`
+	Cells       []Cell          `json:"cells"`
+	Estimate    time.Duration   `json:"estimate_ns"`
+}
+
+// point is one combination of sweep values before meshes and repetitions.
+type point struct {
+	params  map[string]string
+	names   []string // params' names in sweep order, for the cell ID
+	setting setting
+}
+
+// NewPlan orders the study's cells. Cells are grouped by workload shape
+// (namespaces and replicas), so that the workload is deployed once per
+// group; within a group every repetition runs every load point, and every
+// load point runs each mesh once, in an order shuffled per round with the
+// study's seed. Meshes thus interleave (A B C C A B ...) rather than run in
+// blocks, and machine drift spreads over all of them. sc scales each
+// cell's load; a calibrated scaling whose factor is not yet measured plans
+// the load unscaled.
+func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
+	axes, err := s.axes()
+	if err != nil {
+		return nil, err
+	}
+	points, err := s.points(axes)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{
+		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
+		Shuffle: *s.Order.Shuffle, Repetitions: s.Repetitions, Scaling: sc,
+	}
+	for _, m := range s.Meshes {
+		p.Meshes = append(p.Meshes, m.Name)
+	}
+	var groups [][]point
+	byKey := map[string]int{}
+	for _, pt := range points {
+		k := pt.setting.workloadKey()
+		i, ok := byKey[k]
+		if !ok {
+			i = len(groups)
+			byKey[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], pt)
+	}
+	p.Groups = len(groups)
+	rng := rand.New(rand.NewPCG(s.Order.Seed, 0))
+	order := make([]int, len(s.Meshes))
+	for gi, g := range groups {
+		for rep := 1; rep <= s.Repetitions; rep++ {
+			for _, pt := range g {
+				for i := range order {
+					order[i] = i
+				}
+				if p.Shuffle {
+					rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				}
+				for _, mi := range order {
+					p.Cells = append(p.Cells, s.cell(s.Meshes[mi], rep, gi+1, pt, sc))
+				}
+			}
+		}
+	}
+	p.estimate(s)
+	return p, nil
+}
+
+// points is the cross product of the sweeps, the first sweep outermost.
+func (s *Study) points(axes []axis) ([]point, error) {
+	pts := []point{{params: map[string]string{}, setting: s.baseSetting()}}
+	for _, a := range axes {
+		var next []point
+		for _, pt := range pts {
+			for _, row := range a.rows {
+				np := point{params: maps.Clone(pt.params), names: slices.Clone(pt.names), setting: pt.setting.clone()}
+				for j, prm := range a.params {
+					v, err := prm.set(&np.setting, row[j])
+					if err != nil {
+						return nil, err // decodeAxis checked every value
+					}
+					np.params[a.names[j]] = v
+					np.names = append(np.names, a.names[j])
+				}
+				next = append(next, np)
+			}
+		}
+		pts = next
+	}
+	for _, pt := range pts {
+		if err := pt.setting.Load.validate("load (with sweep values " + pt.label() + ")"); err != nil {
+			return nil, err
+		}
+	}
+	return pts, nil
+}
+
+func (pt point) label() string {
+	var parts []string
+	for _, n := range pt.names {
+		parts = append(parts, n+"="+pt.params[n])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s *Study) baseSetting() setting {
+	return setting{Namespaces: s.Workload.Namespaces, Replicas: maps.Clone(s.Workload.Replicas), Load: s.Load}
+}
+
+// workloadKey identifies a workload shape: cells with equal keys share a
+// deployment.
+func (st setting) workloadKey() string {
+	var b strings.Builder
+	b.WriteString("namespaces=" + strconv.Itoa(st.Namespaces))
+	for _, svc := range slices.Sorted(maps.Keys(st.Replicas)) {
+		fmt.Fprintf(&b, ",%s%s=%d", replicasPrefix, svc, st.Replicas[svc])
+	}
+	return b.String()
+}
+
+// generators is how many load generators a setting runs.
+func (st setting) generators() int {
+	if st.Load.Generators == GeneratorsPerNamespace {
+		return st.Namespaces
+	}
+	return 1
+}
+
+func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell {
+	id := m.Name
+	for _, n := range pt.names {
+		id += "_" + n + "=" + pt.params[n]
+	}
+	id += "_r" + strconv.Itoa(rep)
+	l := s.scaleLoad(pt.setting.Load, sc)
+	return Cell{
+		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
+		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas,
+		Load: platform.LoadSpec{
+			Options: load.Options{
+				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
+				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),
+				NoKeepAlive: !*l.KeepAlive, HTTP2: l.HTTP2,
+			},
+			Path:         l.Path,
+			PerNamespace: l.Generators == GeneratorsPerNamespace,
+		},
+	}
+}
+
+// WorkloadOf is what the platform deploys for a cell.
+func (s *Study) WorkloadOf(c Cell) platform.Workload {
+	return platform.Workload{Graph: s.Graph, Namespaces: c.Namespaces, Replicas: c.Replicas}
+}
+
+// DefaultDir is where a run's results go without --out:
+// results/<study>-<UTC time>.
+func DefaultDir(study string, t time.Time) string {
+	return filepath.Join("results", study+"-"+t.UTC().Format("20060102-150405"))
+}

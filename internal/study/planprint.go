@@ -1,0 +1,105 @@
+package study
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// WriteText prints the plan for a person: what runs, how it is scaled, one
+// line per cell in run order, and the estimated duration.
+func (p *Plan) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "study %s (sha256 %.12s) on the %s platform\n", p.Study, p.StudySHA256, p.Platform)
+	order := "in the order written"
+	if p.Shuffle {
+		order = fmt.Sprintf("shuffled within each round (seed %d)", p.Seed)
+	}
+	fmt.Fprintf(&b, "meshes: %s, %s; %d repetitions\n", strings.Join(p.Meshes, ", "), order, p.Repetitions)
+	fmt.Fprintf(&b, "scaling: %s\n", p.scalingText())
+	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload deployment"), round(p.Estimate))
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tMESH\tREP\tPARAMS\tWORKLOAD\tLOAD\tEST")
+	for i, c := range p.Cells {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Mesh.Name, c.Repetition, paramsText(c.Params),
+			workloadText(c), loadText(c.Load), round(c.Estimate))
+	}
+	return tw.Flush()
+}
+
+func (p *Plan) scalingText() string {
+	sc := p.Scaling
+	switch {
+	case sc.Mode == ScaleNone:
+		return "none: the study runs as written"
+	case sc.Mode == ScaleFactor:
+		return fmt.Sprintf("open-loop rates, their connections and request counts x %g (--scale)", sc.Factor)
+	case sc.Factor == 0:
+		return fmt.Sprintf("calibrated at run time: short closed-loop measurements find each mesh's capacity, and open-loop rates are scaled to offer %.0f%% of the slowest's; rates and request counts below are as written, durations as capped", 100*sc.Fraction)
+	}
+	return fmt.Sprintf("calibrated: x %.4g (%s)", sc.Factor, sc.Note)
+}
+
+func paramsText(params map[string]string) string {
+	if len(params) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		parts = append(parts, k+"="+params[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func workloadText(c Cell) string {
+	s := fmt.Sprintf("g%d ns=%d", c.Group, c.Namespaces)
+	for _, svc := range slices.Sorted(maps.Keys(c.Replicas)) {
+		s += fmt.Sprintf(" %s=%d", svc, c.Replicas[svc])
+	}
+	return s
+}
+
+// loadText describes a cell's load in one short phrase.
+func loadText(l platform.LoadSpec) string {
+	o := l.Options
+	var parts []string
+	if o.Rate > 0 {
+		parts = append(parts, fmt.Sprintf("open %g req/s", o.Rate))
+	} else {
+		parts = append(parts, "closed")
+	}
+	parts = append(parts, fmt.Sprintf("c=%d", o.Connections))
+	if o.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("n=%d", o.Requests))
+	} else {
+		parts = append(parts, o.Duration.String())
+	}
+	if o.Warmup > 0 {
+		parts = append(parts, "+"+o.Warmup.String()+" warm-up")
+	}
+	if l.PerNamespace {
+		parts = append(parts, "per namespace")
+	}
+	if o.NoKeepAlive {
+		parts = append(parts, "no keep-alive")
+	}
+	if o.HTTP2 {
+		parts = append(parts, "h2")
+	}
+	return strings.Join(append(parts, string(l.Path)), " ")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

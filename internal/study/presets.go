@@ -1,0 +1,54 @@
+package study
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// presetFS holds the built-in studies as study files, so that each reads
+// as an example of the format and goes through the same Parse.
+//
+//go:embed presets/*.yaml
+var presetFS embed.FS
+
+// DefaultPreset is the study `meshbench run` runs without a file.
+const DefaultPreset = "quick"
+
+// PresetNames lists the built-in studies, sorted.
+func PresetNames() []string {
+	entries, err := presetFS.ReadDir("presets")
+	if err != nil {
+		return nil // unreachable: the directory is embedded
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PresetSource returns a built-in study's file.
+func PresetSource(name string) ([]byte, error) {
+	data, err := presetFS.ReadFile("presets/" + name + ".yaml")
+	if err != nil || strings.ContainsAny(name, "/.") {
+		return nil, fmt.Errorf("unknown built-in study %q; built-ins are %s", name, joinNames(PresetNames()))
+	}
+	return data, nil
+}
+
+// Preset parses a built-in study, with the command line's platform
+// settings over its own, and returns it with its file.
+func Preset(name string, o PlatformOverride) (*Study, []byte, error) {
+	data, err := PresetSource(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := parse(data, graphFiles(""), o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("built-in study %q: %w", name, err)
+	}
+	return s, data, nil
+}

@@ -1,0 +1,156 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// Scaling modes, as results.Scaling records them.
+const (
+	ScaleNone       = "none"       // the study runs as written
+	ScaleFactor     = "factor"     // the user chose the factor (--scale)
+	ScaleCalibrated = "calibrated" // measured from the meshes' capacities
+)
+
+// Calibration measures each mesh's capacity with a short closed loop of
+// about calibrationConnections connections in all: enough to saturate a
+// small machine, few enough not to measure the generator's own limits.
+const (
+	calibrationConnections = 64
+	calibrationDuration    = 5 * time.Second
+	calibrationWarmup      = 2 * time.Second
+)
+
+// ScalingFor says how the study's load will be scaled: by factor when it is
+// positive; calibrated when the study runs on the lab and has a scaling
+// section (the runner then measures the factor); not at all
+// otherwise, for a Kubernetes cluster runs a study at its written size.
+func (s *Study) ScalingFor(factor float64) results.Scaling {
+	switch {
+	case factor > 0:
+		return results.Scaling{Mode: ScaleFactor, Factor: factor,
+			Note: "open-loop rates, their connections and request counts multiplied by the factor given with --scale"}
+	case s.Scaling != nil && s.Platform.Type == PlatformLab:
+		return results.Scaling{Mode: ScaleCalibrated, Fraction: s.Scaling.Fraction}
+	}
+	return results.Scaling{Mode: ScaleNone, Factor: 1}
+}
+
+// scaleLoad applies a scaling to one cell's load. Open-loop rates and
+// request counts are multiplied by the factor; a calibrated run also caps
+// the measured phase and warm-up at the study's scaling limits. A scaled
+// open loop also scales down its connections (at least one), so that each
+// connection carries the rate it carried in the study: 100 connections at
+// a thousandth of the rate would make nearly every request a cold
+// connection, a load model the study never had. The workload and a closed
+// loop's connections stay as written.
+func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
+	if sc.Mode == ScaleNone {
+		return l
+	}
+	if f := sc.Factor; f > 0 {
+		if l.Rate > 0 && f < 1 {
+			l.Connections = max(1, int(math.Ceil(float64(l.Connections)*f)))
+		}
+		l.Rate = math.Round(l.Rate*f*100) / 100
+		if l.Requests > 0 {
+			l.Requests = max(int64(l.Connections), int64(math.Round(float64(l.Requests)*f)))
+		}
+	}
+	if sc.Mode == ScaleCalibrated && s.Scaling != nil {
+		if l.Duration > s.Scaling.Measure {
+			l.Duration = s.Scaling.Measure
+		}
+		if l.Warmup > s.Scaling.Warmup {
+			l.Warmup = s.Scaling.Warmup
+		}
+	}
+	return l
+}
+
+// calibrationCell is the measurement that finds a mesh's capacity: the
+// first workload shape, closed loop, with the study's path, generators,
+// keep-alive and protocol.
+func (s *Study) calibrationCell(m Mesh) (Cell, error) {
+	axes, err := s.axes()
+	if err != nil {
+		return Cell{}, err
+	}
+	pts, err := s.points(axes)
+	if err != nil {
+		return Cell{}, err
+	}
+	pt := pts[0]
+	l := pt.setting.Load
+	l.Rate, l.Requests = 0, 0
+	l.Connections = max(1, calibrationConnections/pt.setting.generators())
+	l.Duration, l.Warmup = topology.Duration(calibrationDuration), topology.Duration(calibrationWarmup)
+	pt.setting.Load = l
+	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: ScaleNone})
+	c.ID = "calibration-" + m.Name
+	return c, nil
+}
+
+// calibrate sets the factor from the meshes' measured capacities, in
+// requests per second. The reference is the slowest mesh, so that every
+// mesh runs below saturation and latencies compare: open-loop rates offer
+// the study's fraction of its capacity in total at the highest-rate cell,
+// and closed-loop request counts shrink so that the largest takes about
+// the scaling's measure time at that capacity. The factor never exceeds
+// 1: scaling only shrinks a study.
+func (s *Study) calibrate(sc results.Scaling, caps map[string]float64) (results.Scaling, error) {
+	sc.Capacities = map[string]float64{}
+	for name, c := range caps {
+		sc.Capacities[name] = math.Round(c*10) / 10
+		if c > 0 && (sc.Reference == "" || c < caps[sc.Reference] || c == caps[sc.Reference] && name < sc.Reference) {
+			sc.Reference = name
+		}
+	}
+	for _, m := range s.calibrationMeshes() {
+		if m.Profile == BaselineProfile && sc.BaselineCapacity == 0 {
+			sc.BaselineCapacity = sc.Capacities[m.Name]
+		}
+	}
+	if sc.Reference == "" {
+		return sc, fmt.Errorf("calibration: no mesh served a request, so no capacity is known; check the workload, or give --scale")
+	}
+	capacity := caps[sc.Reference]
+	axes, err := s.axes()
+	if err != nil {
+		return sc, err
+	}
+	pts, err := s.points(axes)
+	if err != nil {
+		return sc, err
+	}
+	var offered, requests float64
+	for _, pt := range pts {
+		offered = max(offered, pt.setting.Load.Rate*float64(pt.setting.generators()))
+		requests = max(requests, float64(pt.setting.Load.Requests))
+	}
+	f := 1.0
+	if offered > 0 {
+		f = min(f, sc.Fraction*capacity/offered)
+		sc.PublishedRate = offered
+		sc.Rate = math.Round(offered*f*100) / 100
+		sc.Note = fmt.Sprintf("open-loop rates (and their connections) scaled to offer %.0f%% of the capacity of the slowest mesh, %s (%.1f req/s)", 100*sc.Fraction, sc.Reference, capacity)
+	}
+	if requests > 0 {
+		f = min(f, capacity*s.Scaling.Measure.D().Seconds()/requests)
+		sc.Note = joinNote(sc.Note, fmt.Sprintf("request counts scaled so that the largest (%.0f) takes about %s at the capacity of the slowest mesh, %s (%.1f req/s)", requests, s.Scaling.Measure, sc.Reference, capacity))
+	}
+	sc.Factor = f
+	sc.Note = joinNote(sc.Note, fmt.Sprintf("measured phases capped at %s and warm-ups at %s", s.Scaling.Measure, s.Scaling.Warmup))
+	return sc, nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,164 @@
+package study
+
+import (
+	"encoding/json"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/kube"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// The study file's version and kind; a file must name both.
+const (
+	APIVersion = "meshbench.dev/v1alpha1"
+	Kind       = "Study"
+)
+
+// Study is a study file: the workload, the meshes to compare, the load, the
+// sweeps, the repetitions and the platform. Parse fills in defaults and
+// validates it; the YAML field names are the json tags.
+type Study struct {
+	APIVersion  string   `json:"apiVersion"`
+	Kind        string   `json:"kind"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Platform    Platform `json:"platform"`
+	Workload    Workload `json:"workload"`
+	Meshes      []Mesh   `json:"meshes"`
+	Load        Load     `json:"load"`
+	// Sweeps vary parameters; the cells are their cross product.
+	Sweeps []Sweep `json:"sweeps,omitempty"`
+	// Repetitions of every cell; default 5.
+	Repetitions int   `json:"repetitions,omitempty"`
+	Order       Order `json:"order"`
+	// Scaling says how to fit a full-size study to a smaller platform; the
+	// lab applies it, a Kubernetes cluster runs the study as written.
+	Scaling *Scaling `json:"scaling,omitempty"`
+
+	// Graph is the workload's graph, resolved and normalized by Parse.
+	Graph *topology.Graph `json:"-"`
+	// SHA256 is the hex hash of the file Parse read.
+	SHA256 string `json:"-"`
+}
+
+// Platform types.
+const (
+	PlatformLab        = "lab"
+	PlatformKubernetes = "kubernetes"
+)
+
+// Platform says where the study runs and the cluster's shape.
+type Platform struct {
+	// Type is "lab" (default) or "kubernetes".
+	Type string `json:"type,omitempty"`
+	// Nodes are the cluster's nodes and roles; on the lab, CPUs pins a
+	// node (for example the load generators) to a CPU list.
+	Nodes      []platform.NodeSpec `json:"nodes,omitempty"`
+	Kubernetes *Kubernetes         `json:"kubernetes,omitempty"`
+}
+
+// Kubernetes says how to reach an existing cluster.
+type Kubernetes struct {
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+	// Image is meshbench's own image, which every app and load pod runs.
+	Image           string `json:"image,omitempty"`
+	ImagePullPolicy string `json:"image_pull_policy,omitempty"`
+	// Prometheus is the URL of a Prometheus scraping cAdvisor; empty
+	// samples the metrics API instead.
+	Prometheus string `json:"prometheus,omitempty"`
+	// Charts override the pinned Helm chart of a mesh component, by key
+	// (istio-base, istiod, istio-cni, ztunnel, linkerd-crds,
+	// linkerd-control-plane, cilium): another version, source or values.
+	Charts map[string]kube.ChartSource `json:"charts,omitempty"`
+	// Timeout bounds each wait for readiness; default 5m.
+	Timeout topology.Duration `json:"timeout,omitempty"`
+}
+
+// Workload is the application under test.
+type Workload struct {
+	// Graph is a built-in graph's name or a graph file's path, relative to
+	// the study file.
+	Graph string `json:"graph"`
+	// Namespaces is the number of isolated copies (ns-1 ... ns-N); default 1.
+	Namespaces int `json:"namespaces,omitempty"`
+	// Replicas overrides replicas per service name.
+	Replicas map[string]int `json:"replicas,omitempty"`
+	// Resources overrides requests and limits per service name; the key
+	// "*" applies to every service, a service's own key wins over it.
+	Resources map[string]topology.Resources `json:"resources,omitempty"`
+}
+
+// Mesh is one mesh to compare: a profile and its settings, under a name
+// that is unique in the study (default: the profile), so that one profile
+// can be compared with itself under other settings.
+type Mesh struct {
+	Name string `json:"name,omitempty"`
+	platform.MeshSpec
+}
+
+// Generator layouts.
+const (
+	GeneratorsOne          = "one"           // one generator for the whole workload
+	GeneratorsPerNamespace = "per-namespace" // one generator per namespace
+)
+
+// Load is the load of every cell before sweeps change it.
+type Load struct {
+	// Rate is the open-loop arrival rate per generator in requests per
+	// second; zero means closed loop.
+	Rate float64 `json:"rate,omitempty"`
+	// Connections is the closed loop's concurrency, or the open loop's
+	// connection limit; default 64.
+	Connections int `json:"connections,omitempty"`
+	// Duration or Requests bounds the measured phase; exactly one is set.
+	Duration topology.Duration `json:"duration,omitempty"`
+	Requests int64             `json:"requests,omitempty"`
+	Warmup   topology.Duration `json:"warmup,omitempty"`
+	// Timeout per request; default 10s.
+	Timeout topology.Duration `json:"timeout,omitempty"`
+	// KeepAlive reuses connections; default true.
+	KeepAlive *bool `json:"keepalive,omitempty"`
+	HTTP2     bool  `json:"http2,omitempty"`
+	// Path is "service" (default: a pod calling the entry Service) or
+	// "ingress" (from outside, through the ingress gateway).
+	Path platform.LoadPath `json:"path,omitempty"`
+	// Generators is "one" (default) or "per-namespace".
+	Generators string `json:"generators,omitempty"`
+}
+
+// Sweep varies one parameter over Values, or several together: with
+// Params, each value is a list holding one value per parameter, so that
+// the parameters change in step rather than as a cross product.
+type Sweep struct {
+	Param  string            `json:"param,omitempty"`
+	Params []string          `json:"params,omitempty"`
+	Values []json.RawMessage `json:"values"`
+}
+
+// Order is how cells are ordered. Meshes are always interleaved: every
+// round runs each mesh once.
+type Order struct {
+	// Shuffle randomizes the mesh order within each round; default true.
+	Shuffle *bool `json:"shuffle,omitempty"`
+	// Seed seeds the shuffle; default derived from the study file's hash,
+	// so that the same file always plans the same order.
+	Seed uint64 `json:"seed,omitempty"`
+}
+
+// Scaling fits a full-size study to a smaller platform. By default the
+// runner first measures each mesh's capacity with a short closed loop and
+// scales every open-loop rate and request count by one factor, so that the
+// slowest mesh runs at Fraction of its capacity; the topology, namespaces,
+// meshes and load model stay as written.
+type Scaling struct {
+	// Fraction of the slowest mesh's measured capacity that the open-loop
+	// load offers in total; default 0.5.
+	Fraction float64 `json:"fraction,omitempty"`
+	// Measure caps each measured phase; closed-loop request counts shrink
+	// so that the largest takes about this long at the slowest mesh's
+	// capacity. Default 20s.
+	Measure topology.Duration `json:"measure,omitempty"`
+	// Warmup caps each warm-up; default 5s.
+	Warmup topology.Duration `json:"warmup,omitempty"`
+}

@@ -1,0 +1,188 @@
+package study
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// runner holds one run's state: the results directory, the platform, and
+// what is deployed and installed on it now.
+type runner struct {
+	o          Options
+	s          *Study
+	dir        string
+	log        *slog.Logger
+	logFile    *os.File
+	progress   io.Writer
+	p          platform.Platform
+	ix         *results.Index
+	wroteIndex bool
+	started    time.Time
+	done       map[string]bool // IDs of the cells already in the index
+
+	group    int           // the workload group deployed, 0 for none
+	groupErr map[int]error // groups whose deployment failed
+	mesh     string        // the mesh installed, "" for none
+	checks   []platform.Check
+}
+
+func newRunner(o Options) (*runner, error) {
+	if o.Study == nil || o.Open == nil || o.Dir == "" {
+		return nil, errors.New("study run: Study, Open and Dir are required")
+	}
+	r := &runner{o: o, s: o.Study, dir: o.Dir, progress: o.Progress, started: time.Now(),
+		done: map[string]bool{}, groupErr: map[int]error{}}
+	if r.progress == nil {
+		r.progress = io.Discard
+	}
+	var err error
+	if o.Resume {
+		err = r.openResults()
+	} else {
+		err = r.createResults()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(r.dir, filepath.Dir(results.LogFile)), 0o755); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	r.logFile, err = os.OpenFile(filepath.Join(r.dir, results.LogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	file := slog.NewTextHandler(r.logFile, &slog.HandlerOptions{Level: slog.LevelDebug})
+	if o.Logger != nil {
+		r.log = slog.New(slog.NewMultiHandler(o.Logger.Handler(), file))
+	} else {
+		r.log = slog.New(file)
+	}
+	return r, nil
+}
+
+// createResults makes a new results directory with the study and graph
+// files and an empty index.
+func (r *runner) createResults() error {
+	if entries, err := os.ReadDir(r.dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("results directory %s already exists and is not empty: choose another --out, or continue it with --resume", r.dir)
+	}
+	if err := results.WriteFile(filepath.Join(r.dir, results.StudyFile), r.o.Source); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	g, err := r.s.Graph.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFile(filepath.Join(r.dir, results.GraphFile), g); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	r.ix = &results.Index{
+		Schema: results.SchemaVersion, Study: r.s.Name, StudyHash: r.s.SHA256,
+		Start: time.Now().UTC(), Seed: r.s.Order.Seed, Cells: []results.Summary{},
+		Provenance: results.Provenance{
+			MeshbenchVersion: r.o.Version, GoVersion: runtime.Version(),
+			Cluster: platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
+		},
+	}
+	return nil
+}
+
+// openResults reads an interrupted run's index and checks that it was
+// made from the same study file.
+func (r *runner) openResults() error {
+	ix, err := results.ReadIndex(r.dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ix.Complete:
+		return fmt.Errorf("resume %s: %w", r.dir, ErrComplete)
+	case ix.StudyHash != r.s.SHA256:
+		return fmt.Errorf("resume %s: the study file has changed since the run started (sha256 %.12s, the results have %.12s); resume with the original study.yaml", r.dir, r.s.SHA256, ix.StudyHash)
+	case ix.Seed != r.s.Order.Seed:
+		return fmt.Errorf("resume %s: the results were planned with seed %d, the study has %d", r.dir, ix.Seed, r.s.Order.Seed)
+	}
+	if err := r.sameGraph(); err != nil {
+		return err
+	}
+	for _, c := range ix.Cells {
+		r.done[c.ID] = true
+	}
+	ix.Resumed = append(ix.Resumed, time.Now().UTC())
+	r.ix = ix
+	return nil
+}
+
+// sameGraph refuses to resume with a workload graph other than the one
+// the run started with: a study file naming a graph file that has changed
+// since has the same hash.
+func (r *runner) sameGraph() error {
+	was, err := os.ReadFile(filepath.Join(r.dir, results.GraphFile))
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", r.dir, err)
+	}
+	now, err := r.s.Graph.Marshal()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(was, now) {
+		return fmt.Errorf("resume %s: the workload graph %q differs from the one the run started with (%s); resume without a study file to use the recorded one", r.dir, r.s.Workload.Graph, results.GraphFile)
+	}
+	return nil
+}
+
+// setUp opens the platform, records its facts and brings the cluster up.
+func (r *runner) setUp(ctx context.Context) error {
+	p, err := r.o.Open(ctx, r.s.Platform, r.log, filepath.Join(r.dir, results.PodLogDir))
+	if err != nil {
+		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
+	}
+	r.p = p
+	info, err := p.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
+	}
+	if r.o.Resume {
+		old := r.ix.Provenance.Platform
+		if old.Kernel != info.Kernel || old.CPUModel != info.CPUModel || old.EnvoyVersion != info.EnvoyVersion {
+			r.log.Warn("resuming on a different host or Envoy than the run started on",
+				"kernel", info.Kernel, "was", old.Kernel, "cpu", info.CPUModel, "was_cpu", old.CPUModel,
+				"envoy", info.EnvoyVersion, "was_envoy", old.EnvoyVersion)
+		}
+	} else {
+		r.ix.Provenance.Platform = info
+	}
+	if err := r.writeIndex(); err != nil {
+		return err
+	}
+	r.log.Debug("bringing the platform up", "platform", info.Name, "nodes", len(r.s.Platform.Nodes))
+	if err := p.Up(ctx, platform.ClusterSpec{Nodes: r.s.Platform.Nodes}); err != nil {
+		return fmt.Errorf("platform %s: up: %w", r.s.Platform.Type, err)
+	}
+	return nil
+}
+
+func (r *runner) writeIndex() error {
+	if err := results.WriteJSON(filepath.Join(r.dir, results.IndexFile), r.ix); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	r.wroteIndex = true
+	return nil
+}
+
+func (r *runner) close() {
+	if r.logFile != nil {
+		r.logFile.Close()
+	}
+}

