@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,6 +78,19 @@ type NodeSpec struct {
 // ClusterSpec is the cluster a study needs.
 type ClusterSpec struct {
 	Nodes []NodeSpec `json:"nodes"`
+}
+
+// NameNodes gives every unnamed node the name "<role>-<n>", n counting
+// that role's nodes from 1 (app-1, load-1), so that a cluster can be
+// given by roles alone, as on Kubernetes where nodes are found by label.
+func NameNodes(nodes []NodeSpec) {
+	count := map[NodeRole]int{}
+	for i := range nodes {
+		count[nodes[i].Role]++
+		if nodes[i].Name == "" {
+			nodes[i].Name = fmt.Sprintf("%s-%d", nodes[i].Role, count[nodes[i].Role])
+		}
+	}
 }
 
 // MeshSpec is one mesh profile and its settings. Zero values take the

@@ -1,6 +1,9 @@
 package platform
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFailedChecks(t *testing.T) {
 	t.Parallel()
@@ -20,6 +23,29 @@ func TestFailedChecks(t *testing.T) {
 	for _, tt := range tests {
 		if got := FailedChecks(tt.checks); got != tt.want {
 			t.Errorf("%s: FailedChecks = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestNameNodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		nodes []NodeSpec
+		want  []string
+	}{
+		{"roles only", []NodeSpec{{Role: NodeApp}, {Role: NodeLoad}, {Role: NodeApp}}, []string{"app-1", "load-1", "app-2"}},
+		{"named kept", []NodeSpec{{Name: "front", Role: NodeApp}, {Role: NodeApp}}, []string{"front", "app-2"}},
+		{"none", nil, nil},
+	}
+	for _, tt := range tests {
+		NameNodes(tt.nodes)
+		var got []string
+		for _, n := range tt.nodes {
+			got = append(got, n.Name)
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: names %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

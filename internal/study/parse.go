@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -125,6 +126,7 @@ func (s *Study) defaults(seed uint64) {
 	if len(s.Platform.Nodes) == 0 && s.Platform.Type == PlatformLab {
 		s.Platform.Nodes = DefaultLabNodes()
 	}
+	platform.NameNodes(s.Platform.Nodes)
 	if s.Workload.Namespaces == 0 {
 		s.Workload.Namespaces = 1
 	}

@@ -185,3 +185,20 @@ func TestPresetShapes(t *testing.T) {
 		})
 	}
 }
+
+// Nodes given by role alone are named <role>-<n>, on Kubernetes as on
+// the lab (the docs' Kubernetes example gives no names).
+func TestParseNodesByRoleAlone(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-kubernetes-roles-only.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range s.Platform.Nodes {
+		names = append(names, n.Name)
+	}
+	if got := strings.Join(names, ","); got != "app-1,load-1,mesh-1" {
+		t.Errorf("node names %s, want app-1,load-1,mesh-1", got)
+	}
+}

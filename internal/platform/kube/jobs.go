@@ -158,6 +158,9 @@ func (p *kubePlatform) awaitJob(ctx context.Context, js jobSpec) (jobResult, err
 	}
 	if js.LogDir != "" {
 		path := filepath.Join(js.LogDir, js.Namespace+"-"+js.Name+".log")
+		if err := os.MkdirAll(js.LogDir, 0o755); err != nil {
+			return res, fmt.Errorf("%s: keep its log: %w", what, err)
+		}
 		if err := os.WriteFile(path, logs, 0o644); err != nil {
 			return res, fmt.Errorf("%s: keep its log: %w", what, err)
 		}

@@ -48,6 +48,7 @@ func LoadClusterFile(path string) (ClusterFile, error) {
 	if len(f.Nodes) == 0 {
 		return f, fmt.Errorf("cluster file %s: nodes: give at least one node", path)
 	}
+	platform.NameNodes(f.Nodes)
 	hasApp := false
 	for i, n := range f.Nodes {
 		switch n.Role {
