@@ -78,7 +78,13 @@ func (d *http1Downstream) get(ctx context.Context, timeout time.Duration, dst []
 		cc.c.Close()
 		// A reused connection the server had already closed fails before
 		// any answer: GET is idempotent, so try once more on a new one.
+		// Whatever closed it (a server restart, a mesh's capture change
+		// resetting the pod's connections) has most likely closed the
+		// other idle ones too, and this client, unlike net/http, has no
+		// reader watching idle connections: drop them all, so that the
+		// retry dials and later calls do not meet the dead ones in turn.
 		if reused && !started && attempt == 0 && ctx.Err() == nil && time.Now().Before(deadline) {
+			d.closeIdle()
 			continue
 		}
 		return 0, false, dst, classify(ctx, err)

@@ -164,6 +164,37 @@ func TestHTTP1DownstreamRetriesStaleConnection(t *testing.T) {
 	}
 }
 
+// After a mesh's capture change resets every connection (or a server
+// restarts), the whole pool is dead, not one connection: the next call
+// must still succeed, on one new connection, rather than try the dead
+// ones in turn and answer an error.
+func TestHTTP1DownstreamDropsDeadPool(t *testing.T) {
+	t.Parallel()
+	const ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+	srv := startScripted(t, []string{ok}, true)
+	d := newHTTP1Downstream(srv.addr, "b:8080")
+	t.Cleanup(d.closeIdle)
+	const pooled = 4
+	for range pooled {
+		c, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc := &clientConn{c: c, br: bufio.NewReader(c)}
+		if _, _, _, keep, _, err := cc.roundTrip(d.req, nil); err != nil || !keep {
+			t.Fatalf("filling the pool: keep %v, %v", keep, err)
+		}
+		d.put(cc)
+	}
+	time.Sleep(50 * time.Millisecond) // let the server's closes arrive
+	if status, _, _, err := d.get(context.Background(), 5*time.Second, nil); err != nil || status != 200 {
+		t.Fatalf("call on a dead pool: %d %v", status, err)
+	}
+	if n := srv.conns.Load(); n != pooled+1 {
+		t.Errorf("%d connections, want %d: the dead pool and one new", n, pooled+1)
+	}
+}
+
 func TestHTTP1DownstreamTimeoutAndCancel(t *testing.T) {
 	if raceEnabled {
 		t.Skip("timing-sensitive")
