@@ -143,8 +143,8 @@ type LoadSpec struct {
 	PerNamespace bool         `json:"per_namespace"`
 	// LogDir, when set, is a directory for this measurement's logs: each
 	// generator's own output, and the logs of pods that restarted during
-	// it. The runner gives each cell its own; it is not part of the
-	// recorded load.
+	// it. The runner gives each cell its own; Measure creates it when it
+	// writes there. It is not part of the recorded load.
 	LogDir string `json:"-"`
 }
 

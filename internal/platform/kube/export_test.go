@@ -4,7 +4,8 @@ package kube
 // and so cannot live in package kube without an import cycle, needs of
 // the shared test cluster.
 var (
-	NeedCluster   = needCluster
-	Snapshot      = snapshot
-	DiffSnapshots = diffSnapshots
+	NeedCluster     = needCluster
+	EmptyPrometheus = emptyPrometheus
+	Snapshot        = snapshot
+	DiffSnapshots   = diffSnapshots
 )

@@ -27,22 +27,27 @@ var testClusterSpec = platform.ClusterSpec{Nodes: []platform.NodeSpec{
 	{Name: "mesh", Role: platform.NodeMesh},
 }}
 
-// newTestPlatform makes a platform on the test cluster with Istio's charts
-// from the module cache, and removes all it made when the test ends.
-func newTestPlatform(t *testing.T, c *testCluster) *kubePlatform {
-	t.Helper()
-	// A Prometheus that answers but knows nothing: kwok pods use no CPU.
+// emptyPrometheus serves a Prometheus API that answers but knows nothing
+// (kwok pods use no CPU) until the test ends, and returns its URL.
+func emptyPrometheus(t *testing.T) string {
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 	}))
 	t.Cleanup(prom.Close)
+	return prom.URL
+}
+
+// newTestPlatform makes a platform on the test cluster with Istio's charts
+// from the module cache, and removes all it made when the test ends.
+func newTestPlatform(t *testing.T, c *testCluster) *kubePlatform {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	p, err := newPlatform(Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
-		Prometheus: prom.URL,
+		Prometheus: emptyPrometheus(t),
 		Charts: map[string]ChartSource{
 			ChartIstioBase: {Chart: c.Charts + "/base"},
 			ChartIstiod:    {Chart: c.Charts + "/istio-control/istio-discovery"},

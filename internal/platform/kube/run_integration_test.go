@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,16 +29,11 @@ func TestIntegrationRunStudy(t *testing.T) {
 	defer cancel()
 	before := kube.Snapshot(t, ctx, c.Kubeconfig)
 
-	// A Prometheus that answers but knows nothing: kwok pods use no CPU.
-	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
-	}))
-	defer prom.Close()
-
 	dir := t.TempDir()
 	studyFile := filepath.Join(dir, "kube-flow.yaml")
-	// The study names a lab cluster shape on purpose: --platform must
-	// replace it, as the README promises one study file runs on both.
+	// The study names no platform type (the lab, by default) and gives its
+	// nodes by role alone: --platform kubernetes must run it as it is, as
+	// the README promises one study file runs on both platforms.
 	src := fmt.Sprintf(`apiVersion: meshbench.dev/v1alpha1
 kind: Study
 name: kube-flow
@@ -68,7 +61,7 @@ load:
   connections: 1
   duration: 2s
 repetitions: 1
-`, prom.URL, c.Charts)
+`, kube.EmptyPrometheus(t), c.Charts)
 	if err := os.WriteFile(studyFile, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
