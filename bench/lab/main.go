@@ -22,10 +22,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	platlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -97,24 +97,24 @@ func scale(ctx context.Context, bin string, n int) error {
 // the tiered graph: on loopback in the root namespace, and from a pod on
 // one node through a Service to a pod on another.
 func overhead(ctx context.Context, bin string, requests, rounds int) error {
-	l, err := lab.Up(ctx, lab.Config{Name: prefix(), Prefix: prefix(),
-		Nodes: []lab.NodeConfig{{Name: "app", Role: "app"}, {Name: "load", Role: "load"}}})
+	l, err := cluster.Up(ctx, cluster.Config{Name: prefix(), Prefix: prefix(),
+		Nodes: []cluster.NodeConfig{{Name: "app", Role: "app"}, {Name: "load", Role: "load"}}})
 	if err != nil {
 		return err
 	}
 	defer l.Down(context.Background())
 	const port = 8080
 	server := []string{bin, "app", "--graph", "tiered", "--service", "tier-3-app-a"}
-	err = l.CreatePods(ctx, []lab.PodSpec{
+	err = l.CreatePods(ctx, []cluster.PodSpec{
 		{Namespace: "ns-1", Name: "server", Node: "app", Labels: map[string]string{"app": "server"},
-			Containers: []lab.ContainerSpec{{Name: "app", Command: append(server, "--listen", ":"+strconv.Itoa(port)),
-				Readiness: &lab.Probe{Port: port, Path: "/readyz"}}}},
+			Containers: []cluster.ContainerSpec{{Name: "app", Command: append(server, "--listen", ":"+strconv.Itoa(port)),
+				Readiness: &cluster.Probe{Port: port, Path: "/readyz"}}}},
 		{Namespace: "ns-1", Name: "client", Node: "load"},
 	})
 	if err != nil {
 		return err
 	}
-	svc, err := l.ApplyService(ctx, lab.ServiceSpec{Namespace: "ns-1", Name: "server", Selector: map[string]string{"app": "server"}, Port: 80, TargetPort: port})
+	svc, err := l.ApplyService(ctx, cluster.ServiceSpec{Namespace: "ns-1", Name: "server", Selector: map[string]string{"app": "server"}, Port: 80, TargetPort: port})
 	if err != nil {
 		return err
 	}
@@ -179,10 +179,10 @@ func runLocal(ctx context.Context, argv []string) (*load.Result, error) {
 	return load.ReadResult(&out)
 }
 
-func runInPod(ctx context.Context, l *lab.Lab, round int, argv []string) (*load.Result, error) {
+func runInPod(ctx context.Context, l *cluster.Lab, round int, argv []string) (*load.Result, error) {
 	var out bytes.Buffer
 	name := "load-" + strconv.Itoa(round)
-	c := lab.ContainerSpec{Name: name, Command: argv, Restart: lab.RestartNever, Stdout: &out}
+	c := cluster.ContainerSpec{Name: name, Command: argv, Restart: cluster.RestartNever, Stdout: &out}
 	if err := l.AddContainer(ctx, "ns-1", "client", c); err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	platlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 func init() { subcommands = append(subcommands, newLabCmd) }
@@ -27,7 +27,7 @@ and limits. It needs root. Everything it makes carries its name prefix, and
 	return cmd
 }
 
-func stateDir(name string) string { return filepath.Join(lab.DefaultStateRoot, name) }
+func stateDir(name string) string { return filepath.Join(cluster.DefaultStateRoot, name) }
 
 func newLabUpCmd(s Streams, g *globals) *cobra.Command {
 	var file string
@@ -55,7 +55,7 @@ func newLabStatusCmd(s Streams) *cobra.Command {
 		Short: "Show the lab's nodes, Services and pods with their CPU and memory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return lab.Status(cmd.Context(), stateDir(name), s.Out)
+			return cluster.Status(cmd.Context(), stateDir(name), s.Out)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
@@ -75,7 +75,7 @@ environment as NAME_SERVICE_HOST and NAME_SERVICE_PORT.`,
 			if cmd.ArgsLenAtDash() != 1 {
 				return errors.New("give the command after --: meshbench lab exec POD -- COMMAND")
 			}
-			return lab.Exec(cmd.Context(), lab.ExecOptions{StateDir: stateDir(name), Target: args[0], Argv: args[1:],
+			return cluster.Exec(cmd.Context(), cluster.ExecOptions{StateDir: stateDir(name), Target: args[0], Argv: args[1:],
 				Stdin: s.In, Stdout: s.Out, Stderr: s.ErrOut})
 		},
 	}
@@ -90,7 +90,7 @@ func newLabDownCmd(s Streams, g *globals) *cobra.Command {
 		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return lab.Teardown(cmd.Context(), lab.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
+			return cluster.Teardown(cmd.Context(), cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "mb", "lab name")

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -142,7 +142,7 @@ func (r *runner) install(ctx context.Context, c Cell) error {
 // mesh-config check reports in the results' provenance.
 func (r *runner) recordConfigHash(name string, checks []platform.Check) {
 	for _, c := range checks {
-		if c.Name != mesh.CheckConfig {
+		if c.Name != dataplane.CheckConfig {
 			continue
 		}
 		if _, hash, ok := strings.Cut(c.Detail, configHashLabel); ok {

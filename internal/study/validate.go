@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/kube"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // BaselineProfile is the profile without a mesh; scaling calibrates on it.
-const BaselineProfile = string(mesh.Baseline)
+const BaselineProfile = string(dataplane.Baseline)
 
 var (
 	// nameRE is what names become part of: directories, cell IDs and, on
@@ -140,7 +140,7 @@ func (w Workload) validate(g *topology.Graph) error {
 // validateMeshes checks the meshes against the profiles the platform
 // runs: the lab's, or on Kubernetes those plus linkerd and cilium.
 func validateMeshes(meshes []Mesh, platformType string) error {
-	known := mesh.Profiles()
+	known := dataplane.Profiles()
 	if platformType == PlatformKubernetes {
 		known = kube.Profiles()
 	}

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -88,7 +88,7 @@ func (p *labPlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	vips := map[string]string{} // namespace/service -> VIP:port
 	for _, ns := range next.namespaces {
 		for _, s := range w.Graph.Services {
-			svc, err := l.ApplyService(ctx, lab.ServiceSpec{Namespace: ns, Name: s.Name,
+			svc, err := l.ApplyService(ctx, cluster.ServiceSpec{Namespace: ns, Name: s.Name,
 				Selector: map[string]string{LabelApp: s.Name}, Port: s.Port})
 			if err != nil {
 				return fmt.Errorf("deploy: %w", err)
@@ -110,7 +110,7 @@ func (p *labPlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	if err != nil {
 		return err
 	}
-	var create []lab.PodSpec
+	var create []cluster.PodSpec
 	var remove []string
 	for _, s := range specs {
 		key := s.Namespace + "/" + s.Name
@@ -164,7 +164,7 @@ func writeGraph(stateDir string, g *topology.Graph) (string, error) {
 // planPods lists every pod of the workload. App pods spread over the app
 // nodes by a function of their namespace, deployment and replica index
 // only, so changing one deployment's replica count moves no other pod.
-func planPods(w platform.Workload, nodes []lab.Node, bin, graphFile string, vips map[string]string) ([]lab.PodSpec, error) {
+func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, vips map[string]string) ([]cluster.PodSpec, error) {
 	appNodes := nodesWithRole(nodes, platform.NodeApp)
 	if len(appNodes) == 0 {
 		return nil, errors.New("deploy: the lab has no node with role app")
@@ -173,7 +173,7 @@ func planPods(w platform.Workload, nodes []lab.Node, bin, graphFile string, vips
 	if len(loadNodes) == 0 {
 		loadNodes = appNodes
 	}
-	var out []lab.PodSpec
+	var out []cluster.PodSpec
 	for nsIdx, ns := range topology.Namespaces(w.Namespaces) {
 		for depIdx, d := range w.Graph.Deployments() {
 			replicas := d.Replicas
@@ -185,7 +185,7 @@ func planPods(w platform.Workload, nodes []lab.Node, bin, graphFile string, vips
 				out = append(out, appPod(w.Graph, d, ns, i, node, bin, graphFile, vips))
 			}
 		}
-		out = append(out, lab.PodSpec{Namespace: ns, Name: LoadPodName, Node: loadNodes[nsIdx%len(loadNodes)].Name,
+		out = append(out, cluster.PodSpec{Namespace: ns, Name: LoadPodName, Node: loadNodes[nsIdx%len(loadNodes)].Name,
 			ServiceAccount: LoadServiceAccount, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
 	}
 	for i := range out {
@@ -194,7 +194,7 @@ func planPods(w platform.Workload, nodes []lab.Node, bin, graphFile string, vips
 	return out, nil
 }
 
-func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node lab.Node, bin, graphFile string, vips map[string]string) lab.PodSpec {
+func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node cluster.Node, bin, graphFile string, vips map[string]string) cluster.PodSpec {
 	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns,
 		"--listen", ":" + strconv.Itoa(d.Port)}
 	if d.Name != d.Service {
@@ -204,20 +204,20 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node lab
 		cmd = append(cmd, "--upstream", up+"="+vips[ns+"/"+up])
 	}
 	r := d.Resources
-	return lab.PodSpec{
+	return cluster.PodSpec{
 		Namespace: ns, Name: d.Name + "-" + strconv.Itoa(i), Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
-		Containers: []lab.ContainerSpec{{
+		Containers: []cluster.ContainerSpec{{
 			Name: "app", Command: cmd, Role: metrics.RoleApp,
-			Resources: lab.Resources{CPURequestMilli: r.CPURequestMilli(), CPULimitMilli: r.CPULimitMilli(),
+			Resources: cluster.Resources{CPURequestMilli: r.CPURequestMilli(), CPULimitMilli: r.CPULimitMilli(),
 				MemRequestBytes: r.MemoryRequestBytes(), MemLimitBytes: r.MemoryLimitBytes()},
-			Readiness: &lab.Probe{Port: d.Port, Path: "/readyz"},
+			Readiness: &cluster.Probe{Port: d.Port, Path: "/readyz"},
 		}},
 	}
 }
 
-func nodesWithRole(nodes []lab.Node, role platform.NodeRole) []lab.Node {
-	var out []lab.Node
+func nodesWithRole(nodes []cluster.Node, role platform.NodeRole) []cluster.Node {
+	var out []cluster.Node
 	for _, n := range nodes {
 		if n.Role == string(role) {
 			out = append(out, n)
@@ -227,7 +227,7 @@ func nodesWithRole(nodes []lab.Node, role platform.NodeRole) []lab.Node {
 }
 
 // fingerprint hashes a pod spec without its fingerprint label.
-func fingerprint(s lab.PodSpec) string {
+func fingerprint(s cluster.PodSpec) string {
 	labels := map[string]string{}
 	for k, v := range s.Labels {
 		if k != LabelSpec {

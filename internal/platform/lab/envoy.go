@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
 // envoyVersionTimeout bounds `envoy --version`: it answers at once, and a
@@ -14,7 +14,7 @@ import (
 const envoyVersionTimeout = 5 * time.Second
 
 // envoyInfo finds the version of the Envoy the lab's meshes run (the one
-// mesh.FindEnvoy picks) once, for the results' provenance.
+// dataplane.FindEnvoy picks) once, for the results' provenance.
 type envoyInfo struct {
 	timeout time.Duration
 	mu      sync.Mutex
@@ -31,7 +31,7 @@ func (e *envoyInfo) get(ctx context.Context, log *slog.Logger) string {
 	if e.done {
 		return e.version
 	}
-	bin, err := mesh.FindEnvoy()
+	bin, err := dataplane.FindEnvoy()
 	if err != nil {
 		log.Warn("no Envoy found: the results will not record its version", "err", err)
 		e.done = true
@@ -43,7 +43,7 @@ func (e *envoyInfo) get(ctx context.Context, log *slog.Logger) string {
 	}
 	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err := mesh.EnvoyVersion(vctx, bin)
+	v, err := dataplane.EnvoyVersion(vctx, bin)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "" // the caller gave up: ask again next time

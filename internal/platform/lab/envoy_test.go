@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
 // fakeEnvoy writes an executable script that stands for Envoy, points
@@ -28,7 +28,7 @@ func fakeEnvoy(t *testing.T, body string) string {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(mesh.EnvoyEnv, bin)
+	t.Setenv(dataplane.EnvoyEnv, bin)
 	return runs
 }
 
@@ -60,7 +60,7 @@ func TestEnvoyVersion(t *testing.T) {
 			if tt.body != "" {
 				runs = fakeEnvoy(t, tt.body)
 			} else {
-				t.Setenv(mesh.EnvoyEnv, filepath.Join(t.TempDir(), "no-envoy"))
+				t.Setenv(dataplane.EnvoyEnv, filepath.Join(t.TempDir(), "no-envoy"))
 			}
 			var logs bytes.Buffer
 			p := newPlatform(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -100,7 +100,7 @@ func TestIntegrationEnvoyVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Envoy")
 	}
-	if _, err := mesh.FindEnvoy(); err != nil {
+	if _, err := dataplane.FindEnvoy(); err != nil {
 		t.Skip(err)
 	}
 	in, err := newPlatform(Options{}).Info(context.Background())

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 // generatorLogLimit bounds a generator's kept standard error: it says
@@ -78,7 +78,7 @@ func (g *generatorLog) close(code int) error {
 }
 
 // faults counts a container's restarts and failed exits.
-func faults(c lab.Container) int {
+func faults(c cluster.Container) int {
 	n := c.Restarts
 	if c.Exited && c.ExitCode != 0 {
 		n++
@@ -88,7 +88,7 @@ func faults(c lab.Container) int {
 
 // faultCounts maps each container ("namespace/pod/container") to its
 // faults.
-func faultCounts(pods []lab.Pod) map[string]int {
+func faultCounts(pods []cluster.Pod) map[string]int {
 	out := map[string]int{}
 	for _, p := range pods {
 		for _, c := range p.Containers {
@@ -101,7 +101,7 @@ func faultCounts(pods []lab.Pod) map[string]int {
 // keepFaultyLogs copies into dir the log of every pod one of whose
 // containers restarted or failed since the counts in before were taken:
 // the measurement did not run on the workload as deployed.
-func (p *labPlatform) keepFaultyLogs(l *lab.Lab, before map[string]int, dir string) {
+func (p *labPlatform) keepFaultyLogs(l *cluster.Lab, before map[string]int, dir string) {
 	for _, pod := range l.Pods() {
 		for _, c := range pod.Containers {
 			if faults(c) <= before[pod.Key()+"/"+c.Name] {

@@ -13,10 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 // measureSeq names each Measure's generator containers uniquely.
@@ -65,7 +65,7 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		gens = append(gens, &generator{namespace: ns, container: "load-" + strconv.FormatInt(seq, 10), opts: o})
 	}
 	before := faultCounts(l.Pods())
-	sampler := l.StartSampler(lab.DefaultSampleInterval)
+	sampler := l.StartSampler(cluster.DefaultSampleInterval)
 	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
 	sampler.Stop()
 	if spec.LogDir != "" {
@@ -89,7 +89,7 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 }
 
 // targetURL is where a namespace's generator sends its load.
-func (p *labPlatform) targetURL(l *lab.Lab, ns string, path platform.LoadPath) (string, error) {
+func (p *labPlatform) targetURL(l *cluster.Lab, ns string, path platform.LoadPath) (string, error) {
 	g := p.wl.w.Graph
 	switch path {
 	case "", platform.PathService:
@@ -114,7 +114,7 @@ func (p *labPlatform) targetURL(l *lab.Lab, ns string, path platform.LoadPath) (
 // runGenerators runs every generator at once and parses their results;
 // with a logDir each one's standard error goes there. Their containers
 // are removed whatever happens.
-func (p *labPlatform) runGenerators(ctx context.Context, l *lab.Lab, bin, logDir string, gens []*generator) ([]load.Result, error) {
+func (p *labPlatform) runGenerators(ctx context.Context, l *cluster.Lab, bin, logDir string, gens []*generator) ([]load.Result, error) {
 	dir := filepath.Join(l.StateDir(), "load")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("measure: %w", err)
@@ -136,13 +136,13 @@ func (p *labPlatform) runGenerators(ctx context.Context, l *lab.Lab, bin, logDir
 	return results, nil
 }
 
-func (p *labPlatform) runGenerator(ctx context.Context, l *lab.Lab, bin, dir, logDir string, g *generator) (load.Result, error) {
+func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir, logDir string, g *generator) (load.Result, error) {
 	var res load.Result
 	argv, err := loadArgs(bin, g.opts, filepath.Join(dir, g.namespace+"-body"))
 	if err != nil {
 		return res, err
 	}
-	c := lab.ContainerSpec{Name: g.container, Command: argv, Role: metrics.RoleLoad, Restart: lab.RestartNever, Stdout: &g.out}
+	c := cluster.ContainerSpec{Name: g.container, Command: argv, Role: metrics.RoleLoad, Restart: cluster.RestartNever, Stdout: &g.out}
 	// Without a log directory the generator writes to the load pod's log.
 	where := l.LogPath(g.namespace, LoadPodName)
 	code := -1

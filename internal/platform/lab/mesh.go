@@ -5,22 +5,22 @@ import (
 	"errors"
 	"path/filepath"
 
-	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
-// The lab's meshes are internal/mesh's profiles: real Envoy configured as
+// The lab's meshes are internal/platform/lab/dataplane's profiles: real Envoy configured as
 // Istio configures it.
 func init() { newMeshDriver = newLabMesh }
 
-// labMesh drives internal/mesh on the platform's lab.
+// labMesh drives internal/platform/lab/dataplane on the platform's lab.
 type labMesh struct {
 	p  *labPlatform
-	in *mesh.Installation
+	in *dataplane.Installation
 }
 
 func newLabMesh(p *labPlatform, profile string) (meshDriver, error) {
-	if _, err := mesh.SettingsFor(platform.MeshSpec{Profile: profile}); err != nil {
+	if _, err := dataplane.SettingsFor(platform.MeshSpec{Profile: profile}); err != nil {
 		return nil, err
 	}
 	return &labMesh{p: p}, nil
@@ -29,7 +29,7 @@ func newLabMesh(p *labPlatform, profile string) (meshDriver, error) {
 // Install implements meshDriver. The caller holds p.mu.
 func (d *labMesh) Install(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
 	c := &meshCluster{l: d.p.lab, g: d.p.wl.w.Graph}
-	in, checks, err := mesh.Install(ctx, c, m, mesh.Options{
+	in, checks, err := dataplane.Install(ctx, c, m, dataplane.Options{
 		Dir:    filepath.Join(d.p.lab.StateDir(), "mesh"),
 		Logger: d.p.o.Logger,
 	})

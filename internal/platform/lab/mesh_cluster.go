@@ -4,29 +4,29 @@ import (
 	"context"
 	"net"
 
-	"github.com/meshbench/meshbench/internal/lab"
-	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
-// meshCluster is the lab as internal/mesh sees it.
+// meshCluster is the lab as internal/platform/lab/dataplane sees it.
 type meshCluster struct {
-	l *lab.Lab
+	l *cluster.Lab
 	g *topology.Graph
 }
 
-var _ mesh.Cluster = (*meshCluster)(nil)
+var _ dataplane.Cluster = (*meshCluster)(nil)
 
-// Inventory implements mesh.Cluster. Callers and the entry come from the
+// Inventory implements dataplane.Cluster. Callers and the entry come from the
 // deployed graph; a pod's role from the label Deploy puts on it.
-func (c *meshCluster) Inventory(ctx context.Context) (mesh.Inventory, error) {
-	var inv mesh.Inventory
+func (c *meshCluster) Inventory(ctx context.Context) (dataplane.Inventory, error) {
+	var inv dataplane.Inventory
 	for _, n := range c.l.Nodes() {
-		inv.Nodes = append(inv.Nodes, mesh.Node{Name: n.Name, Role: n.Role, IP: n.IP, Netns: n.Netns})
+		inv.Nodes = append(inv.Nodes, dataplane.Node{Name: n.Name, Role: n.Role, IP: n.IP, Netns: n.Netns})
 	}
 	for _, p := range c.l.Pods() {
-		inv.Pods = append(inv.Pods, mesh.Pod{
+		inv.Pods = append(inv.Pods, dataplane.Pod{
 			Namespace: p.Namespace, Name: p.Name, Node: p.Node, IP: p.IP, Netns: p.Netns,
 			ServiceAccount: p.ServiceAccount, Role: metrics.Role(p.Labels[LabelRole]), HostNetwork: p.HostNetwork,
 		})
@@ -38,7 +38,7 @@ func (c *meshCluster) Inventory(ctx context.Context) (mesh.Inventory, error) {
 		}
 	}
 	for _, s := range c.l.Services() {
-		inv.Services = append(inv.Services, mesh.Service{
+		inv.Services = append(inv.Services, dataplane.Service{
 			Namespace: s.Namespace, Name: s.Name, VIP: s.VIP, Port: s.Port, Endpoints: s.Endpoints,
 			Callers: callers[s.Name], Entry: s.Name == c.g.Entry,
 		})
@@ -46,50 +46,50 @@ func (c *meshCluster) Inventory(ctx context.Context) (mesh.Inventory, error) {
 	return inv, ctx.Err()
 }
 
-func labContainer(m mesh.Container) lab.ContainerSpec {
+func labContainer(m dataplane.Container) cluster.ContainerSpec {
 	r := m.Resources
-	return lab.ContainerSpec{
+	return cluster.ContainerSpec{
 		Name: m.Name, Command: m.Command, Role: m.Role, UID: m.UID, GID: m.GID,
-		Resources: lab.Resources{CPURequestMilli: r.CPURequestMilli, CPULimitMilli: r.CPULimitMilli,
+		Resources: cluster.Resources{CPURequestMilli: r.CPURequestMilli, CPULimitMilli: r.CPULimitMilli,
 			MemRequestBytes: r.MemRequestBytes, MemLimitBytes: r.MemLimitBytes},
 	}
 }
 
-// AddContainer implements mesh.Cluster.
-func (c *meshCluster) AddContainer(ctx context.Context, namespace, pod string, m mesh.Container) error {
+// AddContainer implements dataplane.Cluster.
+func (c *meshCluster) AddContainer(ctx context.Context, namespace, pod string, m dataplane.Container) error {
 	return c.l.AddContainer(ctx, namespace, pod, labContainer(m))
 }
 
-// RemoveContainer implements mesh.Cluster.
+// RemoveContainer implements dataplane.Cluster.
 func (c *meshCluster) RemoveContainer(ctx context.Context, namespace, pod, name string) error {
 	return c.l.RemoveContainer(ctx, namespace, pod, name)
 }
 
-// AddPod implements mesh.Cluster.
-func (c *meshCluster) AddPod(ctx context.Context, s mesh.PodSpec) (mesh.Pod, error) {
-	spec := lab.PodSpec{Namespace: s.Namespace, Name: s.Name, Node: s.Node, ServiceAccount: s.ServiceAccount, HostNetwork: s.HostNetwork}
+// AddPod implements dataplane.Cluster.
+func (c *meshCluster) AddPod(ctx context.Context, s dataplane.PodSpec) (dataplane.Pod, error) {
+	spec := cluster.PodSpec{Namespace: s.Namespace, Name: s.Name, Node: s.Node, ServiceAccount: s.ServiceAccount, HostNetwork: s.HostNetwork}
 	for _, m := range s.Containers {
 		spec.Containers = append(spec.Containers, labContainer(m))
 	}
-	if err := c.l.CreatePods(ctx, []lab.PodSpec{spec}); err != nil {
-		return mesh.Pod{}, err
+	if err := c.l.CreatePods(ctx, []cluster.PodSpec{spec}); err != nil {
+		return dataplane.Pod{}, err
 	}
 	p, _ := c.l.Pod(s.Namespace, s.Name)
-	return mesh.Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Node, IP: p.IP, Netns: p.Netns,
+	return dataplane.Pod{Namespace: p.Namespace, Name: p.Name, Node: p.Node, IP: p.IP, Netns: p.Netns,
 		ServiceAccount: p.ServiceAccount, HostNetwork: p.HostNetwork}, nil
 }
 
-// RemovePod implements mesh.Cluster.
+// RemovePod implements dataplane.Cluster.
 func (c *meshCluster) RemovePod(ctx context.Context, namespace, name string) error {
 	return c.l.DeletePods(ctx, namespace+"/"+name)
 }
 
-// Run implements mesh.Cluster.
+// Run implements dataplane.Cluster.
 func (c *meshCluster) Run(ctx context.Context, netns string, stdin []byte, args ...string) ([]byte, error) {
-	return c.l.Run(ctx, lab.Cmd{Netns: netns, Args: args, Stdin: stdin})
+	return c.l.Run(ctx, cluster.Cmd{Netns: netns, Args: args, Stdin: stdin})
 }
 
-// Dial implements mesh.Cluster.
+// Dial implements dataplane.Cluster.
 func (c *meshCluster) Dial(ctx context.Context, netns, addr string) (net.Conn, error) {
-	return lab.DialIn(ctx, netns, "tcp", addr)
+	return cluster.DialIn(ctx, netns, "tcp", addr)
 }

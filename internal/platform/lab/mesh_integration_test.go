@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
-	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -24,7 +24,7 @@ import (
 // ns-1 with stand-in servers (python3 -m http.server answers 200 on /),
 // since the checks make every call of the graph themselves.
 type meshLab struct {
-	l   *lab.Lab
+	l   *cluster.Lab
 	c   *meshCluster
 	dir string
 }
@@ -37,7 +37,7 @@ func newMeshLab(t *testing.T) *meshLab {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	if _, err := mesh.FindEnvoy(); err != nil {
+	if _, err := dataplane.FindEnvoy(); err != nil {
 		t.Skip(err)
 	}
 	b := make([]byte, 2)
@@ -53,7 +53,7 @@ func newMeshLab(t *testing.T) *meshLab {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	l, err := lab.Up(ctx, lab.Config{Name: prefix, Prefix: prefix, StateDir: filepath.Join(base, "state"), Nodes: []lab.NodeConfig{
+	l, err := cluster.Up(ctx, cluster.Config{Name: prefix, Prefix: prefix, StateDir: filepath.Join(base, "state"), Nodes: []cluster.NodeConfig{
 		{Name: "app", Role: "app"}, {Name: "load", Role: "load"}, {Name: "ingress", Role: "ingress"},
 	}})
 	if err != nil {
@@ -75,20 +75,20 @@ func newMeshLab(t *testing.T) *meshLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pods []lab.PodSpec
+	var pods []cluster.PodSpec
 	for _, s := range g.Services {
-		if _, err := l.ApplyService(ctx, lab.ServiceSpec{Namespace: "ns-1", Name: s.Name, Selector: map[string]string{LabelApp: s.Name}, Port: s.Port}); err != nil {
+		if _, err := l.ApplyService(ctx, cluster.ServiceSpec{Namespace: "ns-1", Name: s.Name, Selector: map[string]string{LabelApp: s.Name}, Port: s.Port}); err != nil {
 			t.Fatal(err)
 		}
-		pods = append(pods, lab.PodSpec{
+		pods = append(pods, cluster.PodSpec{
 			Namespace: "ns-1", Name: s.Name + "-0", Node: "app", ServiceAccount: s.ServiceAccount,
 			Labels: map[string]string{LabelApp: s.Name, LabelRole: string(metrics.RoleApp)},
-			Containers: []lab.ContainerSpec{{Name: "app", Role: metrics.RoleApp,
+			Containers: []cluster.ContainerSpec{{Name: "app", Role: metrics.RoleApp,
 				Command:   []string{"python3", "-m", "http.server", "--bind", "0.0.0.0", "8080"},
-				Readiness: &lab.Probe{Port: 8080, Path: "/"}}},
+				Readiness: &cluster.Probe{Port: 8080, Path: "/"}}},
 		})
 	}
-	pods = append(pods, lab.PodSpec{Namespace: "ns-1", Name: LoadPodName, Node: "load", ServiceAccount: LoadServiceAccount,
+	pods = append(pods, cluster.PodSpec{Namespace: "ns-1", Name: LoadPodName, Node: "load", ServiceAccount: LoadServiceAccount,
 		Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
 	if err := l.CreatePods(ctx, pods); err != nil {
 		t.Fatal(err)
@@ -112,11 +112,11 @@ func dumpLogs(t *testing.T, dir string) {
 }
 
 // install installs a profile and requires every check to pass.
-func (m *meshLab) install(t *testing.T, profile string) *mesh.Installation {
+func (m *meshLab) install(t *testing.T, profile string) *dataplane.Installation {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	in, checks, err := mesh.Install(ctx, m.c, platform.MeshSpec{Profile: profile}, mesh.Options{Dir: m.dir})
+	in, checks, err := dataplane.Install(ctx, m.c, platform.MeshSpec{Profile: profile}, dataplane.Options{Dir: m.dir})
 	for _, c := range checks {
 		t.Logf("%s %s: pass=%v %s", profile, c.Name, c.Pass, c.Detail)
 	}
@@ -127,7 +127,7 @@ func (m *meshLab) install(t *testing.T, profile string) *mesh.Installation {
 	return in
 }
 
-func (m *meshLab) remove(t *testing.T, in *mesh.Installation) {
+func (m *meshLab) remove(t *testing.T, in *dataplane.Installation) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -146,7 +146,7 @@ func (m *meshLab) run(t *testing.T, netns string, args ...string) string {
 	return string(out)
 }
 
-func (m *meshLab) pod(t *testing.T, name string) lab.Pod {
+func (m *meshLab) pod(t *testing.T, name string) cluster.Pod {
 	t.Helper()
 	p, ok := m.l.Pod("ns-1", name)
 	if !ok {
@@ -206,7 +206,7 @@ func (m *meshLab) plaintextAnswers(t *testing.T, node, pod string) bool {
 
 func TestIntegrationMeshSidecar(t *testing.T) {
 	m := newMeshLab(t)
-	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity, mesh.CheckIngress}
+	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext, dataplane.CheckIdentity, dataplane.CheckIngress}
 	in := m.install(t, "sidecar")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
 
@@ -214,7 +214,7 @@ func TestIntegrationMeshSidecar(t *testing.T) {
 	t3 := m.pod(t, "tier-3-app-a-0")
 	m.run(t, t3.Netns, "iptables", "-t", "nat", "-D", "PREROUTING", "-p", "tcp", "-j", "ISTIO_INBOUND")
 	m.run(t, t3.Netns, "iptables", "-t", "nat", "-D", "OUTPUT", "-p", "tcp", "-j", "ISTIO_OUTPUT")
-	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady}, []string{mesh.CheckMeshed, mesh.CheckPlaintext})
+	wantChecks(t, in.Verify(context.Background()), []string{dataplane.CheckReady}, []string{dataplane.CheckMeshed, dataplane.CheckPlaintext})
 	m.run(t, t3.Netns, "iptables", "-t", "nat", "-A", "PREROUTING", "-p", "tcp", "-j", "ISTIO_INBOUND")
 	m.run(t, t3.Netns, "iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-j", "ISTIO_OUTPUT")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
@@ -222,7 +222,7 @@ func TestIntegrationMeshSidecar(t *testing.T) {
 	// Plaintext allowed on one port (PERMISSIVE-like hole).
 	t2 := m.pod(t, "tier-2-app-a-0")
 	m.run(t, t2.Netns, "iptables", "-t", "nat", "-I", "ISTIO_INBOUND", "1", "-p", "tcp", "--dport", "8080", "-j", "RETURN")
-	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckMeshed}, []string{mesh.CheckPlaintext})
+	wantChecks(t, in.Verify(context.Background()), []string{dataplane.CheckMeshed}, []string{dataplane.CheckPlaintext})
 
 	m.remove(t, in)
 	if !m.plaintextAnswers(t, "load", "tier-2-app-a-0") {
@@ -233,12 +233,12 @@ func TestIntegrationMeshSidecar(t *testing.T) {
 	}
 
 	in = m.install(t, "sidecar-l7-policy")
-	wantChecks(t, in.Verify(context.Background()), append(all, mesh.CheckAllowed, mesh.CheckDenied), nil)
+	wantChecks(t, in.Verify(context.Background()), append(all, dataplane.CheckAllowed, dataplane.CheckDenied), nil)
 }
 
 func TestIntegrationMeshAmbient(t *testing.T) {
 	m := newMeshLab(t)
-	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity, mesh.CheckIngress}
+	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext, dataplane.CheckIdentity, dataplane.CheckIngress}
 	in := m.install(t, "ambient")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
 
@@ -252,7 +252,7 @@ func TestIntegrationMeshAmbient(t *testing.T) {
 	} {
 		m.run(t, node.Netns, append([]string{"iptables", "-t", "mangle", "-D", "ztunnel-PREROUTING"}, rule...)...)
 	}
-	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady}, []string{mesh.CheckMeshed, mesh.CheckPlaintext})
+	wantChecks(t, in.Verify(context.Background()), []string{dataplane.CheckReady}, []string{dataplane.CheckMeshed, dataplane.CheckPlaintext})
 	m.remove(t, in)
 	if !m.plaintextAnswers(t, "load", "tier-2-app-a-0") {
 		t.Error("after removal, the pod does not answer plaintext")
@@ -345,8 +345,8 @@ func (m *meshLab) restartProxy(t *testing.T, namespace, pod, container, dir stri
 
 func TestIntegrationMeshAmbientL4Policy(t *testing.T) {
 	m := newMeshLab(t)
-	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity,
-		mesh.CheckAllowed, mesh.CheckDenied, mesh.CheckIngress}
+	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext, dataplane.CheckIdentity,
+		dataplane.CheckAllowed, dataplane.CheckDenied, dataplane.CheckIngress}
 	in := m.install(t, "ambient-l4-policy")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
 
@@ -355,33 +355,33 @@ func TestIntegrationMeshAmbientL4Policy(t *testing.T) {
 	dir := filepath.Join(m.dir, "ztunnel", "app")
 	retuneRBAC(t, filepath.Join(dir, "envoy.json"), l4PolicyRBAC, "DENY")
 	m.restartProxy(t, "istio-system", "ztunnel-app", "ztunnel", dir)
-	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext},
-		[]string{mesh.CheckDenied, mesh.CheckAllowed})
+	wantChecks(t, in.Verify(context.Background()), []string{dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext},
+		[]string{dataplane.CheckDenied, dataplane.CheckAllowed})
 }
 
 func TestIntegrationMeshWaypoint(t *testing.T) {
 	m := newMeshLab(t)
-	all := []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckMeshed, mesh.CheckPlaintext, mesh.CheckIdentity, mesh.CheckIngress}
+	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext, dataplane.CheckIdentity, dataplane.CheckIngress}
 	in := m.install(t, "ambient-waypoint")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
 	m.remove(t, in)
 
 	in = m.install(t, "waypoint-l7-policy")
-	wantChecks(t, in.Verify(context.Background()), append(all, mesh.CheckAllowed, mesh.CheckDenied), nil)
+	wantChecks(t, in.Verify(context.Background()), append(all, dataplane.CheckAllowed, dataplane.CheckDenied), nil)
 	// The L7 rule inverted at the waypoint: refused calls get through.
 	dir := filepath.Join(m.dir, "waypoint", "ns-1", "waypoint-0")
 	retuneRBAC(t, filepath.Join(dir, "envoy.json"), httpRBAC, "DENY")
 	m.restartProxy(t, "ns-1", "waypoint-0", "istio-proxy", dir)
-	wantChecks(t, in.Verify(context.Background()), []string{mesh.CheckReady}, []string{mesh.CheckDenied, mesh.CheckAllowed})
+	wantChecks(t, in.Verify(context.Background()), []string{dataplane.CheckReady}, []string{dataplane.CheckDenied, dataplane.CheckAllowed})
 }
 
 func TestIntegrationMeshBaseline(t *testing.T) {
 	m := newMeshLab(t)
 	in := m.install(t, "baseline")
 	checks := in.Verify(context.Background())
-	wantChecks(t, checks, []string{mesh.CheckConfig, mesh.CheckReady, mesh.CheckIngress}, nil)
+	wantChecks(t, checks, []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckIngress}, nil)
 	for _, c := range checks {
-		if c.Name == mesh.CheckMeshed || c.Name == mesh.CheckPlaintext {
+		if c.Name == dataplane.CheckMeshed || c.Name == dataplane.CheckPlaintext {
 			t.Errorf("baseline runs mesh check %s", c.Name)
 		}
 	}

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
-func testNodes() []lab.Node {
-	return []lab.Node{
+func testNodes() []cluster.Node {
+	return []cluster.Node{
 		{Name: "app-1", Role: "app", IP: netip.MustParseAddr("10.255.0.1")},
 		{Name: "app-2", Role: "app", IP: netip.MustParseAddr("10.255.0.2")},
 		{Name: "load-1", Role: "load", IP: netip.MustParseAddr("10.255.0.3")},
@@ -47,7 +47,7 @@ func TestPlanPods(t *testing.T) {
 	if len(pods) != 2*(len(g.Deployments())+1) {
 		t.Fatalf("%d pods, want the graph's deployments and a load pod per namespace", len(pods))
 	}
-	byKey := map[string]lab.PodSpec{}
+	byKey := map[string]cluster.PodSpec{}
 	for _, p := range pods {
 		byKey[p.Namespace+"/"+p.Name] = p
 	}

@@ -12,13 +12,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 // Options configure the lab platform.
 type Options struct {
-	// Name and Prefix name the lab (see lab.Config); defaults "mb".
+	// Name and Prefix name the lab (see cluster.Config); defaults "mb".
 	Name   string
 	Prefix string
 	// StateDir defaults to /run/meshbench/<Name>.
@@ -27,7 +27,7 @@ type Options struct {
 	// this executable.
 	Bin string
 	// LogDir, when set, is where the lab leaves every pod's log when it
-	// goes down (see lab.Config.KeepLogDir), for example in the results.
+	// goes down (see cluster.Config.KeepLogDir), for example in the results.
 	LogDir string
 	// Supervisor marks this process as a detached lab supervisor.
 	Supervisor bool
@@ -39,7 +39,7 @@ type Options struct {
 type labPlatform struct {
 	o   Options
 	mu  sync.Mutex
-	lab *lab.Lab
+	lab *cluster.Lab
 	wl  *workload  // the deployed workload, nil before Deploy
 	msh meshDriver // the installed mesh's driver, nil when none
 
@@ -110,12 +110,12 @@ func (p *labPlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
 	if p.lab != nil {
 		return sameNodes(p.lab.Nodes(), spec)
 	}
-	cfg := lab.Config{Name: p.o.Name, Prefix: p.o.Prefix, StateDir: p.o.StateDir, KeepLogDir: p.o.LogDir,
+	cfg := cluster.Config{Name: p.o.Name, Prefix: p.o.Prefix, StateDir: p.o.StateDir, KeepLogDir: p.o.LogDir,
 		Logger: p.o.Logger, Supervisor: p.o.Supervisor}
 	for _, n := range spec.Nodes {
-		cfg.Nodes = append(cfg.Nodes, lab.NodeConfig{Name: n.Name, Role: string(n.Role), CPUs: n.CPUs})
+		cfg.Nodes = append(cfg.Nodes, cluster.NodeConfig{Name: n.Name, Role: string(n.Role), CPUs: n.CPUs})
 	}
-	l, err := lab.Up(ctx, cfg)
+	l, err := cluster.Up(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (p *labPlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
 	return nil
 }
 
-func sameNodes(have []lab.Node, spec platform.ClusterSpec) error {
+func sameNodes(have []cluster.Node, spec platform.ClusterSpec) error {
 	if len(have) != len(spec.Nodes) {
 		return fmt.Errorf("the lab is up with %d nodes, the study needs %d: bring it down first", len(have), len(spec.Nodes))
 	}
@@ -154,7 +154,7 @@ func (p *labPlatform) Down(ctx context.Context) error {
 }
 
 // running returns the lab, or an error when Up has not run.
-func (p *labPlatform) running() (*lab.Lab, error) {
+func (p *labPlatform) running() (*cluster.Lab, error) {
 	if p.lab == nil {
 		return nil, errors.New("the lab is not up: call Up first")
 	}

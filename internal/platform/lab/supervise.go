@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -86,10 +86,10 @@ func Start(ctx context.Context, path string, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(lab.DefaultStateRoot, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", lab.DefaultStateRoot, err)
+	if err := os.MkdirAll(cluster.DefaultStateRoot, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", cluster.DefaultStateRoot, err)
 	}
-	logPath := lab.SupervisorLog(filepath.Join(lab.DefaultStateRoot, o.Name))
+	logPath := cluster.SupervisorLog(filepath.Join(cluster.DefaultStateRoot, o.Name))
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return fmt.Errorf("supervisor log: %w", err)

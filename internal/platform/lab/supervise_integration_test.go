@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/lab"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 // `meshbench lab up` leaves a detached supervisor; after it is killed
@@ -21,23 +21,25 @@ func TestIntegrationLabUpKill9Down(t *testing.T) {
 	prefix := testPrefix()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "cluster.yaml")
-	cluster := "name: " + prefix + "\nprefix: " + prefix + `
+	clusterYAML := "name: " + prefix + "\nprefix: " + prefix + `
 nodes:
   - {name: app, role: app}
   - {name: load, role: load}
 workload: {graph: tiered, namespaces: 1}
 `
-	if err := os.WriteFile(file, []byte(cluster), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(clusterYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stateDir := filepath.Join(lab.DefaultStateRoot, prefix)
-	t.Cleanup(func() { _ = lab.Teardown(context.Background(), lab.TeardownOptions{Name: prefix, Prefix: prefix}) })
+	stateDir := filepath.Join(cluster.DefaultStateRoot, prefix)
+	t.Cleanup(func() {
+		_ = cluster.Teardown(context.Background(), cluster.TeardownOptions{Name: prefix, Prefix: prefix})
+	})
 	if err := Start(ctx, file, Options{Bin: bin}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := lab.ReadState(stateDir)
+	st, err := cluster.ReadState(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ workload: {graph: tiered, namespaces: 1}
 			t.Fatalf("pod process %d died with the supervisor; the test proves nothing", pid)
 		}
 	}
-	if err := lab.Teardown(ctx, lab.TeardownOptions{Name: prefix}); err != nil {
+	if err := cluster.Teardown(ctx, cluster.TeardownOptions{Name: prefix}); err != nil {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
@@ -84,7 +86,7 @@ workload: {graph: tiered, namespaces: 1}
 			t.Errorf("cgroup %s survived lab down", d)
 		}
 	}
-	for _, p := range []string{stateDir, lab.SupervisorLog(stateDir)} {
+	for _, p := range []string{stateDir, cluster.SupervisorLog(stateDir)} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s survived lab down", p)
 		}

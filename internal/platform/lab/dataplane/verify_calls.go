@@ -1,0 +1,223 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// edge is a call the graph makes: a caller pod to a Service.
+type edge struct {
+	from *Pod
+	to   *Service
+}
+
+// edges lists, per Service with callers, one calling pod.
+func (in *Installation) edges() []edge {
+	var out []edge
+	for i := range in.inv.Services {
+		s := &in.inv.Services[i]
+		if callers := in.inv.callerPods(s); len(callers) > 0 {
+			out = append(out, edge{callers[0], s})
+		}
+	}
+	return out
+}
+
+// checkIdentity sends a request along every call edge through the mesh
+// and reads, from the destination side's access log, the identity in the
+// certificate the caller's side presented: the caller's SPIFFE ID (for a
+// waypoint: the caller's at the waypoint, the waypoint's at the pod).
+func (in *Installation) checkIdentity(ctx context.Context) platform.Check {
+	es := in.edges()
+	var mu sync.Mutex
+	var bad []string
+	// Probes may overlap: a sidecar's log lines carry the probe's nonce,
+	// a node proxy's or waypoint's are matched on both the authority and
+	// the expected peer, which only a call along the same edge produces.
+	parallel(es, func(e edge) {
+		if err := in.probeIdentity(ctx, e); err != nil {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("%s -> %s: %v", e.from.Key(), e.to.Key(), err))
+			mu.Unlock()
+		}
+	})
+	return result(CheckIdentity, len(es), bad, "calls carry the caller's identity")
+}
+
+func (in *Installation) probeIdentity(ctx context.Context, e edge) error {
+	f := profiles[in.settings.Profile]
+	backends := in.inv.backends(e.to)
+	var endpoints []string
+	for _, ep := range e.to.Endpoints {
+		endpoints = append(endpoints, ep.String())
+	}
+	toPod := func(l string) bool { return slices.Contains(endpoints, field(l, "authority")) }
+	// Each expectation: where to look, which lines are about this call,
+	// and whose identity they must carry.
+	type expect struct {
+		tail     logTail
+		relevant func(string) bool
+		want     string
+	}
+	var exps []expect
+	id := nonce()
+	in.mu.Lock()
+	switch {
+	case f.sidecars:
+		var logs []string
+		for _, b := range backends {
+			if p := in.sidecars[b.Key()]; p != nil {
+				logs = append(logs, p.path(probeLogFile))
+			}
+		}
+		exps = append(exps, expect{markLogs(logs...), func(l string) bool { return field(l, "probe") == id }, e.from.Identity()})
+	case len(in.waypoints[e.to.Namespace]) > 0:
+		var wl []string
+		for _, w := range in.waypoints[e.to.Namespace] {
+			wl = append(wl, in.wpProxies[w.Key()].path(connLogFile))
+		}
+		vip := hostPort(e.to.VIP.String(), e.to.Port)
+		// The waypoint pools its tunnels to the pods: the call may ride one
+		// opened earlier, so any tunnel from it counts, not only new ones.
+		whole := logTail{}
+		for _, l := range in.nodeLogs(backends) {
+			whole[l] = 0
+		}
+		exps = append(exps,
+			expect{markLogs(wl...), func(l string) bool { return field(l, "authority") == vip }, e.from.Identity()},
+			expect{whole, toPod, SPIFFEID(e.to.Namespace, waypointAccount)})
+	default:
+		exps = append(exps, expect{markLogs(in.nodeLogs(backends)...), toPod, e.from.Identity()})
+	}
+	in.mu.Unlock()
+	target := hostPort(e.to.VIP.String(), e.to.Port)
+	status, err := in.get(ctx, request{Netns: e.from.Netns, Addr: target, Host: target, Header: map[string]string{probeHeader: id}})
+	if err != nil {
+		return fmt.Errorf("no answer: %w", err)
+	}
+	if !ok(status) {
+		return fmt.Errorf("answered %d", status)
+	}
+	for _, x := range exps {
+		if err := x.tail.waitLine(ctx, x.relevant, x.want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeLogs are the HBONE logs of the node proxies of the given pods.
+func (in *Installation) nodeLogs(pods []*Pod) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range pods {
+		if px := in.nodes[p.Node]; px != nil && !seen[p.Node] {
+			seen[p.Node] = true
+			out = append(out, px.path(connLogFile))
+		}
+	}
+	return out
+}
+
+// checkAllowed: every edge of the graph still works under the policy.
+func (in *Installation) checkAllowed(ctx context.Context) platform.Check {
+	es := in.edges()
+	var mu sync.Mutex
+	var bad []string
+	parallel(es, func(e edge) {
+		status, err := in.get(ctx, request{Netns: e.from.Netns, Addr: hostPort(e.to.VIP.String(), e.to.Port), Host: hostPort(e.to.VIP.String(), e.to.Port)})
+		if err != nil || !ok(status) {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("%s (%s) -> %s: %d %v", e.from.Key(), e.from.Identity(), e.to.Key(), status, err))
+			mu.Unlock()
+		}
+	})
+	return result(CheckAllowed, len(es), bad, "allowed calls succeed")
+}
+
+// checkDenied: for every Service, a meshed pod of its namespace whose
+// identity the policy does not list is refused (an L4 policy resets the
+// connection, an L7 one answers 403); with an L7 policy, an allowed
+// caller asking for a path under /admin/ gets 403 too.
+func (in *Installation) checkDenied(ctx context.Context) platform.Check {
+	f := profiles[in.settings.Profile]
+	type attempt struct {
+		what string
+		req  request
+	}
+	var as []attempt
+	for i := range in.inv.Services {
+		s := &in.inv.Services[i]
+		target := hostPort(s.VIP.String(), s.Port)
+		allowed := in.inv.allowedPrincipals(s)
+		for _, p := range in.inv.meshedPods("") {
+			if p.Namespace == s.Namespace && !slices.Contains(allowed, p.Identity()) {
+				as = append(as, attempt{fmt.Sprintf("%s (%s) -> %s", p.Key(), p.Identity(), s.Key()), request{Netns: p.Netns, Addr: target, Host: target}})
+				break
+			}
+		}
+		if callers := in.inv.callerPods(s); f.l7Policy && len(callers) > 0 {
+			as = append(as, attempt{fmt.Sprintf("%s -> %s%sdenied", callers[0].Key(), s.Key(), deniedPathPrefix),
+				request{Netns: callers[0].Netns, Addr: target, Host: target, Path: deniedPathPrefix + "denied"}})
+		}
+	}
+	var mu sync.Mutex
+	var bad []string
+	parallel(as, func(a attempt) {
+		status, err := in.get(ctx, a.req)
+		refused := err != nil || status == 403
+		if f.l4Policy {
+			refused = err != nil
+		}
+		if !refused {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("%s: answered %d", a.what, status))
+			mu.Unlock()
+		}
+	})
+	return result(CheckDenied, len(as), bad, "excluded requests refused")
+}
+
+// checkIngress requests each namespace's entry through the gateway from
+// a node other than the gateway's, as a client outside the cluster.
+func (in *Installation) checkIngress(ctx context.Context) platform.Check {
+	from := in.clientNetns()
+	entries := in.entries()
+	var mu sync.Mutex
+	var bad []string
+	parallel(entries, func(s *Service) {
+		status, err := in.get(ctx, request{Netns: from, Addr: in.ingress.addr.String(), Path: "/" + s.Namespace + "/"})
+		if err != nil || !ok(status) {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("/%s/ -> %s: %d %v", s.Namespace, s.Key(), status, err))
+			mu.Unlock()
+		}
+	})
+	return result(CheckIngress, len(entries), bad, "namespaces reachable through the gateway")
+}
+
+// clientNetns is where an outside client of the gateway sits: a node
+// other than the gateway's.
+func (in *Installation) clientNetns() string {
+	for _, n := range in.inv.Nodes {
+		if n.IP != in.ingress.addr.Addr() {
+			return n.Netns
+		}
+	}
+	return in.inv.Nodes[0].Netns
+}
+
+// entries are the Services load enters at, one per namespace.
+func (in *Installation) entries() []*Service {
+	var out []*Service
+	for i := range in.inv.Services {
+		if in.inv.Services[i].Entry {
+			out = append(out, &in.inv.Services[i])
+		}
+	}
+	return out
+}
