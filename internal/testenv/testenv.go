@@ -1,0 +1,48 @@
+// Package testenv decides, for tests, whether an integration test may run:
+// under -short every integration test skips; otherwise a missing
+// prerequisite (root, Envoy, a control plane, a browser) skips the test, or
+// fails it when MESHBENCH_REQUIRE_INTEGRATION=1, as scripts/test.sh sets it
+// in CI, so that a green run proves the integration tests really ran.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// RequireEnv is the variable under which a missing prerequisite fails.
+const RequireEnv = "MESHBENCH_REQUIRE_INTEGRATION"
+
+// Strict reports whether missing prerequisites fail rather than skip.
+func Strict() bool { return os.Getenv(RequireEnv) == "1" }
+
+// Integration skips t under -short; call it first in every
+// TestIntegration... test.
+func Integration(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped under -short")
+	}
+}
+
+// Need stops t when a prerequisite is missing: ok false skips it, or fails
+// it under MESHBENCH_REQUIRE_INTEGRATION=1. The message should say what is
+// missing and how to get it.
+func Need(t testing.TB, ok bool, format string, args ...any) {
+	t.Helper()
+	if ok {
+		return
+	}
+	msg := "missing prerequisite: " + fmt.Sprintf(format, args...)
+	if Strict() {
+		t.Fatal(msg + " (" + RequireEnv + "=1: a missing prerequisite fails)")
+	}
+	t.Skip(msg)
+}
+
+// NeedRoot is Need for root.
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	Need(t, os.Geteuid() == 0, "root (network namespaces, cgroups, iptables)")
+}
