@@ -42,6 +42,6 @@ func (k *Kubernetes) Options() kube.Options {
 	return kube.Options{
 		Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image,
 		ImagePullPolicy: k.ImagePullPolicy, Prometheus: k.Prometheus,
-		Charts: k.Charts, Timeout: k.Timeout.D(),
+		Charts: k.Charts, Timeout: k.Timeout.D(), GatewayImage: k.GatewayImage,
 	}
 }

@@ -102,3 +102,37 @@ func TestLoadFilePlatformOverride(t *testing.T) {
 		})
 	}
 }
+
+// TestPlatformIngress checks that a study whose cells load through the
+// ingress, by its load or a sweep, asks the platform for an ingress.
+func TestPlatformIngress(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		preset string
+		want   bool
+	}{
+		{"livewyer-bookinfo", true}, // path swept, linked with replicas
+		{"solo-tiered", false},
+		{"quick", false},
+	}
+	for _, tt := range tests {
+		s, _, err := Preset(tt.preset, PlatformOverride{Type: PlatformKubernetes, Image: "registry.example/mb:v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Platform.Ingress != tt.want {
+			t.Errorf("%s: Platform.Ingress = %v, want %v", tt.preset, s.Platform.Ingress, tt.want)
+		}
+		if o := s.Platform.Kubernetes.Options(); o.Image != "registry.example/mb:v1" {
+			t.Errorf("%s: options image %q", tt.preset, o.Image)
+		}
+	}
+	src := []byte("apiVersion: meshbench.dev/v1alpha1\nkind: Study\nname: s\nworkload: {graph: tiered}\nmeshes: [{profile: baseline}]\nload: {duration: 1s, path: ingress}\n")
+	s, err := Parse(src, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Platform.Ingress {
+		t.Error("load.path ingress: Platform.Ingress = false")
+	}
+}

@@ -104,7 +104,30 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
+	ingress, err := s.usesPath(platform.PathIngress)
+	if err != nil {
+		return nil, err
+	}
+	s.Platform.Ingress = ingress
 	return &s, nil
+}
+
+// usesPath reports whether some cell loads through path.
+func (s *Study) usesPath(path platform.LoadPath) (bool, error) {
+	axes, err := s.axes()
+	if err != nil {
+		return false, err
+	}
+	points, err := s.points(axes)
+	if err != nil {
+		return false, err
+	}
+	for _, pt := range points {
+		if pt.setting.Load.Path == path {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (s *Study) checkHeader() error {

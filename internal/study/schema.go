@@ -55,6 +55,10 @@ type Platform struct {
 	// node (for example the load generators) to a CPU list.
 	Nodes      []platform.NodeSpec `json:"nodes,omitempty"`
 	Kubernetes *Kubernetes         `json:"kubernetes,omitempty"`
+	// Ingress is set by Parse when some cell loads through the ingress
+	// gateway, so that a platform which installs one only on demand
+	// (Kubernetes) installs it with each mesh.
+	Ingress bool `json:"-"`
 }
 
 // Kubernetes says how to reach an existing cluster.
@@ -73,6 +77,9 @@ type Kubernetes struct {
 	Charts map[string]kube.ChartSource `json:"charts,omitempty"`
 	// Timeout bounds each wait for readiness; default 5m.
 	Timeout topology.Duration `json:"timeout,omitempty"`
+	// GatewayImage is the plain ingress gateway's Envoy image, for the
+	// ingress path under baseline, Linkerd and Cilium.
+	GatewayImage string `json:"gateway_image,omitempty"`
 }
 
 // Workload is the application under test.

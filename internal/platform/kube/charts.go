@@ -24,6 +24,7 @@ const (
 	ChartIstiod         = "istiod"
 	ChartIstioCNI       = "istio-cni"
 	ChartZtunnel        = "ztunnel"
+	ChartIstioGateway   = "istio-gateway"
 	ChartLinkerdCRDs    = "linkerd-crds"
 	ChartLinkerdControl = "linkerd-control-plane"
 	ChartCilium         = "cilium"
@@ -41,6 +42,7 @@ func DefaultCharts() map[string]ChartSource {
 		ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: "1.22.0"},
 		ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: "1.22.0"},
 		ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: "1.22.0"},
+		ChartIstioGateway:   {Chart: "gateway", Repo: istioRepo, Version: "1.22.0"},
 		ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
 		ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
 		ChartCilium:         {Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1"},

@@ -22,7 +22,7 @@ func TestResolveCharts(t *testing.T) {
 			key: ChartZtunnel, want: ChartSource{Chart: "/charts/ztunnel"}},
 		{name: "values ride along", over: map[string]ChartSource{ChartCilium: {Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
 			key: ChartCilium, want: ChartSource{Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1", Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
-		{name: "unknown key", over: map[string]ChartSource{"istio-gateway": {Version: "1"}}, wantErr: "charts.istio-gateway: unknown chart"},
+		{name: "unknown key", over: map[string]ChartSource{"istio-egress": {Version: "1"}}, wantErr: "charts.istio-egress: unknown chart"},
 		{name: "repo without chart", over: map[string]ChartSource{ChartCilium: {Repo: "https://x"}}, wantErr: "without a chart name"},
 	}
 	for _, tc := range tests {

@@ -41,6 +41,21 @@ func (p *kubePlatform) ciliumPlan(pl meshPlan) (meshPlan, error) {
 				}},
 			},
 		}})
+		if p.opts.Ingress {
+			// And the entry from the plain ingress gateway, likewise
+			// authenticated.
+			pl.Objects = append(pl.Objects, &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+				"metadata": meshMeta(ns, "meshbench-ingress"),
+				"spec": map[string]any{
+					"endpointSelector": map[string]any{"matchLabels": map[string]any{labelApp: p.workload.Graph.Entry}},
+					"ingress": []any{map[string]any{
+						"fromEndpoints":  []any{map[string]any{"matchLabels": map[string]any{"k8s:io.kubernetes.pod.namespace": plainIngressNamespace}}},
+						"authentication": map[string]any{"mode": "required"},
+					}},
+				},
+			}})
+		}
 	}
 	return pl, nil
 }

@@ -19,6 +19,8 @@ var meshObjectKinds = []schema.GroupVersionKind{
 	{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"},
 	{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"},
 	gatewayGVK,
+	{Group: "networking.istio.io", Version: "v1", Kind: "Gateway"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"},
 	{Group: "cilium.io", Version: "v2", Kind: "CiliumNetworkPolicy"},
 }
 

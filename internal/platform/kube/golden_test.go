@@ -48,14 +48,15 @@ func workloadCase(graph string, namespaces int, replicas map[string]int) func(t 
 	}
 }
 
-// meshObjectsCase is a profile's own mesh objects for a one-namespace
-// workload of the graph.
-func meshObjectsCase(graph, profileName string) func(t *testing.T) []*unstructured.Unstructured {
+// meshObjectsCase is a profile's own mesh objects for a workload of the
+// graph in namespaces namespaces, with or without the ingress.
+func meshObjectsCase(graph, profileName string, namespaces int, ingress bool) func(t *testing.T) []*unstructured.Unstructured {
 	return func(t *testing.T) []*unstructured.Unstructured {
 		p := &kubePlatform{
-			workload:   &platform.Workload{Graph: testGraph(t, graph), Namespaces: 1},
-			namespaces: topology.Namespaces(1),
-			places:     map[platform.NodeRole]placement{platform.NodeApp: testPlacement},
+			opts:       Options{Ingress: ingress, GatewayImage: defaultGatewayImage},
+			workload:   &platform.Workload{Graph: testGraph(t, graph), Namespaces: namespaces},
+			namespaces: topology.Namespaces(namespaces),
+			places:     map[platform.NodeRole]placement{platform.NodeApp: testPlacement, platform.NodeMesh: {NodeSelector: map[string]string{labelRole: "mesh"}}},
 		}
 		pl, err := p.plan(platform.MeshSpec{Profile: profileName})
 		if err != nil {
@@ -68,9 +69,11 @@ func meshObjectsCase(graph, profileName string) func(t *testing.T) []*unstructur
 var goldenCases = []goldenCase{
 	{name: "tiered two namespaces", golden: "workload-tiered.yaml", objects: workloadCase("tiered", 2, nil)},
 	{name: "bookinfo versions and replica override", golden: "workload-bookinfo.yaml", objects: workloadCase("bookinfo", 1, map[string]int{"productpage": 4})},
-	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", ProfileAmbientL4Policy)},
-	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", ProfileWaypointL7Policy)},
-	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", ProfileSidecarL7Policy)},
+	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", ProfileAmbientL4Policy, 1, false)},
+	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", ProfileWaypointL7Policy, 1, false)},
+	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", ProfileSidecarL7Policy, 1, false)},
+	{name: "ambient L4 policy with ingress", golden: "mesh-ambient-l4-policy-ingress.yaml", objects: meshObjectsCase("bookinfo", ProfileAmbientL4Policy, 2, true)},
+	{name: "baseline with ingress", golden: "mesh-baseline-ingress.yaml", objects: meshObjectsCase("bookinfo", ProfileBaseline, 2, true)},
 }
 
 func TestGoldenManifests(t *testing.T) {

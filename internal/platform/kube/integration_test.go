@@ -41,20 +41,29 @@ func emptyPrometheus(t *testing.T) string {
 // from the module cache, and removes all it made when the test ends.
 func newTestPlatform(t *testing.T, c *testCluster) *kubePlatform {
 	t.Helper()
+	return newTestPlatformWith(t, c, func(*Options) {})
+}
+
+// newTestPlatformWith is newTestPlatform with options changed by set.
+func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kubePlatform {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	p, err := newPlatform(Options{
+	o := Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
 		Prometheus: emptyPrometheus(t),
 		Charts: map[string]ChartSource{
-			ChartIstioBase: {Chart: c.Charts + "/base"},
-			ChartIstiod:    {Chart: c.Charts + "/istio-control/istio-discovery"},
-			ChartIstioCNI:  {Chart: c.Charts + "/istio-cni"},
-			ChartZtunnel:   {Chart: c.Charts + "/ztunnel"},
+			ChartIstioBase:    {Chart: c.Charts + "/base"},
+			ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
+			ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
+			ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
+			ChartIstioGateway: {Chart: c.Charts + "/gateway"},
 		},
-	})
+	}
+	set(&o)
+	p, err := newPlatform(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func (p *kubePlatform) istioPlan(pl meshPlan) (meshPlan, error) {
 		if pl.Profile.Waypoint {
 			pl.Objects = append(pl.Objects, waypointGateway(ns))
 		}
-		pl.Objects = append(pl.Objects, authorizationPolicies(ns, p.workload.Graph, pl.Profile)...)
+		pl.Objects = append(pl.Objects, authorizationPolicies(ns, p.workload.Graph, pl.Profile, p.opts.Ingress)...)
 	}
 	return pl, nil
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // logNamespaces are the namespaces whose generator containers kwok gives
-// a log: a load result, as `meshbench load --output json` writes it.
-// Elsewhere (ns-3, the probe namespace) a generator's log cannot be read.
-var logNamespaces = []string{"ns-1", "ns-2"}
+// a log: a load result, as `meshbench load --output json` writes it (the
+// outside generators' namespace among them). Elsewhere (ns-3, the probe
+// namespace) a generator's log cannot be read.
+var logNamespaces = []string{"ns-1", "ns-2", outsideNamespace}
 
 // writeGeneratorLogs writes the result every simulated generator reports,
 // in the CRI log format kwok serves, and the kwok configuration that

@@ -21,6 +21,7 @@ const (
 	componentProbe    = "probe"
 	componentWorkload = "workload" // the workload's namespaces
 	componentMesh     = "mesh"     // mesh objects meshbench applies itself
+	componentIngress  = "ingress"  // the plain ingress gateway
 
 	// fieldManager names meshbench in server-side apply.
 	fieldManager = "meshbench"

@@ -26,8 +26,8 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 	if p.workload == nil {
 		return m, errors.New("kubernetes: measure before deploy: there is no workload to load")
 	}
-	if spec.Path == platform.PathIngress {
-		return m, errors.New("kubernetes: load path \"ingress\" is not supported yet: use path \"service\" (a pod calling the entry Service)")
+	if spec.Path == platform.PathIngress && (p.mesh == nil || !p.mesh.Plan.Ingress) {
+		return m, errors.New("kubernetes: load path \"ingress\" needs the ingress gateway, which is installed with the mesh when the platform's Ingress option is set (a study with an ingress cell sets it); install a mesh (baseline included) first")
 	}
 	targets := p.namespaces[:1]
 	if spec.PerNamespace {
@@ -42,12 +42,20 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
 	for _, ns := range targets {
 		o := spec.Options
-		o.URL = p.entryURL(ns)
-		specs = append(specs, jobSpec{
+		js := jobSpec{
 			Namespace: ns, Name: "meshbench-load-" + suffix, Component: componentLoad,
-			ServiceAccount: loadServiceAccount, Args: loadArgs(o), Place: p.place(platform.NodeLoad),
+			ServiceAccount: loadServiceAccount, Place: p.place(platform.NodeLoad),
 			Deadline: deadline, LogDir: spec.LogDir,
-		})
+		}
+		o.URL = p.entryURL(ns)
+		if spec.Path == platform.PathIngress {
+			// From outside the mesh, through the gateway: every
+			// generator runs in the unmeshed namespace, one per target.
+			o.URL = p.ingressURL(p.mesh.Plan.Profile, ns)
+			js.Namespace, js.Name, js.ServiceAccount = outsideNamespace, js.Name+"-"+ns, "default"
+		}
+		js.Args = loadArgs(o)
+		specs = append(specs, js)
 	}
 	rec := p.newRecorder(p.watchedNamespaces())
 	rctx, stop := context.WithCancel(ctx)
@@ -104,8 +112,12 @@ func loadDeadline(o load.Options) time.Duration {
 // entryURL is the URL of a namespace's entry service, as a pod in that
 // namespace calls it.
 func (p *kubePlatform) entryURL(ns string) string {
-	g := p.workload.Graph
-	return fmt.Sprintf("http://%s.%s:%d%s", g.Entry, ns, g.Service(g.Entry).Port, g.EntryPath)
+	return p.entryBase(ns) + p.workload.Graph.EntryPath
+}
+
+// entryBase is the scheme and authority of a namespace's entry service.
+func (p *kubePlatform) entryBase(ns string) string {
+	return fmt.Sprintf("http://%s.%s:%d", p.workload.Graph.Entry, ns, p.entryPort())
 }
 
 // watchedNamespaces are those whose pods are measured: the workload's and

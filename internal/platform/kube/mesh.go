@@ -96,6 +96,12 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	if err := p.restartWorkload(ctx, podDataplane(pl.Profile)); err != nil {
 		return err
 	}
+	if pl.Ingress && pl.Profile.Mesh != "istio" {
+		// The plain gateway is applied, not a chart: wait for it here.
+		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, selectorManaged+","+labelComponent+"="+componentIngress); err != nil {
+			return fmt.Errorf("ingress gateway: %w", err)
+		}
+	}
 	if pl.Profile.Waypoint {
 		return p.waitWaypoints(ctx, pl.Spec.WaypointReplicas)
 	}

@@ -23,6 +23,13 @@ type Options struct {
 	Image string
 	// ImagePullPolicy is the pods' pull policy; empty is IfNotPresent.
 	ImagePullPolicy string
+	// GatewayImage is the plain ingress gateway's Envoy image (baseline,
+	// Linkerd, Cilium); empty is defaultGatewayImage.
+	GatewayImage string
+	// Ingress installs an ingress gateway with every mesh, and an
+	// unmeshed namespace for the outside generators: set it when a cell
+	// loads through platform.PathIngress.
+	Ingress bool
 	// Charts override the pinned chart of a component, by key (see
 	// DefaultCharts): another version, repository, local path or values.
 	Charts map[string]ChartSource
@@ -72,6 +79,9 @@ func newPlatform(opts Options) (*kubePlatform, error) {
 	}
 	if opts.SampleInterval <= 0 {
 		opts.SampleInterval = defaultSampleInterval
+	}
+	if opts.GatewayImage == "" {
+		opts.GatewayImage = defaultGatewayImage
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -24,6 +24,8 @@ type meshPlan struct {
 	NSLabels      map[string]string
 	NSAnnotations map[string]string
 	Objects       []*unstructured.Unstructured
+	// Ingress says the plan has an ingress gateway (Options.Ingress).
+	Ingress bool
 }
 
 // Defaults the studies used (Solo.io's 50-tenant study, seeds/002).
@@ -66,15 +68,19 @@ func (p *kubePlatform) plan(m platform.MeshSpec) (meshPlan, error) {
 	pl := meshPlan{Profile: pr, Name: m.Profile, Spec: withDefaults(m)}
 	switch pr.Mesh {
 	case "":
-		return pl, nil
 	case "istio":
-		return p.istioPlan(pl)
+		pl, err = p.istioPlan(pl)
 	case "linkerd":
-		return p.linkerdPlan(pl)
+		pl, err = p.linkerdPlan(pl)
 	case "cilium":
-		return p.ciliumPlan(pl)
+		pl, err = p.ciliumPlan(pl)
+	default:
+		return meshPlan{}, fmt.Errorf("mesh %q has no installer", pr.Mesh)
 	}
-	return meshPlan{}, fmt.Errorf("mesh %q has no installer", pr.Mesh)
+	if err != nil || !p.opts.Ingress {
+		return pl, err
+	}
+	return p.withIngress(pl)
 }
 
 // requests is a Kubernetes requests block for chart values.

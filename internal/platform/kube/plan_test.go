@@ -194,7 +194,7 @@ func TestUnknownProfile(t *testing.T) {
 
 func TestCallers(t *testing.T) {
 	t.Parallel()
-	got := callers("ns-3", testGraph(t, "tiered"))
+	got := callers("ns-3", testGraph(t, "tiered"), false)
 	want := map[string][]any{
 		"tier-1-app-a": {"cluster.local/ns/ns-3/sa/meshbench-load"},
 		"tier-2-app-a": {"cluster.local/ns/ns-3/sa/tier-1-app-a"},

@@ -13,8 +13,10 @@ import (
 // allowed nowhere, so that an L4 policy must refuse it.
 const probeServiceAccount = "meshbench-probe"
 
-// allowedMethods is what the L7 policies allow; the L7 probe sends DELETE.
-var allowedMethods = []any{"GET", "HEAD"}
+// deniedPathPrefix is what the L7 policies deny their allowed callers, as
+// on the lab: the L7 rule ALLOWs the callers' identities on every path
+// but /admin/ and below (docs/studies.md, "Mesh profiles").
+const deniedPathPrefix = "/admin/"
 
 // principal is a workload's SPIFFE identity as Istio policies name it.
 func principal(ns, sa string) string {
@@ -25,7 +27,7 @@ func principal(ns, sa string) string {
 // the services that call it in the graph, and the load generators for
 // the entry service. It is the Solo.io study's policy: tier-1 only from
 // the load generators, tier-2 only from tier-1, and so on.
-func callers(ns string, g *topology.Graph) map[string][]any {
+func callers(ns string, g *topology.Graph, ingress bool) map[string][]any {
 	sets := map[string]map[string]bool{}
 	add := func(svc, sa string) {
 		if sets[svc] == nil {
@@ -34,6 +36,9 @@ func callers(ns string, g *topology.Graph) map[string][]any {
 		sets[svc][principal(ns, sa)] = true
 	}
 	add(g.Entry, loadServiceAccount)
+	if ingress {
+		sets[g.Entry][principal(istioNamespace, ingressAccount)] = true
+	}
 	for _, s := range g.Services {
 		for _, callee := range g.Calls(s.Name) {
 			add(callee, s.ServiceAccount)
@@ -55,14 +60,14 @@ func callers(ns string, g *topology.Graph) map[string][]any {
 
 // authorizationPolicies returns one ALLOW policy per service when the
 // profile has policies. L4 policies select the service's pods and name
-// only identities, so that ztunnel enforces them. L7 policies also allow
-// only safe methods; a waypoint enforces them when attached to the
+// only identities, so that ztunnel enforces them. L7 policies also deny
+// every path under deniedPathPrefix; a waypoint enforces them when attached to the
 // Service, a sidecar when they select the pods.
-func authorizationPolicies(ns string, g *topology.Graph, pr profile) []*unstructured.Unstructured {
+func authorizationPolicies(ns string, g *topology.Graph, pr profile, ingress bool) []*unstructured.Unstructured {
 	if !pr.L4Policy && !pr.L7Policy {
 		return nil
 	}
-	allowed := callers(ns, g)
+	allowed := callers(ns, g, ingress)
 	var out []*unstructured.Unstructured
 	for _, s := range g.Services {
 		rule := map[string]any{"from": []any{map[string]any{"source": map[string]any{"principals": allowed[s.Name]}}}}
@@ -71,7 +76,9 @@ func authorizationPolicies(ns string, g *topology.Graph, pr profile) []*unstruct
 			rule = nil
 		}
 		if rule != nil && pr.L7Policy {
-			rule["to"] = []any{map[string]any{"operation": map[string]any{"methods": allowedMethods}}}
+			rule["to"] = []any{map[string]any{"operation": map[string]any{
+				"paths": []any{"/*"}, "notPaths": []any{deniedPathPrefix + "*"},
+			}}}
 		}
 		spec := map[string]any{"action": "ALLOW"}
 		if rule != nil {

@@ -42,46 +42,53 @@ type probe struct {
 // connection cannot pass a check by itself.
 const probeRequests = 5
 
-// probes returns the probes a profile needs: a meshed call that must
-// succeed (the control, so that a broken service cannot pass the negative
-// probes), a plaintext call from outside the mesh, and the policy probes.
-func (p *kubePlatform) probes(pr profile) []probe {
-	if !pr.MTLSProbe {
-		return nil
-	}
+// probes returns the probes a plan needs: with mTLS, a meshed call that
+// must succeed (the control, so that a broken service cannot pass the
+// negative probes), a plaintext call from outside the mesh, and the
+// policy probes; with an ingress, a call through the gateway from the
+// outside generators' namespace.
+func (p *kubePlatform) probes(pl meshPlan) []probe {
+	pr := pl.Profile
 	ns := p.namespaces[0]
-	url := p.entryURL(ns)
 	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
-	job := func(name, jobNS, sa, method string) jobSpec {
-		o := load.Options{URL: url, Method: method, Connections: 1, Requests: probeRequests, Timeout: 5 * time.Second}
+	job := func(name, jobNS, sa, url string) jobSpec {
+		o := load.Options{URL: url, Method: http.MethodGet, Connections: 1, Requests: probeRequests, Timeout: 5 * time.Second}
 		return jobSpec{Namespace: jobNS, Name: "meshbench-probe-" + name + "-" + suffix, Component: componentProbe, ServiceAccount: sa,
 			Args: loadArgs(o), Place: p.place(platform.NodeLoad), Deadline: jobStartAllowance + time.Minute}
 	}
-	ps := []probe{
-		{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
-			Job: job("meshed", ns, loadServiceAccount, http.MethodGet)},
-		{Check: "plaintext-refused", What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
-			Job: job("plaintext", probeNamespace, "default", http.MethodGet)},
-	}
-	if pr.L4Policy || pr.L7Policy {
-		ps = append(ps, probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,
-			Expect: expectRefused, Job: job("identity", ns, probeServiceAccount, http.MethodGet)})
+	var ps []probe
+	if pr.MTLSProbe {
+		url := p.entryURL(ns)
+		ps = append(ps,
+			probe{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
+				Job: job("meshed", ns, loadServiceAccount, url)},
+			probe{Check: "plaintext-refused", What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
+				Job: job("plaintext", probeNamespace, "default", url)})
+		if pr.L4Policy || pr.L7Policy {
+			pb := probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,
+				Expect: expectRefused, Job: job("identity", ns, probeServiceAccount, url)}
+			if pr.L7Policy {
+				// Refused at L7 the call is a 403, not a reset.
+				pb.Expect = expectForbidden
+			}
+			ps = append(ps, pb)
+		}
 		if pr.L7Policy {
-			// Refused at L7 the call is a 403, not a reset.
-			ps[len(ps)-1].Expect = expectForbidden
+			ps = append(ps, probe{Check: "policy-denies-path", What: "a meshed GET of " + deniedPathPrefix + "denied from the load generators' identity",
+				Expect: expectForbidden, Job: job("path", ns, loadServiceAccount, p.entryBase(ns)+deniedPathPrefix+"denied")})
 		}
 	}
-	if pr.L7Policy {
-		ps = append(ps, probe{Check: "policy-denies-method", What: "a meshed DELETE from the load generators' identity",
-			Expect: expectForbidden, Job: job("method", ns, loadServiceAccount, http.MethodDelete)})
+	if pl.Ingress {
+		ps = append(ps, probe{Check: "ingress-routes", What: "a GET through the ingress gateway from the unmeshed namespace " + outsideNamespace,
+			Expect: expectSuccess, Job: job("ingress", outsideNamespace, "default", p.ingressURL(pr, ns))})
 	}
 	return ps
 }
 
 // probeChecks runs the profile's probes side by side and judges each.
 // The probe namespace is made for them and removed after.
-func (p *kubePlatform) probeChecks(ctx context.Context, pr profile) ([]platform.Check, error) {
-	ps := p.probes(pr)
+func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]platform.Check, error) {
+	ps := p.probes(pl)
 	if len(ps) == 0 {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/platform"
@@ -45,17 +46,20 @@ func TestProbesPerProfile(t *testing.T) {
 	p := &kubePlatform{workload: &platform.Workload{Graph: g, Namespaces: 1}, namespaces: topology.Namespaces(1)}
 	tests := []struct {
 		profile string
+		ingress bool
 		want    []string
 	}{
-		{ProfileBaseline, nil},
-		{ProfileSidecar, []string{"meshed-call-succeeds", "plaintext-refused"}},
-		{ProfileAmbientL4Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
-		{ProfileWaypointL7Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-method"}},
+		{ProfileBaseline, false, nil},
+		{ProfileBaseline, true, []string{"ingress-routes"}},
+		{ProfileSidecar, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{ProfileSidecar, true, []string{"meshed-call-succeeds", "plaintext-refused", "ingress-routes"}},
+		{ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
+		{ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.profile, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/ingress=%v", tc.profile, tc.ingress), func(t *testing.T) {
 			t.Parallel()
-			ps := p.probes(profiles[tc.profile])
+			ps := p.probes(meshPlan{Profile: profiles[tc.profile], Ingress: tc.ingress})
 			if len(ps) != len(tc.want) {
 				t.Fatalf("%d probes, want %v", len(ps), tc.want)
 			}
@@ -65,11 +69,28 @@ func TestProbesPerProfile(t *testing.T) {
 				}
 			}
 			for _, pb := range ps {
-				if pb.Check == "plaintext-refused" && pb.Job.Namespace != probeNamespace {
-					t.Errorf("plaintext probe runs in %s, want the unmeshed %s", pb.Job.Namespace, probeNamespace)
-				}
-				if pb.Check == "policy-denies-identity" && pb.Job.ServiceAccount != probeServiceAccount {
-					t.Errorf("identity probe runs as %s", pb.Job.ServiceAccount)
+				url := pb.Job.Args[len(pb.Job.Args)-1]
+				switch pb.Check {
+				case "plaintext-refused":
+					if pb.Job.Namespace != probeNamespace {
+						t.Errorf("plaintext probe runs in %s, want the unmeshed %s", pb.Job.Namespace, probeNamespace)
+					}
+				case "policy-denies-identity":
+					if pb.Job.ServiceAccount != probeServiceAccount {
+						t.Errorf("identity probe runs as %s", pb.Job.ServiceAccount)
+					}
+				case "policy-denies-path":
+					if want := "http://tier-1-app-a.ns-1:8080/admin/denied"; url != want || pb.Job.ServiceAccount != loadServiceAccount {
+						t.Errorf("path probe asks %s as %s, want %s as %s", url, pb.Job.ServiceAccount, want, loadServiceAccount)
+					}
+				case "ingress-routes":
+					want := "http://meshbench-ingress.meshbench-ingress:80/ns-1/"
+					if profiles[tc.profile].Mesh == "istio" {
+						want = "http://istio-ingressgateway.istio-system:80/ns-1/"
+					}
+					if url != want || pb.Job.Namespace != outsideNamespace {
+						t.Errorf("ingress probe asks %s from %s, want %s from %s", url, pb.Job.Namespace, want, outsideNamespace)
+					}
 				}
 			}
 		})

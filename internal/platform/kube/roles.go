@@ -32,7 +32,7 @@ func classify(pod *corev1.Pod, container string) (role metrics.Role, ok bool) {
 		return metrics.RoleCNI, true
 	case l["k8s-app"] == "cilium-envoy":
 		return metrics.RoleNodeProxy, true
-	case l["istio"] == "ingressgateway" || l["app"] == "istio-ingressgateway":
+	case l["istio"] == "ingressgateway" || l["app"] == ingressGatewayName || l[labelComponent] == componentIngress:
 		return metrics.RoleIngress, true
 	case l["app"] == "istiod" || l["linkerd.io/control-plane-component"] != "" ||
 		l["io.cilium/app"] == "operator" || l["app"] == "spire-server" || l["app"] == "spire-agent":

@@ -27,7 +27,7 @@ func (p *kubePlatform) verify(ctx context.Context, pl meshPlan) ([]platform.Chec
 		return checks, err
 	}
 	checks = append(checks, cluster...)
-	probes, err := p.probeChecks(ctx, pl.Profile)
+	probes, err := p.probeChecks(ctx, pl)
 	if err != nil {
 		return checks, err
 	}
