@@ -25,7 +25,8 @@ func TestKubernetesOptions(t *testing.T) {
 		{"istiod version", o.Charts["istiod"].Version, "1.22.3"},
 		{"istiod values", pilot != nil, true},
 		{"linkerd repo", o.Charts["linkerd-control-plane"].Repo, "https://helm.linkerd.io/stable"},
-		{"cilium values", o.Charts["cilium"].Values["k8sServiceHost"], "10.0.0.1"},
+		{"gateway values", o.Charts["istio-gateway"].Values["replicaCount"], float64(2)},
+		{"profiles for the preflight", strings.Join(s.Platform.Profiles, ","), "baseline,sidecar,linkerd,cilium"},
 		{"meshes", s.Meshes[2].Profile + "," + s.Meshes[3].Profile, "linkerd,cilium"},
 	}
 	for _, tt := range tests {

@@ -109,6 +109,9 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 		return nil, err
 	}
 	s.Platform.Ingress = ingress
+	for _, m := range s.Meshes {
+		s.Platform.Profiles = append(s.Platform.Profiles, m.Profile)
+	}
 	return &s, nil
 }
 

@@ -59,6 +59,9 @@ type Platform struct {
 	// gateway, so that a platform which installs one only on demand
 	// (Kubernetes) installs it with each mesh.
 	Ingress bool `json:"-"`
+	// Profiles are the meshes' profiles, set by Parse, so that a platform
+	// can refuse one it cannot host before anything is created.
+	Profiles []string `json:"-"`
 }
 
 // Kubernetes says how to reach an existing cluster.
@@ -73,7 +76,8 @@ type Kubernetes struct {
 	Prometheus string `json:"prometheus,omitempty"`
 	// Charts override the pinned Helm chart of a mesh component, by key
 	// (istio-base, istiod, istio-cni, ztunnel, linkerd-crds,
-	// linkerd-control-plane, cilium): another version, source or values.
+	// linkerd-control-plane, istio-gateway): another version, source or
+	// values. Cilium has none: meshbench never installs a network plugin.
 	Charts map[string]kube.ChartSource `json:"charts,omitempty"`
 	// Timeout bounds each wait for readiness; default 5m.
 	Timeout topology.Duration `json:"timeout,omitempty"`

@@ -27,13 +27,13 @@ const (
 	ChartIstioGateway   = "istio-gateway"
 	ChartLinkerdCRDs    = "linkerd-crds"
 	ChartLinkerdControl = "linkerd-control-plane"
-	ChartCilium         = "cilium"
 )
 
 const istioRepo = "https://istio-release.storage.googleapis.com/charts"
 
 // DefaultCharts are the pinned charts: the versions the studies ran
-// (Istio 1.22.0, Linkerd stable-2.14.10, Cilium 1.15.1). Linkerd's come
+// (Istio 1.22.0, Linkerd stable-2.14.10). Cilium has none: it is the
+// cluster's network plugin, which meshbench never installs. Linkerd's come
 // from the user's Helm repositories, added as "linkerd" with
 // `helm repo add linkerd https://helm.linkerd.io/stable`.
 func DefaultCharts() map[string]ChartSource {
@@ -45,7 +45,6 @@ func DefaultCharts() map[string]ChartSource {
 		ChartIstioGateway:   {Chart: "gateway", Repo: istioRepo, Version: "1.22.0"},
 		ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
 		ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
-		ChartCilium:         {Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1"},
 	}
 }
 

@@ -20,10 +20,11 @@ func TestResolveCharts(t *testing.T) {
 			key: ChartIstiod, want: ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.24.2"}},
 		{name: "local chart drops the pinned version", over: map[string]ChartSource{ChartZtunnel: {Chart: "/charts/ztunnel"}},
 			key: ChartZtunnel, want: ChartSource{Chart: "/charts/ztunnel"}},
-		{name: "values ride along", over: map[string]ChartSource{ChartCilium: {Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
-			key: ChartCilium, want: ChartSource{Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1", Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
+		{name: "values ride along", over: map[string]ChartSource{ChartIstioGateway: {Values: map[string]any{"replicaCount": 2}}},
+			key: ChartIstioGateway, want: ChartSource{Chart: "gateway", Repo: istioRepo, Version: "1.22.0", Values: map[string]any{"replicaCount": 2}}},
+		{name: "cilium is not a chart meshbench installs", over: map[string]ChartSource{"cilium": {Version: "1.15.1"}}, wantErr: "charts.cilium: unknown chart"},
 		{name: "unknown key", over: map[string]ChartSource{"istio-egress": {Version: "1"}}, wantErr: "charts.istio-egress: unknown chart"},
-		{name: "repo without chart", over: map[string]ChartSource{ChartCilium: {Repo: "https://x"}}, wantErr: "without a chart name"},
+		{name: "repo without chart", over: map[string]ChartSource{ChartZtunnel: {Repo: "https://x"}}, wantErr: "without a chart name"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,3 +87,21 @@ func TestIntegrationIngressCell(t *testing.T) {
 		t.Errorf("clean-up left %d objects behind: %s", len(extra), strings.Join(firstN(extra, 20), ", "))
 	}
 }
+
+// TestIntegrationUpRefusesCilium checks that a study naming the cilium
+// profile is refused by Up, against a cluster that does not run Cilium,
+// before anything is created.
+func TestIntegrationUpRefusesCilium(t *testing.T) {
+	c := needCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	before := snapshot(t, ctx, c.Kubeconfig)
+	p := newTestPlatformWith(t, c, func(o *Options) { o.Profiles = []string{ProfileBaseline, ProfileCilium} })
+	err := p.Up(ctx, testClusterSpec)
+	if err == nil || !strings.Contains(err.Error(), "profile cilium") || !strings.Contains(err.Error(), "never installs") {
+		t.Fatalf("Up = %v, want the cilium profile refused", err)
+	}
+	if extra := diffSnapshots(before, snapshot(t, ctx, c.Kubeconfig)); len(extra) > 0 {
+		t.Errorf("a refused study created %d objects: %s", len(extra), strings.Join(firstN(extra, 20), ", "))
+	}
+}

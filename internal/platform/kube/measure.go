@@ -127,7 +127,7 @@ func (p *kubePlatform) watchedNamespaces() []string {
 	if p.mesh != nil {
 		ns = append(ns, p.mesh.Plan.Namespaces...)
 		if p.mesh.Plan.Profile.Mesh == "cilium" {
-			ns = append(ns, ciliumNamespace)
+			ns = append(ns, ciliumNamespace, spireNamespace)
 		}
 	}
 	return ns

@@ -174,6 +174,9 @@ func (p *kubePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error 
 			return fmt.Errorf("kubernetes: the study has no %s node: add a node with role %q", role, role)
 		}
 	}
+	if err := p.checkProfiles(ctx); err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
 	p.places, p.nodes = places, assigned
 	p.log.Info("cluster nodes match the study", "app", assigned[platform.NodeApp], "load", assigned[platform.NodeLoad], "mesh", assigned[platform.NodeMesh])
 	return nil

@@ -30,6 +30,10 @@ type Options struct {
 	// unmeshed namespace for the outside generators: set it when a cell
 	// loads through platform.PathIngress.
 	Ingress bool
+	// Profiles are the mesh profiles the study will install; Up refuses,
+	// before anything is created, one the cluster cannot host (cilium on
+	// a cluster that does not run Cilium so configured).
+	Profiles []string
 	// Charts override the pinned chart of a component, by key (see
 	// DefaultCharts): another version, repository, local path or values.
 	Charts map[string]ChartSource

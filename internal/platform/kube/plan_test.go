@@ -175,12 +175,16 @@ func TestCiliumPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := release(t, pl, "cilium").Values
-	if dig(v, "encryption.type") != "wireguard" || dig(v, "authentication.mutual.spire.enabled") != true {
-		t.Errorf("cilium values = %v", v)
+	// Cilium is the cluster's network plugin: no chart, ever.
+	if len(pl.Releases) != 0 || len(pl.Namespaces) != 0 {
+		t.Errorf("cilium plan installs %d releases in %v, want none", len(pl.Releases), pl.Namespaces)
 	}
 	if len(pl.Objects) != 2 || dig(pl.Objects[0].Object, "spec.ingress") == nil {
-		t.Errorf("want a mutual-auth policy per namespace, got %d objects", len(pl.Objects))
+		t.Fatalf("want a mutual-auth policy per namespace, got %d objects", len(pl.Objects))
+	}
+	rule := pl.Objects[0].Object["spec"].(map[string]any)["ingress"].([]any)[0].(map[string]any)
+	if dig(rule, "authentication.mode") != "required" {
+		t.Errorf("policy rule %v does not require mutual authentication", rule)
 	}
 }
 

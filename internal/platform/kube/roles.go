@@ -28,14 +28,17 @@ func classify(pod *corev1.Pod, container string) (role metrics.Role, ok bool) {
 		return metrics.RoleWaypoint, true
 	case l["app"] == "ztunnel":
 		return metrics.RoleNodeProxy, true
-	case l["k8s-app"] == "istio-cni-node" || l["k8s-app"] == "cilium":
+	case l["k8s-app"] == "istio-cni-node":
 		return metrics.RoleCNI, true
-	case l["k8s-app"] == "cilium-envoy":
+	case l["k8s-app"] == "cilium" || l["k8s-app"] == "cilium-envoy" || l["app"] == "spire-agent":
+		// Cilium's data plane: the agent encrypts, enforces policy and
+		// runs the mutual authentication handshake; SPIRE's agent issues
+		// the identities it uses, on every node.
 		return metrics.RoleNodeProxy, true
 	case l["istio"] == "ingressgateway" || l["app"] == ingressGatewayName || l[labelComponent] == componentIngress:
 		return metrics.RoleIngress, true
 	case l["app"] == "istiod" || l["linkerd.io/control-plane-component"] != "" ||
-		l["io.cilium/app"] == "operator" || l["app"] == "spire-server" || l["app"] == "spire-agent":
+		l["io.cilium/app"] == "operator" || l["app"] == "spire-server":
 		return metrics.RoleControlPlane, true
 	}
 	return "", false

@@ -35,6 +35,21 @@ func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []cor
 			return nil, err
 		}
 		checks = append(checks, nodeAgentCheck("cilium-on-app-nodes", "cilium agent", pods, agents))
+		spire, err := p.readyPodNodes(ctx, spireNamespace, "app=spire-agent")
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, nodeAgentCheck("spire-agent-on-app-nodes", "SPIRE agent", pods, spire))
+		why, err := p.ciliumReady(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ma := platform.Check{Name: "mutual-auth-enabled", Pass: why == "",
+			Detail: "cilium-config has WireGuard and SPIRE mutual authentication on; every workload policy requires it"}
+		if why != "" {
+			ma.Detail = why
+		}
+		checks = append(checks, ma)
 		c, err := p.ciliumEndpointCheck(ctx, pods)
 		if err != nil {
 			return nil, err

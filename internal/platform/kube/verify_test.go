@@ -108,7 +108,10 @@ func TestClassify(t *testing.T) {
 		{"istio-cni", pod(istioNamespace, map[string]string{"k8s-app": "istio-cni-node"}), "install-cni", metrics.RoleCNI, true},
 		{"istiod", pod(istioNamespace, map[string]string{"app": "istiod"}), "discovery", metrics.RoleControlPlane, true},
 		{"linkerd destination", pod(linkerdNamespace, map[string]string{"linkerd.io/control-plane-component": "destination"}), "destination", metrics.RoleControlPlane, true},
-		{"cilium agent", pod(ciliumNamespace, map[string]string{"k8s-app": "cilium"}), "cilium-agent", metrics.RoleCNI, true},
+		{"cilium agent is data plane", pod(ciliumNamespace, map[string]string{"k8s-app": "cilium"}), "cilium-agent", metrics.RoleNodeProxy, true},
+		{"spire agent is data plane", pod(spireNamespace, map[string]string{"app": "spire-agent"}), "spire-agent", metrics.RoleNodeProxy, true},
+		{"spire server", pod(spireNamespace, map[string]string{"app": "spire-server"}), "spire-server", metrics.RoleControlPlane, true},
+		{"plain ingress gateway", pod(plainIngressNamespace, map[string]string{labelComponent: componentIngress}), "envoy", metrics.RoleIngress, true},
 		{"ingress gateway", pod(istioNamespace, map[string]string{"istio": "ingressgateway"}), "istio-proxy", metrics.RoleIngress, true},
 		{"coredns is not measured", pod("kube-system", map[string]string{"k8s-app": "kube-dns"}), "coredns", "", false},
 	}
