@@ -171,7 +171,7 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
 	if p.Type == study.PlatformKubernetes {
 		o := p.Kubernetes.Options()
-		o.Logger, o.Ingress, o.Profiles = log, p.Ingress, p.Profiles
+		o.Logger, o.Ingress, o.Meshes = log, p.Ingress, p.Meshes
 		return kube.New(o)
 	}
 	// A lab of its own, named after the process, so that a run never

@@ -104,6 +104,11 @@ type MeshSpec struct {
 	NodeProxyCPU     string `json:"node_proxy_cpu,omitempty"`
 	NodeProxyMemory  string `json:"node_proxy_memory,omitempty"`
 	WaypointReplicas int    `json:"waypoint_replicas,omitempty"`
+	// Context, on Kubernetes, is the kubeconfig context of the cluster
+	// that runs this mesh, for a mesh that owns its cluster's network
+	// (Cilium); empty is the study's cluster. Cells still interleave
+	// across the clusters.
+	Context string `json:"context,omitempty"`
 }
 
 // Check is one verification check's outcome.

@@ -26,7 +26,7 @@ func TestKubernetesOptions(t *testing.T) {
 		{"istiod values", pilot != nil, true},
 		{"linkerd repo", o.Charts["linkerd-control-plane"].Repo, "https://helm.linkerd.io/stable"},
 		{"gateway values", o.Charts["istio-gateway"].Values["replicaCount"], float64(2)},
-		{"profiles for the preflight", strings.Join(s.Platform.Profiles, ","), "baseline,sidecar,linkerd,cilium"},
+		{"meshes for the preflight", s.Platform.Meshes[3].Profile + "@" + s.Platform.Meshes[3].Context, "cilium@cilium-cluster"},
 		{"meshes", s.Meshes[2].Profile + "," + s.Meshes[3].Profile, "linkerd,cilium"},
 	}
 	for _, tt := range tests {

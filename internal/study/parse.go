@@ -110,7 +110,7 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 	}
 	s.Platform.Ingress = ingress
 	for _, m := range s.Meshes {
-		s.Platform.Profiles = append(s.Platform.Profiles, m.Profile)
+		s.Platform.Meshes = append(s.Platform.Meshes, m.MeshSpec)
 	}
 	return &s, nil
 }

@@ -59,9 +59,10 @@ type Platform struct {
 	// gateway, so that a platform which installs one only on demand
 	// (Kubernetes) installs it with each mesh.
 	Ingress bool `json:"-"`
-	// Profiles are the meshes' profiles, set by Parse, so that a platform
-	// can refuse one it cannot host before anything is created.
-	Profiles []string `json:"-"`
+	// Meshes are the study's meshes, set by Parse, so that a platform can
+	// refuse one it cannot host before anything is created, and open the
+	// clusters the meshes name.
+	Meshes []platform.MeshSpec `json:"-"`
 }
 
 // Kubernetes says how to reach an existing cluster.

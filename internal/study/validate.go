@@ -166,6 +166,9 @@ func validateMeshes(meshes []Mesh, platformType string) error {
 			return fieldError(mp+".name", "duplicate mesh %q (also meshes[%d]); give one of them another name", m.Name, j)
 		}
 		seen[m.Name] = i
+		if m.Context != "" && platformType != PlatformKubernetes {
+			return fieldError(mp+".context", "%q: a kubeconfig context is only for platform %s", m.Context, PlatformKubernetes)
+		}
 		if m.Workers < 0 {
 			return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)
 		}

@@ -110,7 +110,8 @@ func ciliumPolicy(ns, name string, endpoints, from map[string]any) *unstructured
 // cluster cannot host, naming each with its fix.
 func (p *kubePlatform) checkProfiles(ctx context.Context) error {
 	var refused []string
-	for _, name := range p.opts.Profiles {
+	for _, m := range p.opts.Meshes {
+		name := m.Profile
 		pr, err := lookupProfile(name)
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // TestCheckProfiles checks the preflight that refuses the cilium profile
@@ -47,7 +49,11 @@ func TestCheckProfiles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := &kubePlatform{opts: Options{Profiles: tc.profiles}, c: &clients{kube: fake.NewClientset(tc.objs...)}}
+			var meshes []platform.MeshSpec
+			for _, pr := range tc.profiles {
+				meshes = append(meshes, platform.MeshSpec{Profile: pr})
+			}
+			p := &kubePlatform{opts: Options{Meshes: meshes}, c: &clients{kube: fake.NewClientset(tc.objs...)}}
 			err := p.checkProfiles(context.Background())
 			if len(tc.wantErr) == 0 {
 				if err != nil {

@@ -96,7 +96,7 @@ func TestIntegrationUpRefusesCilium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	before := snapshot(t, ctx, c.Kubeconfig)
-	p := newTestPlatformWith(t, c, func(o *Options) { o.Profiles = []string{ProfileBaseline, ProfileCilium} })
+	p := newTestPlatformWith(t, c, func(o *Options) { o.Meshes = []platform.MeshSpec{{Profile: ProfileBaseline}, {Profile: ProfileCilium}} })
 	err := p.Up(ctx, testClusterSpec)
 	if err == nil || !strings.Contains(err.Error(), "profile cilium") || !strings.Contains(err.Error(), "never installs") {
 		t.Fatalf("Up = %v, want the cilium profile refused", err)

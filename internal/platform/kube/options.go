@@ -30,10 +30,12 @@ type Options struct {
 	// unmeshed namespace for the outside generators: set it when a cell
 	// loads through platform.PathIngress.
 	Ingress bool
-	// Profiles are the mesh profiles the study will install; Up refuses,
-	// before anything is created, one the cluster cannot host (cilium on
-	// a cluster that does not run Cilium so configured).
-	Profiles []string
+	// Meshes are the meshes the study will install. Up refuses, before
+	// anything is created, one its cluster cannot host (cilium on a
+	// cluster that does not run Cilium so configured). A mesh naming
+	// another Context runs on that cluster (same kubeconfig), with the
+	// same workload, nodes and options.
+	Meshes []platform.MeshSpec
 	// Charts override the pinned chart of a component, by key (see
 	// DefaultCharts): another version, repository, local path or values.
 	Charts map[string]ChartSource
@@ -64,9 +66,49 @@ const (
 var _ platform.Platform = (*kubePlatform)(nil)
 
 // New returns the Kubernetes platform. It checks the options and loads the
-// kubeconfig, but does not contact the cluster until Info or Up.
+// kubeconfig, but does not contact the cluster until Info or Up. When a
+// mesh names a context of its own, the platform spans those clusters.
 func New(opts Options) (platform.Platform, error) {
-	return newPlatform(opts)
+	byContext := map[string][]platform.MeshSpec{}
+	var contexts []string // the study's own first, whose facts a result records
+	for _, m := range opts.Meshes {
+		if meshContext(opts, m) == opts.Context && len(contexts) == 0 {
+			contexts = append(contexts, opts.Context)
+			byContext[opts.Context] = nil
+		}
+	}
+	for _, m := range opts.Meshes {
+		c := meshContext(opts, m)
+		if _, ok := byContext[c]; !ok {
+			contexts = append(contexts, c)
+		}
+		byContext[c] = append(byContext[c], m)
+	}
+	if len(contexts) <= 1 {
+		if len(contexts) == 1 {
+			opts.Context = contexts[0]
+		}
+		return newPlatform(opts)
+	}
+	clusters := map[string]platform.Platform{}
+	for _, c := range contexts {
+		o := opts
+		o.Context, o.Meshes = c, byContext[c]
+		p, err := newPlatform(o)
+		if err != nil {
+			return nil, fmt.Errorf("context %q: %w", c, err)
+		}
+		clusters[c] = p
+	}
+	return newClusters(contexts, clusters, func(m platform.MeshSpec) string { return meshContext(opts, m) }), nil
+}
+
+// meshContext is the kubeconfig context of the cluster a mesh runs on.
+func meshContext(opts Options, m platform.MeshSpec) string {
+	if m.Context != "" {
+		return m.Context
+	}
+	return opts.Context
 }
 
 func newPlatform(opts Options) (*kubePlatform, error) {
