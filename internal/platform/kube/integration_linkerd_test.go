@@ -1,0 +1,119 @@
+package kube
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// TestIntegrationLinkerd installs Linkerd from chart directories the user
+// names, here the Linkerd-shaped test charts in testdata (not Linkerd: see
+// their README), and runs the install, verification and removal paths:
+// the control plane on the mesh node with meshbench's values (a fresh
+// trust anchor and issuer, the proxy's requests), the workload namespaces
+// annotated for injection and the pods re-created, verification naming
+// the pods without a linkerd-proxy (kwok injects none), and removal
+// leaving the cluster as it was.
+func TestIntegrationLinkerd(t *testing.T) {
+	c := needCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	before := snapshot(t, ctx, c.Kubeconfig)
+	charts, err := filepath.Abs("testdata/linkerd-test-charts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newTestPlatformWith(t, c, func(o *Options) {
+		o.Charts[ChartLinkerdCRDs] = ChartSource{Chart: filepath.Join(charts, "linkerd-crds")}
+		o.Charts[ChartLinkerdControl] = ChartSource{Chart: filepath.Join(charts, "linkerd-control-plane")}
+	})
+	c.dumpOnFailure(t, "ns-1", linkerdNamespace)
+	if err := p.Up(ctx, testClusterSpec); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Deploy(ctx, platform.Workload{Graph: testGraph(t, "tiered"), Namespaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: ProfileLinkerd, ProxyCPU: "150m"})
+	if err == nil || !strings.Contains(err.Error(), "sidecar-injected") {
+		t.Fatalf("InstallMesh linkerd = %v, want verification to fail: kwok injects no linkerd-proxy", err)
+	}
+	want := map[string]bool{"pods-ready": true, "sidecar-injected": false, "meshed-call-succeeds": true, "plaintext-refused": false}
+	assertChecks(t, checks, want)
+	if ch := findCheck(checks, "sidecar-injected"); !strings.Contains(ch.Detail, "4 of 4") {
+		t.Errorf("sidecar-injected = %+v, want every pod named as without linkerd-proxy", ch)
+	}
+	if got := releaseNames(mustReleases(t, ctx, p)); got != "linkerd-crds,linkerd-control-plane" {
+		t.Errorf("releases in install order = %s", got)
+	}
+	if v := p.mesh.Versions; v["linkerd-crds"] != "1.8.0-meshbench-test" || v["linkerd-control-plane"] != "1.16.11-meshbench-test" {
+		t.Errorf("installed versions %v, want the test charts'", v)
+	}
+
+	// The control plane got meshbench's values and placement.
+	cfg, err := c.Client.CoreV1().ConfigMaps(linkerdNamespace).Get(ctx, "linkerd-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cfg.Data["identityTrustAnchorsPEM"], "BEGIN CERTIFICATE") || cfg.Data["proxyCPURequest"] != "150m" ||
+		cfg.Data["proxyMemoryRequest"] != defaultProxyMemory || cfg.Data["proxyCores"] != "2" {
+		t.Errorf("linkerd-config = %v, want a trust anchor and the proxy's 150m / %s, 2 cores", cfg.Data, defaultProxyMemory)
+	}
+	for _, name := range []string{"linkerd-identity", "linkerd-destination", "linkerd-proxy-injector"} {
+		d, err := c.Client.AppsV1().Deployments(linkerdNamespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status.ReadyReplicas != 1 || d.Spec.Template.Spec.NodeSelector[labelRole] != "mesh" {
+			t.Errorf("%s: %d ready, node selector %v; want 1 on the mesh node", name, d.Status.ReadyReplicas, d.Spec.Template.Spec.NodeSelector)
+		}
+	}
+	ns, err := c.Client.CoreV1().Namespaces().Get(ctx, "ns-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Annotations[annotLinkerdInject] != "enabled" || ns.Annotations[annotLinkerdInbound] != "all-authenticated" {
+		t.Errorf("ns-1 annotations %v, want injection and all-authenticated inbound", ns.Annotations)
+	}
+	pods, err := p.appPods(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods {
+		if pod.Annotations[annotDataplane] != "linkerd-proxy" {
+			t.Errorf("pod %s was not re-created for linkerd-proxy (annotations %v)", pod.Name, pod.Annotations)
+		}
+	}
+
+	if err := p.RemoveMesh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rels := mustReleases(t, ctx, p); len(rels) != 0 {
+		t.Errorf("releases left after RemoveMesh: %s", releaseNames(rels))
+	}
+	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, linkerdNamespace, metav1.GetOptions{}); err == nil {
+		t.Errorf("namespace %s left after RemoveMesh", linkerdNamespace)
+	}
+	if err := p.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if extra := diffSnapshots(before, snapshot(t, ctx, c.Kubeconfig)); len(extra) > 0 {
+		t.Errorf("clean-up left %d objects behind: %s", len(extra), strings.Join(firstN(extra, 20), ", "))
+	}
+}
+
+func mustReleases(t *testing.T, ctx context.Context, p *kubePlatform) []installedRelease {
+	t.Helper()
+	rels, err := p.installedReleases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rels
+}
