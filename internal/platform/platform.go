@@ -146,6 +146,10 @@ type LoadSpec struct {
 	Options      load.Options `json:"options"`
 	Path         LoadPath     `json:"path"`
 	PerNamespace bool         `json:"per_namespace"`
+	// Resources are each generator pod's requests and limits on
+	// Kubernetes (the 50-tenant study ran each vegeta at 500m / 300Mi);
+	// the lab does not apply them.
+	Resources topology.Resources `json:"resources,omitzero"`
 	// LogDir, when set, is a directory for this measurement's logs: each
 	// generator's own output, and the logs of pods that restarted during
 	// it. The runner gives each cell its own; Measure creates it when it

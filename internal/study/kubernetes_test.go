@@ -137,3 +137,22 @@ func TestPlatformIngress(t *testing.T) {
 		t.Error("load.path ingress: Platform.Ingress = false")
 	}
 }
+
+// TestGeneratorResources checks that the 50-tenant preset's generator
+// resources reach every cell's load.
+func TestGeneratorResources(t *testing.T) {
+	t.Parallel()
+	s, _, err := Preset("solo-tiered", PlatformOverride{Type: PlatformKubernetes, Image: "registry.example/mb:v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(s, s.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range plan.Cells {
+		if r := c.Load.Resources; r.CPURequest != "500m" || r.CPULimit != "500m" || r.MemoryRequest != "300Mi" || r.MemoryLimit != "300Mi" {
+			t.Fatalf("cell %s generator resources %+v, want 500m / 300Mi", c.ID, r)
+		}
+	}
+}

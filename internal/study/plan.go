@@ -195,6 +195,7 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 			},
 			Path:         l.Path,
 			PerNamespace: l.Generators == GeneratorsPerNamespace,
+			Resources:    l.Resources,
 		},
 	}
 }

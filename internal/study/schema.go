@@ -137,6 +137,9 @@ type Load struct {
 	Path platform.LoadPath `json:"path,omitempty"`
 	// Generators is "one" (default) or "per-namespace".
 	Generators string `json:"generators,omitempty"`
+	// Resources are each generator pod's requests and limits, on
+	// Kubernetes.
+	Resources topology.Resources `json:"resources,omitzero"`
 }
 
 // Sweep varies one parameter over Values, or several together: with

@@ -214,5 +214,15 @@ func (l Load) validate(path string) error {
 	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
 		return fieldError(path+".generators", "%q: want %s or %s", l.Generators, GeneratorsOne, GeneratorsPerNamespace)
 	}
+	for field, q := range map[string]string{"cpu_request": l.Resources.CPURequest, "cpu_limit": l.Resources.CPULimit} {
+		if _, err := topology.ParseCPU(q); err != nil {
+			return fieldError(path+".resources."+field, "%v", err)
+		}
+	}
+	for field, q := range map[string]string{"memory_request": l.Resources.MemoryRequest, "memory_limit": l.Resources.MemoryLimit} {
+		if _, err := topology.ParseMemory(q); err != nil {
+			return fieldError(path+".resources."+field, "%v", err)
+		}
+	}
 	return nil
 }

@@ -34,6 +34,7 @@ type jobSpec struct {
 	Args           []string
 	Place          placement
 	Deadline       time.Duration
+	Resources      corev1.ResourceRequirements
 	// LogDir, when set, receives the generator's log as
 	// <namespace>-<name>.log.
 	LogDir string
@@ -63,7 +64,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 					NodeSelector:       js.Place.NodeSelector,
 					Tolerations:        js.Place.Tolerations,
 					Containers: []corev1.Container{{
-						Name: jobContainer, Image: image, ImagePullPolicy: pull, Args: js.Args,
+						Name: jobContainer, Image: image, ImagePullPolicy: pull, Args: js.Args, Resources: js.Resources,
 					}},
 				},
 			},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 func TestLoadArgs(t *testing.T) {
@@ -139,5 +140,20 @@ func TestLoadDeadline(t *testing.T) {
 				t.Errorf("loadDeadline = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestJobManifestResources checks that a study's generator resources reach
+// the generator container, as the 50-tenant study ran each vegeta.
+func TestJobManifestResources(t *testing.T) {
+	t.Parallel()
+	res, err := requirements(topology.Resources{CPURequest: "500m", CPULimit: "500m", MemoryRequest: "300Mi", MemoryLimit: "300Mi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := jobManifest(jobSpec{Namespace: "ns-1", Name: "g", Resources: res, Deadline: time.Minute}, "img", corev1.PullIfNotPresent)
+	c := job.Spec.Template.Spec.Containers[0]
+	if c.Resources.Requests.Cpu().MilliValue() != 500 || c.Resources.Limits.Memory().Value() != 300<<20 {
+		t.Errorf("generator resources = %+v, want 500m / 300Mi", c.Resources)
 	}
 }

@@ -38,6 +38,10 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		return m, fmt.Errorf("kubernetes: measure: resources: %w", err)
 	}
 	deadline := loadDeadline(spec.Options)
+	res, err := requirements(spec.Resources)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: generator resources: %w", err)
+	}
 	var specs []jobSpec
 	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
 	for _, ns := range targets {
@@ -45,7 +49,7 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		js := jobSpec{
 			Namespace: ns, Name: "meshbench-load-" + suffix, Component: componentLoad,
 			ServiceAccount: loadServiceAccount, Place: p.place(platform.NodeLoad),
-			Deadline: deadline, LogDir: spec.LogDir,
+			Deadline: deadline, LogDir: spec.LogDir, Resources: res,
 		}
 		o.URL = p.entryURL(ns)
 		if spec.Path == platform.PathIngress {
@@ -92,6 +96,16 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 	// samples of the pod list.
 	rec.addComponents(loadPods)
 	m.Resources = rec.series(src, m.Start, m.End)
+	// Saturation judged per load node, every generator there counted,
+	// not per generator process alone.
+	alloc, err := p.generatorNodes(ctx, results)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
+	markSaturatedNodes(results, loadNodeCPU(m.Resources, alloc))
+	for i, r := range results {
+		m.Generators[i] = *r.Result
+	}
 	return m, nil
 }
 
