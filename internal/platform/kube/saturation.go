@@ -90,4 +90,3 @@ func (p *kubePlatform) generatorNodes(ctx context.Context, results []jobResult) 
 	}
 	return out, nil
 }
-
