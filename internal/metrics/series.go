@@ -49,6 +49,16 @@ type Sample struct {
 type Series struct {
 	Component Component `json:"component"`
 	Samples   []Sample  `json:"samples"`
+	// Gaps are spans of the window the source has no reading for (a
+	// missed scrape, a source that was down): left out of Samples, never
+	// read as zero.
+	Gaps []Gap `json:"gaps,omitempty"`
+}
+
+// Gap is a span of a window without readings.
+type Gap struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 }
 
 // MeanCPU is the mean CPU in cores over the samples.

@@ -154,7 +154,6 @@ func (p *kubePlatform) resourcesReachable(ctx context.Context) error {
 		_, err := p.podMetrics(ctx, p.namespaces[0])
 		return err
 	}
-	now := time.Now()
-	_, err := promRange(ctx, p.opts.Prometheus, "up", now.Add(-time.Minute), now, time.Minute)
+	_, err := promRaw(ctx, p.opts.Prometheus, "up[1m]", time.Now())
 	return err
 }

@@ -42,8 +42,10 @@ type Options struct {
 	// Prometheus is the URL of a Prometheus server scraping cAdvisor; empty
 	// samples the metrics API (metrics.k8s.io) instead.
 	Prometheus string
-	// SampleInterval is the metrics API's sampling period and Prometheus's
-	// query step; default 15s (the metrics server's resolution).
+	// SampleInterval is the metrics API's sampling period and
+	// Prometheus's scrape interval; a span of twice this without a
+	// reading is recorded as a gap. Default 15s (the metrics server's
+	// resolution).
 	SampleInterval time.Duration
 	// Timeout bounds each wait for readiness; default 5 minutes.
 	Timeout time.Duration

@@ -29,84 +29,92 @@ type promMatrix struct {
 	} `json:"data"`
 }
 
-// promQueries returns the cAdvisor CPU-rate and working-set queries for
-// the namespaces' containers. The rate's range spans several scrapes.
-func promQueries(namespaces []string, step time.Duration) (cpu, mem string) {
+// promSelectors returns the raw cAdvisor CPU-counter and working-set
+// selectors for the namespaces' containers over the last rng: range
+// vectors, whose instant query answers every scrape as stored, so that
+// meshbench computes CPU between consecutive scrapes itself rather than
+// from rate()'s extrapolated window.
+func promSelectors(namespaces []string, rng time.Duration) (cpu, mem string) {
 	quoted := make([]string, len(namespaces))
 	for i, ns := range namespaces {
 		quoted[i] = regexp.QuoteMeta(ns)
 	}
 	sel := fmt.Sprintf(`{namespace=~"%s",container!="",container!="POD"}`, strings.Join(quoted, "|"))
-	window := max(4*step, time.Minute)
-	by := "sum by (namespace, pod, container)"
-	cpu = fmt.Sprintf("%s (rate(container_cpu_usage_seconds_total%s[%ds]))", by, sel, int(window/time.Second))
-	mem = fmt.Sprintf("%s (container_memory_working_set_bytes%s)", by, sel)
-	return cpu, mem
+	secs := int(math.Ceil(rng.Seconds()))
+	return fmt.Sprintf("container_cpu_usage_seconds_total%s[%ds]", sel, secs),
+		fmt.Sprintf("container_memory_working_set_bytes%s[%ds]", sel, secs)
 }
 
-// prometheusSamples range-queries CPU and memory for [start, end] and
-// joins them by timestamp into samples per component.
+// prometheusSamples reads every scrape of CPU and memory from the
+// measured window [start, end] (and the one CPU scrape before it, the
+// counter's base) and turns them into readings: CPU as the counter's
+// increase between two consecutive scrapes over their interval, kept only
+// when both scrapes lie inside the window, and the working set scraped
+// within that interval. An interval without a memory scrape, or across a
+// counter reset, gives no reading: a gap, never a zero.
 func (p *kubePlatform) prometheusSamples(ctx context.Context, namespaces []string, start, end time.Time) (samples, error) {
-	step := p.opts.SampleInterval
-	cpuQ, memQ := promQueries(namespaces, step)
-	cpu, err := promRange(ctx, p.opts.Prometheus, cpuQ, start, end, step)
+	// One scrape interval of margin, so that the counter's last value
+	// before the window is there.
+	cpuQ, memQ := promSelectors(namespaces, end.Sub(start)+p.opts.SampleInterval)
+	cpu, err := promRaw(ctx, p.opts.Prometheus, cpuQ, end)
 	if err != nil {
 		return nil, err
 	}
-	mem, err := promRange(ctx, p.opts.Prometheus, memQ, start, end, step)
+	mem, err := promRaw(ctx, p.opts.Prometheus, memQ, end)
 	if err != nil {
 		return nil, err
 	}
 	out := samples{}
-	for key, points := range cpu {
-		for t, v := range points {
-			out[key] = append(out[key], metrics.Sample{Time: t, CPUCores: v, WorkingSet: int64(mem[key][t])})
-		}
-	}
-	for key, points := range mem {
-		for t, v := range points {
-			if _, ok := cpu[key][t]; !ok {
-				out[key] = append(out[key], metrics.Sample{Time: t, WorkingSet: int64(v)})
+	for key, pts := range cpu {
+		ms := mem[key]
+		for i := 1; i < len(pts); i++ {
+			a, b := pts[i-1], pts[i]
+			if b.v < a.v || !b.t.After(a.t) {
+				continue // a counter reset: no figure for this interval
 			}
+			ws, ok := lastIn(ms, a.t, b.t)
+			if !ok {
+				continue
+			}
+			out[key] = append(out[key], reading{
+				Sample: metrics.Sample{Time: b.t, CPUCores: (b.v - a.v) / b.t.Sub(a.t).Seconds(), WorkingSet: int64(ws)},
+				From:   a.t,
+			})
 		}
-	}
-	for _, s := range out {
-		sort.Slice(s, func(i, j int) bool { return s[i].Time.Before(s[j].Time) })
 	}
 	return out, nil
 }
 
-// promRange runs one range query and returns values by component key and
-// time.
-func promRange(ctx context.Context, base, query string, start, end time.Time, step time.Duration) (map[string]map[time.Time]float64, error) {
+// point is one stored Prometheus sample.
+type point struct {
+	t time.Time
+	v float64
+}
+
+// lastIn is the last point in (from, to].
+func lastIn(pts []point, from, to time.Time) (float64, bool) {
+	for i := len(pts) - 1; i >= 0; i-- {
+		if !pts[i].t.After(to) && pts[i].t.After(from) {
+			return pts[i].v, true
+		}
+	}
+	return 0, false
+}
+
+// promRaw runs an instant query of a range vector at time at and returns
+// the stored samples by component key, in time order. Where several series
+// share a key (two jobs scraping the same cAdvisor), the longest is kept.
+func promRaw(ctx context.Context, base, query string, at time.Time) (map[string][]point, error) {
 	q := url.Values{}
 	q.Set("query", query)
-	q.Set("start", strconv.FormatFloat(float64(start.UnixNano())/1e9, 'f', 3, 64))
-	q.Set("end", strconv.FormatFloat(float64(end.UnixNano())/1e9, 'f', 3, 64))
-	q.Set("step", strconv.FormatFloat(step.Seconds(), 'f', -1, 64))
-	u := strings.TrimRight(base, "/") + "/api/v1/query_range?" + q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	q.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
+	m, err := promGet(ctx, strings.TrimRight(base, "/")+"/api/v1/query?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
+		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
-	}
-	defer resp.Body.Close()
-	var m promMatrix
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		return nil, fmt.Errorf("prometheus: %s: %w", resp.Status, err)
-	}
-	if m.Status != "success" {
-		return nil, fmt.Errorf("prometheus: %s: %s", resp.Status, m.Error)
-	}
-	out := map[string]map[time.Time]float64{}
+	out := map[string][]point{}
 	for _, r := range m.Data.Result {
-		key := componentKey(r.Metric["namespace"], r.Metric["pod"], r.Metric["container"])
-		if out[key] == nil {
-			out[key] = map[time.Time]float64{}
-		}
+		var pts []point
 		for _, pt := range r.Values {
 			ts, ok1 := pt[0].(float64)
 			vs, ok2 := pt[1].(string)
@@ -117,8 +125,34 @@ func promRange(ctx context.Context, base, query string, start, end time.Time, st
 			if err != nil {
 				return nil, fmt.Errorf("prometheus: value %q: %w", vs, err)
 			}
-			out[key][time.UnixMilli(int64(math.Round(ts*1000))).UTC()] = v
+			pts = append(pts, point{t: time.UnixMilli(int64(math.Round(ts * 1000))).UTC(), v: v})
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].t.Before(pts[j].t) })
+		key := componentKey(r.Metric["namespace"], r.Metric["pod"], r.Metric["container"])
+		if len(pts) > len(out[key]) {
+			out[key] = pts
 		}
 	}
 	return out, nil
+}
+
+// promGet runs one query and decodes its matrix.
+func promGet(ctx context.Context, u string) (promMatrix, error) {
+	var m promMatrix
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return m, fmt.Errorf("prometheus: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return m, fmt.Errorf("prometheus: %w", err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		return m, fmt.Errorf("prometheus: %s: %w", resp.Status, err)
+	}
+	if m.Status != "success" {
+		return m, fmt.Errorf("prometheus: %s: %s", resp.Status, m.Error)
+	}
+	return m, nil
 }

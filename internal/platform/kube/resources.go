@@ -19,8 +19,11 @@ import (
 // meshbench reads; decoding it here spares a client module.
 type podMetricsList struct {
 	Items []struct {
-		Metadata   metav1.ObjectMeta `json:"metadata"`
-		Timestamp  metav1.Time       `json:"timestamp"`
+		Metadata  metav1.ObjectMeta `json:"metadata"`
+		Timestamp metav1.Time       `json:"timestamp"`
+		// Window is the span the usage was averaged over, ending at
+		// Timestamp.
+		Window     metav1.Duration `json:"window"`
 		Containers []struct {
 			Name  string `json:"name"`
 			Usage struct {
@@ -31,12 +34,20 @@ type podMetricsList struct {
 	} `json:"items"`
 }
 
-// samples are resource samples by component key.
-type samples map[string][]metrics.Sample
+// reading is one resource sample with the span its CPU figure covers
+// (its rate's start), so that a window keeps only readings measured
+// wholly inside it.
+type reading struct {
+	metrics.Sample
+	From time.Time
+}
 
-// add appends a sample unless the component already has one at that time
-// (the metrics API answers the same reading until its next scrape).
-func (s samples) add(key string, x metrics.Sample) {
+// samples are resource readings by component key.
+type samples map[string][]reading
+
+// add appends a reading unless the component already has one at that
+// time (the metrics API answers the same reading until its next scrape).
+func (s samples) add(key string, x reading) {
 	if n := len(s[key]); n > 0 && s[key][n-1].Time.Equal(x.Time) {
 		return
 	}
@@ -93,8 +104,9 @@ func (r *recorder) tick(ctx context.Context) {
 		}
 		for _, item := range pm.Items {
 			for _, c := range item.Containers {
-				r.samples.add(componentKey(item.Metadata.Namespace, item.Metadata.Name, c.Name), metrics.Sample{
-					Time: item.Timestamp.Time, CPUCores: c.Usage.CPU.AsApproximateFloat64(), WorkingSet: c.Usage.Memory.Value(),
+				r.samples.add(componentKey(item.Metadata.Namespace, item.Metadata.Name, c.Name), reading{
+					Sample: metrics.Sample{Time: item.Timestamp.Time, CPUCores: c.Usage.CPU.AsApproximateFloat64(), WorkingSet: c.Usage.Memory.Value()},
+					From:   item.Timestamp.Add(-item.Window.Duration),
 				})
 			}
 		}
@@ -126,8 +138,11 @@ func (p *kubePlatform) podMetrics(ctx context.Context, ns string) (podMetricsLis
 	return pm, nil
 }
 
-// series returns every component's samples within [start, end], in a
-// stable order; src holds the samples (the recorder's, or Prometheus's).
+// series returns every component's readings measured wholly within
+// [start, end] (a CPU figure averaged over a span that began before start,
+// in the warm-up or the cell before, is left out), in a stable order; src
+// holds the readings (the recorder's, or Prometheus's). Spans longer than
+// two sampling intervals without a reading are recorded as gaps.
 func (r *recorder) series(src samples, start, end time.Time) []metrics.Series {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -140,11 +155,28 @@ func (r *recorder) series(src samples, start, end time.Time) []metrics.Series {
 	for _, k := range keys {
 		s := metrics.Series{Component: r.comps[k]}
 		for _, x := range src[k] {
-			if !x.Time.Before(start) && !x.Time.After(end) {
-				s.Samples = append(s.Samples, x)
+			if !x.From.Before(start) && !x.Time.After(end) {
+				s.Samples = append(s.Samples, x.Sample)
 			}
 		}
+		s.Gaps = gaps(s.Samples, start, end, 2*r.p.opts.SampleInterval)
 		out = append(out, s)
+	}
+	return out
+}
+
+// gaps are the spans of [start, end] longer than limit without a sample.
+func gaps(xs []metrics.Sample, start, end time.Time, limit time.Duration) []metrics.Gap {
+	var out []metrics.Gap
+	prev := start
+	for _, x := range xs {
+		if x.Time.Sub(prev) > limit {
+			out = append(out, metrics.Gap{From: prev, To: x.Time})
+		}
+		prev = x.Time
+	}
+	if end.Sub(prev) > limit {
+		out = append(out, metrics.Gap{From: prev, To: end})
 	}
 	return out
 }

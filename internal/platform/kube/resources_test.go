@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,7 +37,7 @@ func fakeAPI(t *testing.T, base time.Time) *httptest.Server {
 			_ = json.NewEncoder(w).Encode(corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: []corev1.Pod{pod}})
 		case "/apis/metrics.k8s.io/v1beta1/namespaces/ns-1/pods":
 			n := calls.Add(1)
-			fmt.Fprintf(w, `{"kind":"PodMetricsList","items":[{"metadata":{"name":"a","namespace":"ns-1"},"timestamp":%q,"window":"15s",
+			fmt.Fprintf(w, `{"kind":"PodMetricsList","items":[{"metadata":{"name":"a","namespace":"ns-1"},"timestamp":%q,"window":"1s",
 				"containers":[{"name":"app","usage":{"cpu":"%dm","memory":"10Mi"}},{"name":"istio-proxy","usage":{"cpu":"50m","memory":"40Mi"}}]}]}`,
 				base.Add(time.Duration(n)*time.Second).Format(time.RFC3339), 100*n)
 		default:
@@ -74,8 +75,10 @@ func TestRecorderMetricsAPI(t *testing.T) {
 	if rec.metricsErr != nil {
 		t.Fatal(rec.metricsErr)
 	}
-	// The window keeps the readings at +2s and +3s, not +1s.
-	series := rec.series(rec.samples, base.Add(2*time.Second), base.Add(3*time.Second))
+	// The window from +1s keeps the readings at +2s and +3s, each
+	// averaged over the second before it, and not +1s's, averaged over
+	// the second before the window.
+	series := rec.series(rec.samples, base.Add(time.Second), base.Add(3*time.Second))
 	if len(series) != 2 {
 		t.Fatalf("%d series, want app and sidecar: %+v", len(series), series)
 	}
@@ -113,40 +116,58 @@ func TestRecorderMetricsAPIMissing(t *testing.T) {
 	}
 }
 
+// TestPrometheusSamples checks the exact window: CPU computed from the
+// stored counter between consecutive scrapes, only for intervals wholly
+// inside the window (not the warm-up's), memory from the scrape within
+// each interval, and a missing scrape or a counter reset left as a gap,
+// never a zero.
 func TestPrometheusSamples(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1700000000, 0).UTC()
+	end := start.Add(20 * time.Second)
 	var queries []string
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/query_range" {
-			http.NotFound(w, r)
+		if r.URL.Path != "/api/v1/query" || r.URL.Query().Get("time") != "1700000020.000" {
+			http.Error(w, "bad query "+r.URL.RawQuery, http.StatusBadRequest)
 			return
 		}
 		q := r.URL.Query().Get("query")
 		queries = append(queries, q)
-		if r.URL.Query().Get("step") != "5" || r.URL.Query().Get("start") != "1700000000.000" {
-			http.Error(w, "bad range "+r.URL.RawQuery, http.StatusBadRequest)
-			return
-		}
-		v1, v2 := "0.25", "0.5"
+		// Scrapes every 5 s from 10 s before the window: the counter
+		// (CPU-seconds) resets at +15 s; memory misses its +10 s scrape.
+		values := `[[1699999990,"100"],[1699999995,"105"],[1700000000,"106"],[1700000005,"107"],[1700000010,"109.5"],[1700000015,"0.5"],[1700000020,"1.5"]]`
 		if strings.Contains(q, "working_set") {
-			v1, v2 = "1048576", "2097152"
+			values = `[[1699999995,"9"],[1700000000,"9"],[1700000005,"1048576"],[1700000015,"3145728"],[1700000020,"4194304"]]`
 		}
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"namespace":"ns-1","pod":"a","container":"app"},
-			"values":[[1700000000,%q],[1700000005,%q]]}]}}`, v1, v2)
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"namespace":"ns-1","pod":"a","container":"app"},"values":%s}]}}`, values)
 	}))
 	t.Cleanup(prom.Close)
 	p := &kubePlatform{opts: Options{Prometheus: prom.URL + "/", SampleInterval: 5 * time.Second}}
-	got, err := p.prometheusSamples(context.Background(), []string{"ns-1", "istio-system"}, start, start.Add(5*time.Second))
+	src, err := p.prometheusSamples(context.Background(), []string{"ns-1", "istio-system"}, start, end)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := got[componentKey("ns-1", "a", "app")]
-	want := []metrics.Sample{{Time: start, CPUCores: 0.25, WorkingSet: 1 << 20}, {Time: start.Add(5 * time.Second), CPUCores: 0.5, WorkingSet: 2 << 20}}
-	if len(s) != 2 || s[0] != want[0] || s[1] != want[1] {
-		t.Errorf("samples = %+v, want %+v", s, want)
+	rec := p.newRecorder(nil)
+	rec.comps[componentKey("ns-1", "a", "app")] = metrics.Component{Role: metrics.RoleApp}
+	got := rec.series(src, start, end)[0]
+	want := []metrics.Sample{
+		{Time: start.Add(5 * time.Second), CPUCores: 0.2, WorkingSet: 1 << 20},
+		{Time: end, CPUCores: 0.2, WorkingSet: 4 << 20},
 	}
-	if len(queries) != 2 || !strings.Contains(queries[0], `rate(container_cpu_usage_seconds_total{namespace=~"ns-1|istio-system",container!="",container!="POD"}[60s])`) {
+	if len(got.Samples) != len(want) {
+		t.Fatalf("samples = %+v, want %+v", got.Samples, want)
+	}
+	for i := range want {
+		if g := got.Samples[i]; !g.Time.Equal(want[i].Time) || math.Abs(g.CPUCores-want[i].CPUCores) > 1e-9 || g.WorkingSet != want[i].WorkingSet {
+			t.Errorf("sample %d = %+v, want %+v", i, g, want[i])
+		}
+	}
+	// +5 s to +20 s has no reading: +10 s lacked memory, +15 s followed
+	// a counter reset.
+	if len(got.Gaps) != 1 || !got.Gaps[0].From.Equal(start.Add(5*time.Second)) || !got.Gaps[0].To.Equal(end) {
+		t.Errorf("gaps = %+v, want +5s..+20s", got.Gaps)
+	}
+	if len(queries) != 2 || queries[0] != `container_cpu_usage_seconds_total{namespace=~"ns-1|istio-system",container!="",container!="POD"}[25s]` {
 		t.Errorf("queries = %q", queries)
 	}
 }

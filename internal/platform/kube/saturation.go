@@ -34,16 +34,12 @@ func loadNodeCPU(series []metrics.Series, allocatable map[string]float64) []node
 		if !ok || len(s.Samples) == 0 {
 			continue
 		}
-		var sum float64
-		for _, x := range s.Samples {
-			sum += x.CPUCores
-		}
 		n := by[s.Component.Node]
 		if n == nil {
 			n = &nodeCPU{Node: s.Component.Node, Allocatable: alloc}
 			by[s.Component.Node] = n
 		}
-		n.Cores += sum / float64(len(s.Samples))
+		n.Cores += s.MeanCPU()
 		n.Containers++
 	}
 	out := make([]nodeCPU, 0, len(by))
