@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/kube"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -43,8 +42,8 @@ type Study struct {
 
 // Platform types.
 const (
-	PlatformLab        = "lab"
-	PlatformKubernetes = "kubernetes"
+	PlatformLab        = platform.Lab
+	PlatformKubernetes = platform.Kubernetes
 )
 
 // Platform says where the study runs and the cluster's shape.
@@ -79,7 +78,7 @@ type Kubernetes struct {
 	// (istio-base, istiod, istio-cni, ztunnel, linkerd-crds,
 	// linkerd-control-plane, istio-gateway): another version, source or
 	// values. Cilium has none: meshbench never installs a network plugin.
-	Charts map[string]kube.ChartSource `json:"charts,omitempty"`
+	Charts map[string]platform.ChartSource `json:"charts,omitempty"`
 	// Timeout bounds each wait for readiness; default 5m.
 	Timeout topology.Duration `json:"timeout,omitempty"`
 	// GatewayImage is the plain ingress gateway's Envoy image, for the

@@ -8,6 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // Cilium is the cluster's network plugin, not a mesh to install per cell:
@@ -116,7 +118,7 @@ func (p *kubePlatform) checkProfiles(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if pr.Plane != planeCilium {
+		if pr.Plane != platform.PlaneCNI {
 			continue
 		}
 		why, err := p.ciliumReady(ctx)

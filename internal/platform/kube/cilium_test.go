@@ -36,15 +36,15 @@ func TestCheckProfiles(t *testing.T) {
 		objs     []runtime.Object
 		wantErr  []string
 	}{
-		{name: "istio on a plain cluster", profiles: []string{ProfileBaseline, ProfileAmbient}},
-		{name: "cilium on a cluster without Cilium", profiles: []string{ProfileBaseline, ProfileCilium},
+		{name: "istio on a plain cluster", profiles: []string{platform.ProfileBaseline, platform.ProfileAmbient}},
+		{name: "cilium on a cluster without Cilium", profiles: []string{platform.ProfileBaseline, platform.ProfileCilium},
 			wantErr: []string{"profile cilium", "does not run Cilium", "never installs"}},
-		{name: "cilium agent not ready", profiles: []string{ProfileCilium}, objs: []runtime.Object{agent(2), config(full)},
+		{name: "cilium agent not ready", profiles: []string{platform.ProfileCilium}, objs: []runtime.Object{agent(2), config(full)},
 			wantErr: []string{"2 of 3 agents ready"}},
-		{name: "cilium without mutual auth", profiles: []string{ProfileCilium},
+		{name: "cilium without mutual auth", profiles: []string{platform.ProfileCilium},
 			objs:    []runtime.Object{agent(3), config(map[string]string{"enable-wireguard": "true"})},
 			wantErr: []string{"lacks mesh-auth-enabled, mesh-auth-mutual-enabled", "authentication.mutual.spire.enabled=true"}},
-		{name: "cilium as the study ran it", profiles: []string{ProfileCilium}, objs: []runtime.Object{agent(3), config(full)}},
+		{name: "cilium as the study ran it", profiles: []string{platform.ProfileCilium}, objs: []runtime.Object{agent(3), config(full)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,8 +69,8 @@ func TestClusters(t *testing.T) {
 	if err := c.Deploy(ctx, platform.Workload{}); err != nil {
 		t.Fatal(err)
 	}
-	cilium := platform.MeshSpec{Profile: ProfileCilium, Context: "b"}
-	base := platform.MeshSpec{Profile: ProfileBaseline}
+	cilium := platform.MeshSpec{Profile: platform.ProfileCilium, Context: "b"}
+	base := platform.MeshSpec{Profile: platform.ProfileBaseline}
 	for _, m := range []platform.MeshSpec{base, cilium, cilium, base} {
 		if _, err := c.InstallMesh(ctx, m); err != nil {
 			t.Fatal(err)
@@ -79,7 +79,7 @@ func TestClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.InstallMesh(ctx, platform.MeshSpec{Profile: ProfileCilium, Context: "c"}); err == nil || !strings.Contains(err.Error(), `context "c"`) {
+	if _, err := c.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileCilium, Context: "c"}); err == nil || !strings.Contains(err.Error(), `context "c"`) {
 		t.Errorf("a mesh on an unopened context: err = %v", err)
 	}
 	err = c.Down(ctx)
@@ -103,9 +103,9 @@ func TestNewOpensEachContext(t *testing.T) {
 		multi  bool
 		single string // the one cluster's context
 	}{
-		{name: "no contexts", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: ProfileBaseline}}}, single: "a"},
-		{name: "cilium elsewhere", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: ProfileBaseline}, {Profile: ProfileCilium, Context: "b"}}}, multi: true},
-		{name: "every mesh elsewhere", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: ProfileCilium, Context: "b"}}}, single: "b"},
+		{name: "no contexts", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: platform.ProfileBaseline}}}, single: "a"},
+		{name: "cilium elsewhere", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: platform.ProfileBaseline}, {Profile: platform.ProfileCilium, Context: "b"}}}, multi: true},
+		{name: "every mesh elsewhere", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: platform.ProfileCilium, Context: "b"}}}, single: "b"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,11 +69,11 @@ func meshObjectsCase(graph, profileName string, namespaces int, ingress bool) fu
 var goldenCases = []goldenCase{
 	{name: "tiered two namespaces", golden: "workload-tiered.yaml", objects: workloadCase("tiered", 2, nil)},
 	{name: "bookinfo versions and replica override", golden: "workload-bookinfo.yaml", objects: workloadCase("bookinfo", 1, map[string]int{"productpage": 4})},
-	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", ProfileAmbientL4Policy, 1, false)},
-	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", ProfileWaypointL7Policy, 1, false)},
-	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", ProfileSidecarL7Policy, 1, false)},
-	{name: "ambient L4 policy with ingress", golden: "mesh-ambient-l4-policy-ingress.yaml", objects: meshObjectsCase("bookinfo", ProfileAmbientL4Policy, 2, true)},
-	{name: "baseline with ingress", golden: "mesh-baseline-ingress.yaml", objects: meshObjectsCase("bookinfo", ProfileBaseline, 2, true)},
+	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", platform.ProfileAmbientL4Policy, 1, false)},
+	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileWaypointL7Policy, 1, false)},
+	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", platform.ProfileSidecarL7Policy, 1, false)},
+	{name: "ambient L4 policy with ingress", golden: "mesh-ambient-l4-policy-ingress.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileAmbientL4Policy, 2, true)},
+	{name: "baseline with ingress", golden: "mesh-baseline-ingress.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileBaseline, 2, true)},
 }
 
 func TestGoldenManifests(t *testing.T) {

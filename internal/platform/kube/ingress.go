@@ -80,7 +80,7 @@ func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 	pl.Namespaces = append(pl.Namespaces, outsideNamespace)
 	if pl.Profile.Mesh == "istio" {
 		sel, tol := placementValues(p.ingressPlace())
-		pl.Releases = append(pl.Releases, helmRelease{Chart: ChartIstioGateway, Name: ingressGatewayName, Namespace: istioNamespace, Values: map[string]any{
+		pl.Releases = append(pl.Releases, helmRelease{Chart: platform.ChartIstioGateway, Name: ingressGatewayName, Namespace: istioNamespace, Values: map[string]any{
 			// Reached from inside the cluster; a LoadBalancer in front
 			// would add the cloud's hop, which is not the mesh's cost.
 			"service":        map[string]any{"type": "ClusterIP"},

@@ -34,7 +34,7 @@ func TestIntegrationIngressCell(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: ProfileBaseline})
+	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileBaseline})
 	if err != nil {
 		t.Fatalf("InstallMesh baseline with ingress: %v", err)
 	}
@@ -71,7 +71,7 @@ func TestIntegrationIngressCell(t *testing.T) {
 	// the mesh node; its pods wait for istiod's injection, which kwok
 	// cannot give, so the install fails naming the gateway, and rolls
 	// back.
-	_, err = p.InstallMesh(ctx, platform.MeshSpec{Profile: ProfileAmbient})
+	_, err = p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileAmbient})
 	if err == nil || !strings.Contains(err.Error(), ingressGatewayName) {
 		t.Fatalf("InstallMesh ambient with ingress: err = %v, want the Istio gateway's rollout to fail for want of injection", err)
 	}
@@ -96,7 +96,9 @@ func TestIntegrationUpRefusesCilium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	before := snapshot(t, ctx, c.Kubeconfig)
-	p := newTestPlatformWith(t, c, func(o *Options) { o.Meshes = []platform.MeshSpec{{Profile: ProfileBaseline}, {Profile: ProfileCilium}} })
+	p := newTestPlatformWith(t, c, func(o *Options) {
+		o.Meshes = []platform.MeshSpec{{Profile: platform.ProfileBaseline}, {Profile: platform.ProfileCilium}}
+	})
 	err := p.Up(ctx, testClusterSpec)
 	if err == nil || !strings.Contains(err.Error(), "profile cilium") || !strings.Contains(err.Error(), "never installs") {
 		t.Fatalf("Up = %v, want the cilium profile refused", err)

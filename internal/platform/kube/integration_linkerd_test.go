@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // TestIntegrationLinkerd installs Linkerd from chart directories the user
@@ -30,8 +31,8 @@ func TestIntegrationLinkerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newTestPlatformWith(t, c, func(o *Options) {
-		o.Charts[ChartLinkerdCRDs] = ChartSource{Chart: filepath.Join(charts, "linkerd-crds")}
-		o.Charts[ChartLinkerdControl] = ChartSource{Chart: filepath.Join(charts, "linkerd-control-plane")}
+		o.Charts[platform.ChartLinkerdCRDs] = platform.ChartSource{Chart: filepath.Join(charts, "linkerd-crds")}
+		o.Charts[platform.ChartLinkerdControl] = platform.ChartSource{Chart: filepath.Join(charts, "linkerd-control-plane")}
 	})
 	c.dumpOnFailure(t, "ns-1", linkerdNamespace)
 	if err := p.Up(ctx, testClusterSpec); err != nil {
@@ -41,7 +42,7 @@ func TestIntegrationLinkerd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: ProfileLinkerd, ProxyCPU: "150m"})
+	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileLinkerd, ProxyCPU: "150m"})
 	if err == nil || !strings.Contains(err.Error(), "sidecar-injected") {
 		t.Fatalf("InstallMesh linkerd = %v, want verification to fail: kwok injects no linkerd-proxy", err)
 	}
@@ -63,8 +64,8 @@ func TestIntegrationLinkerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(cfg.Data["identityTrustAnchorsPEM"], "BEGIN CERTIFICATE") || cfg.Data["proxyCPURequest"] != "150m" ||
-		cfg.Data["proxyMemoryRequest"] != defaultProxyMemory || cfg.Data["proxyCores"] != "2" {
-		t.Errorf("linkerd-config = %v, want a trust anchor and the proxy's 150m / %s, 2 cores", cfg.Data, defaultProxyMemory)
+		cfg.Data["proxyMemoryRequest"] != resources.FormatMemory(platform.DefaultProxy.MemRequestBytes) || cfg.Data["proxyCores"] != "2" {
+		t.Errorf("linkerd-config = %v, want a trust anchor and the proxy's 150m / %s, 2 cores", cfg.Data, resources.FormatMemory(platform.DefaultProxy.MemRequestBytes))
 	}
 	for _, name := range []string{"linkerd-identity", "linkerd-destination", "linkerd-proxy-injector"} {
 		d, err := c.Client.AppsV1().Deployments(linkerdNamespace).Get(ctx, name, metav1.GetOptions{})

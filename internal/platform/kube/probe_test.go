@@ -49,17 +49,17 @@ func TestProbesPerProfile(t *testing.T) {
 		ingress bool
 		want    []string
 	}{
-		{ProfileBaseline, false, nil},
-		{ProfileBaseline, true, []string{"ingress-routes"}},
-		{ProfileSidecar, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
-		{ProfileSidecar, true, []string{"meshed-call-succeeds", "plaintext-refused", "ingress-routes"}},
-		{ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
-		{ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
+		{platform.ProfileBaseline, false, nil},
+		{platform.ProfileBaseline, true, []string{"ingress-routes"}},
+		{platform.ProfileSidecar, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{platform.ProfileSidecar, true, []string{"meshed-call-succeeds", "plaintext-refused", "ingress-routes"}},
+		{platform.ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
+		{platform.ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/ingress=%v", tc.profile, tc.ingress), func(t *testing.T) {
 			t.Parallel()
-			ps := p.probes(meshPlan{Profile: profiles[tc.profile], Ingress: tc.ingress})
+			ps := p.probes(meshPlan{Profile: mustProfile(t, tc.profile), Ingress: tc.ingress})
 			if len(ps) != len(tc.want) {
 				t.Fatalf("%d probes, want %v", len(ps), tc.want)
 			}
@@ -85,7 +85,7 @@ func TestProbesPerProfile(t *testing.T) {
 					}
 				case "ingress-routes":
 					want := "http://meshbench-ingress.meshbench-ingress:80/ns-1/"
-					if profiles[tc.profile].Mesh == "istio" {
+					if mustProfile(t, tc.profile).Mesh == "istio" {
 						want = "http://istio-ingressgateway.istio-system:80/ns-1/"
 					}
 					if url != want || pb.Job.Namespace != outsideNamespace {
