@@ -120,6 +120,10 @@ type Check struct {
 	// is a hash of that configuration (every proxy's bootstrap), which the
 	// results' provenance keeps per mesh.
 	ConfigHash string `json:"config_hash,omitempty"`
+	// Facts, on a check that records what was installed (on Kubernetes:
+	// charts and versions, images, the values as installed, the cluster's
+	// version and nodes), are kept with every cell that ran on it.
+	Facts map[string]string `json:"facts,omitempty"`
 }
 
 // FailedChecks describes the checks that did not pass, as "name: detail"

@@ -48,8 +48,10 @@ type Provenance struct {
 	Platform         platform.Info        `json:"platform"`
 	Cluster          platform.ClusterSpec `json:"cluster"`
 	// EnvoyConfigHashes maps a mesh (by its name in the study) to the hash
-	// of the Envoy configurations its latest installation ran, as its
-	// mesh-config check reports it; each cell's verification keeps its own.
+	// of the configuration its latest installation ran, as a check's
+	// ConfigHash reports it (the lab: every Envoy bootstrap; Kubernetes:
+	// the charts, values, images and nodes of the install); each cell's
+	// verification keeps its own.
 	EnvoyConfigHashes map[string]string `json:"envoy_config_hashes,omitempty"`
 	Scaling           *Scaling          `json:"scaling,omitempty"`
 }

@@ -19,6 +19,8 @@ import (
 // the service-account signing key.
 type testPKI struct {
 	CA, ServerCert, ServerKey, AdminCert, AdminKey, SAKey, SAPub string
+	// NobodyCert and NobodyKey are a user no role is bound to.
+	NobodyCert, NobodyKey string
 }
 
 func writePKI(dir string) (testPKI, error) {
@@ -26,6 +28,7 @@ func writePKI(dir string) (testPKI, error) {
 		CA: filepath.Join(dir, "ca.crt"), ServerCert: filepath.Join(dir, "apiserver.crt"), ServerKey: filepath.Join(dir, "apiserver.key"),
 		AdminCert: filepath.Join(dir, "admin.crt"), AdminKey: filepath.Join(dir, "admin.key"),
 		SAKey: filepath.Join(dir, "sa.key"), SAPub: filepath.Join(dir, "sa.pub"),
+		NobodyCert: filepath.Join(dir, "nobody.crt"), NobodyKey: filepath.Join(dir, "nobody.key"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -74,6 +77,9 @@ func writePKI(dir string) (testPKI, error) {
 		return pki, err
 	}
 	if err := leaf(3, "meshbench-admin", []string{"system:masters"}, x509.ExtKeyUsageClientAuth, nil, nil, pki.AdminCert, pki.AdminKey); err != nil {
+		return pki, err
+	}
+	if err := leaf(4, "meshbench-nobody", nil, x509.ExtKeyUsageClientAuth, nil, nil, pki.NobodyCert, pki.NobodyKey); err != nil {
 		return pki, err
 	}
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -282,10 +282,14 @@ clusters:
 users:
 - name: admin
   user: {client-certificate: %q, client-key: %q}
+- name: nobody
+  user: {client-certificate: %q, client-key: %q}
 contexts:
 - name: it
   context: {cluster: it, user: admin}
+- name: nobody
+  context: {cluster: it, user: nobody}
 current-context: it
-`, pki.CA, pki.AdminCert, pki.AdminKey)
+`, pki.CA, pki.AdminCert, pki.AdminKey, pki.NobodyCert, pki.NobodyKey)
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }

@@ -59,12 +59,12 @@ func (p *kubePlatform) helmSettings() *cli.EnvSettings {
 
 // installRelease installs one chart and waits for its workloads to be
 // ready. order records the install sequence, so that removal runs in
-// reverse. It returns the chart's version.
-func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order int) (string, error) {
+// reverse. It returns what it installed.
+func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order int) (installedChart, error) {
 	src := p.charts[r.Chart]
 	cfg, err := p.helmConfig(r.Namespace)
 	if err != nil {
-		return "", err
+		return installedChart{}, err
 	}
 	in := action.NewInstall(cfg)
 	in.ReleaseName, in.Namespace = r.Name, r.Namespace
@@ -79,7 +79,7 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 	if registry.IsOCI(src.Chart) {
 		rc, err := registry.NewClient()
 		if err != nil {
-			return "", fmt.Errorf("chart %s: registry client: %w", r.Chart, err)
+			return installedChart{}, fmt.Errorf("chart %s: registry client: %w", r.Chart, err)
 		}
 		in.SetRegistryClient(rc)
 	}
@@ -89,21 +89,21 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 		if repo, _, ok := strings.Cut(src.Chart, "/"); ok && src.Repo == "" && !registry.IsOCI(src.Chart) && !strings.HasPrefix(src.Chart, ".") && !strings.HasPrefix(src.Chart, "/") {
 			hint = fmt.Sprintf(" (is the Helm repository %q added? e.g. helm repo add %s URL && helm repo update)", repo, repo)
 		}
-		return "", fmt.Errorf("chart %s (%s %s): %w%s", r.Chart, src.Chart, src.Version, err, hint)
+		return installedChart{}, fmt.Errorf("chart %s (%s %s): %w%s", r.Chart, src.Chart, src.Version, err, hint)
 	}
 	ch, err := loader.Load(path)
 	if err != nil {
-		return "", fmt.Errorf("chart %s: load %s: %w", r.Chart, path, err)
+		return installedChart{}, fmt.Errorf("chart %s: load %s: %w", r.Chart, path, err)
 	}
 	values := mergeValues(r.Values, src.Values)
 	p.log.Info("installing chart", "release", r.Name, "chart", ch.Metadata.Name, "version", ch.Metadata.Version, "namespace", r.Namespace)
 	if _, err := in.RunWithContext(context.WithoutCancel(ctx), ch, values); err != nil {
-		return "", fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
+		return installedChart{}, fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
 	}
 	if err := p.waitRollouts(ctx, []string{r.Namespace}, labelRelease+"="+r.Name); err != nil {
-		return "", fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
+		return installedChart{}, fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
 	}
-	return ch.Metadata.Version, nil
+	return installedChart{Release: r.Name, Chart: ch.Metadata.Name, Version: ch.Metadata.Version, Source: src.Chart, Values: values}, nil
 }
 
 // installedRelease is a release meshbench installed, found by its label.

@@ -58,7 +58,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 	// plaintext probe's pod (in the probe namespace) has no readable log,
 	// and a probe that cannot report must fail, saying why.
 	want := map[string]bool{"pods-ready": true, "ambient-enrolled": false, "namespaces-labelled": true,
-		"ztunnel-on-app-nodes": true, "meshed-call-succeeds": true, "plaintext-refused": false}
+		"ztunnel-on-app-nodes": true, "meshed-call-succeeds": true, "plaintext-refused": false, checkInstalled: true}
 	assertChecks(t, checks, want)
 	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") {
 		t.Errorf("plaintext probe detail %q does not say its output could not be read", ch.Detail)
@@ -80,8 +80,16 @@ func TestIntegrationFullFlow(t *testing.T) {
 		}
 		var objs []*unstructured.Unstructured
 		for _, o := range tc.objects(t) {
-			if o.GetKind() != "Gateway" {
+			// The Gateway API's Gateway is absent; Istio's is checked.
+			if o.GroupVersionKind() != gatewayGVK {
 				objs = append(objs, o)
+			}
+			// The plain gateway's namespace, as InstallMesh makes it
+			// (RemoveMesh deletes it).
+			if o.GetNamespace() == plainIngressNamespace {
+				if err := p.ensureNamespace(ctx, plainIngressNamespace, nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if err := p.c.apply(ctx, objs, true); err != nil {

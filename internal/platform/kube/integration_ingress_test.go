@@ -38,7 +38,13 @@ func TestIntegrationIngressCell(t *testing.T) {
 	if err != nil {
 		t.Fatalf("InstallMesh baseline with ingress: %v", err)
 	}
-	assertChecks(t, checks, map[string]bool{"pods-ready": true, "no-data-plane": true, "ingress-routes": true})
+	assertChecks(t, checks, map[string]bool{"pods-ready": true, "no-data-plane": true, "ingress-routes": true, checkInstalled: true})
+	// What ran is recorded with the cell: the gateway's image among the
+	// workload's, the cluster's version and the nodes' facts.
+	facts := findCheck(checks, checkInstalled).Facts
+	if !strings.Contains(facts["images"], defaultGatewayImage) || facts["kubernetes"] != "v1.34.4" || !strings.Contains(facts["node/load/mb-load-1"], "kubelet") {
+		t.Errorf("installed facts %v, want the gateway image, v1.34.4 and the load node", facts)
+	}
 	gw, err := c.Client.AppsV1().Deployments(plainIngressNamespace).Get(ctx, plainIngressName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

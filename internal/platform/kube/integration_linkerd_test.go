@@ -46,8 +46,21 @@ func TestIntegrationLinkerd(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sidecar-injected") {
 		t.Fatalf("InstallMesh linkerd = %v, want verification to fail: kwok injects no linkerd-proxy", err)
 	}
-	want := map[string]bool{"pods-ready": true, "sidecar-injected": false, "meshed-call-succeeds": true, "plaintext-refused": false}
+	want := map[string]bool{"pods-ready": true, "sidecar-injected": false, "meshed-call-succeeds": true, "plaintext-refused": false, checkInstalled: true}
 	assertChecks(t, checks, want)
+	// The record of what was installed: the charts' own versions and
+	// where they came from, the values as installed with the issuer's
+	// private key redacted, and their hash.
+	facts := findCheck(checks, checkInstalled).Facts
+	if got := facts["chart/linkerd-control-plane"]; !strings.HasPrefix(got, "linkerd-control-plane 1.16.11-meshbench-test from "+charts) {
+		t.Errorf("chart record %q", got)
+	}
+	if v := facts["values/linkerd-control-plane"]; !strings.Contains(v, `"keyPEM":"(redacted)"`) || strings.Contains(v, "PRIVATE KEY") || !strings.Contains(v, `"request":"150m"`) {
+		t.Errorf("values record %s: want the values as installed, the private key redacted", v)
+	}
+	if len(facts["values-sha256/linkerd-control-plane"]) != 64 || !strings.Contains(facts["images"], "cr.l5d.io/linkerd/controller:stable-2.14.10") {
+		t.Errorf("facts %v lack the values' hash or the control plane's image", facts)
+	}
 	if ch := findCheck(checks, "sidecar-injected"); !strings.Contains(ch.Detail, "4 of 4") {
 		t.Errorf("sidecar-injected = %+v, want every pod named as without linkerd-proxy", ch)
 	}

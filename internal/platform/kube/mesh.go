@@ -31,6 +31,7 @@ const (
 type installedMesh struct {
 	Plan     meshPlan
 	Versions map[string]string // release -> chart version
+	Charts   []installedChart  // in install order
 }
 
 // InstallMesh installs a mesh profile on the deployed workload, then
@@ -61,6 +62,11 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]
 	if err != nil {
 		return checks, fmt.Errorf("kubernetes: verify %s: %w", m.Profile, err)
 	}
+	prov, err := p.installedCheck(ctx)
+	if err != nil {
+		return checks, fmt.Errorf("kubernetes: %s: record what was installed: %w", m.Profile, err)
+	}
+	checks = append(checks, prov)
 	if failed := platform.FailedChecks(checks); failed != "" {
 		return checks, fmt.Errorf("kubernetes: %s is not in force: %s", m.Profile, failed)
 	}
@@ -80,11 +86,12 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 		}
 	}
 	for i, r := range pl.Releases {
-		v, err := p.installRelease(ctx, r, i+1)
+		ic, err := p.installRelease(ctx, r, i+1)
 		if err != nil {
 			return err
 		}
-		p.mesh.Versions[r.Name] = v
+		p.mesh.Versions[r.Name] = ic.Version
+		p.mesh.Charts = append(p.mesh.Charts, ic)
 	}
 	p.c.resetDiscovery() // the charts brought CRDs
 	if err := p.labelNamespaces(ctx, pl.NSLabels, pl.NSAnnotations); err != nil {

@@ -128,6 +128,21 @@ repetitions: 1
 	if !enrolled {
 		t.Errorf("ambient cell's verification %+v lacks ambient-enrolled", amb.Verification)
 	}
+	// The cell records the charts as installed, with their own versions
+	// (the module's snapshot of Istio's charts, not the pinned 1.22.0).
+	recorded := false
+	for _, ch := range amb.Verification {
+		if ch.Name != "mesh-installed" {
+			continue
+		}
+		recorded = true
+		if !strings.HasPrefix(ch.Facts["chart/istiod"], "istiod 1.0.0 from "+c.Charts) || ch.Facts["kubernetes"] != "v1.34.4" || ch.ConfigHash == "" {
+			t.Errorf("mesh-installed facts %v (hash %q), want istiod's chart as installed and v1.34.4", ch.Facts, ch.ConfigHash)
+		}
+	}
+	if !recorded {
+		t.Errorf("ambient cell's verification %+v does not record what was installed", amb.Verification)
+	}
 
 	// The same report as the lab's, from the same result format.
 	stderr.Reset()

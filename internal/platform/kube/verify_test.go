@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -124,5 +125,25 @@ func TestClassify(t *testing.T) {
 				t.Errorf("classify = %q, %v; want %q, %v", role, ok, tc.role, tc.ok)
 			}
 		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	in := map[string]any{
+		"identity": map[string]any{"issuer": map[string]any{"tls": map[string]any{"crtPEM": "CERT", "keyPEM": "SECRET"}}},
+		"proxy":    map[string]any{"cores": 2},
+		"apiKey":   "SECRET",
+		"keys":     []any{"kept: not a string field"},
+	}
+	out, err := json.Marshal(redact(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "SECRET") || !strings.Contains(string(out), "CERT") || !strings.Contains(string(out), `"cores":2`) {
+		t.Errorf("redacted = %s", out)
+	}
+	if in["apiKey"] != "SECRET" {
+		t.Error("redact changed its input")
 	}
 }
