@@ -64,6 +64,9 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	if m.Requests > 0 {
 		r.Values[ErrorPct] = 100 * float64(m.Errors) / float64(m.Requests)
 	}
+	if l := c.NamespaceLatencyMs; l != nil {
+		r.Values[NamespaceP50], r.Values[NamespaceP95], r.Values[NamespaceP99] = l.P50, l.P95, l.P99
+	}
 	for _, s := range c.Resources {
 		r.Components = append(r.Components, s.Component)
 	}

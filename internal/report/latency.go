@@ -33,6 +33,9 @@ func (b *builder) latency() Section {
 			t.Rows = append(t.Rows, append(row, runs(g)))
 		}
 		s.Blocks = append(s.Blocks, table(t))
+		if nt := b.perNamespace(c); nt != nil {
+			s.Blocks = append(s.Blocks, text("Averaged per namespace: each namespace's generator's own percentiles, then their mean over the namespaces, as the 50-tenant study reported them; the table above pools every request."), table(nt))
+		}
 		if ch := b.spectrum(c); ch != nil {
 			s.Blocks = append(s.Blocks, chartBlock(ch))
 		}
@@ -172,4 +175,25 @@ func fileSlug(c analysis.Config) string {
 		return s
 	}
 	return "all"
+}
+
+// perNamespace is the table of per-namespace latencies at a load
+// configuration, or nil when no run had a generator per namespace.
+func (b *builder) perNamespace(c analysis.Config) *Table {
+	t := &Table{Header: []string{"Service mesh", "p50", "p95", "p99", "Runs"}}
+	for _, m := range b.d.Meshes {
+		g := b.d.Group(m, c)
+		if g == nil || len(g.Values(analysis.NamespaceP50)) == 0 {
+			continue
+		}
+		row := []string{m}
+		for _, metric := range []analysis.Metric{analysis.NamespaceP50, analysis.NamespaceP95, analysis.NamespaceP99} {
+			row = append(row, est(g.Estimate(metric), 1))
+		}
+		t.Rows = append(t.Rows, append(row, runs(g)))
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
 }

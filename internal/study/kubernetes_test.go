@@ -3,6 +3,12 @@ package study
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 func TestLoadFilePlatformOverride(t *testing.T) {
@@ -116,5 +122,35 @@ func TestGeneratorResources(t *testing.T) {
 		if r := c.Load.Resources; r.CPURequest != "500m" || r.CPULimit != "500m" || r.MemoryRequest != "300Mi" || r.MemoryLimit != "300Mi" {
 			t.Fatalf("cell %s generator resources %+v, want 500m / 300Mi", c.ID, r)
 		}
+	}
+}
+
+// TestPerNamespaceLatency checks the per-namespace figures beside the
+// pooled ones: the mean of each generator's own percentile, which differs
+// from the pooled percentile when namespaces differ.
+func TestPerNamespaceLatency(t *testing.T) {
+	t.Parallel()
+	gen := func(ms ...int) load.Result {
+		h := metrics.NewHistogram()
+		for _, m := range ms {
+			h.Record(time.Duration(m) * time.Millisecond)
+		}
+		return load.Result{Latency: h, Requests: int64(len(ms))}
+	}
+	fast, slow := gen(1, 1, 1, 1), gen(9, 9, 9, 9)
+	if got := perNamespace([]load.Result{fast}); got != nil {
+		t.Errorf("one generator: %+v, want nil (the pooled figures are its own)", got)
+	}
+	got := perNamespace([]load.Result{fast, slow})
+	if got == nil || got.P50 < 4.99 || got.P50 > 5.01 {
+		t.Fatalf("per-namespace p50 = %+v, want the mean of 1 ms and 9 ms", got)
+	}
+	cell := &results.Cell{}
+	record(cell, platform.Measurement{Generators: []load.Result{fast, slow}})
+	if cell.NamespaceLatencyMs == nil || cell.LatencyMs.P50 == cell.NamespaceLatencyMs.P50 {
+		t.Errorf("recorded pooled p50 %v and per-namespace %+v, want both, differing", cell.LatencyMs.P50, cell.NamespaceLatencyMs)
+	}
+	if perNamespace([]load.Result{fast, {Latency: metrics.NewHistogram()}}) != nil {
+		t.Error("a namespace that completed nothing must not be averaged in as zero")
 	}
 }

@@ -27,7 +27,31 @@ func record(cell *results.Cell, m platform.Measurement) {
 			cell.LatencyMs = load.LatencyOf(merged.Latency)
 		}
 	}
+	cell.NamespaceLatencyMs = perNamespace(m.Generators)
 	cell.Status, cell.Reason = status(m.Generators, merged)
+}
+
+// perNamespace is the mean over several generators (one per namespace)
+// of each one's own latency figures; nil for fewer than two, or when one
+// completed nothing.
+func perNamespace(gens []load.Result) *results.Latency {
+	if len(gens) < 2 {
+		return nil
+	}
+	var sum load.LatencyMS
+	for i := range gens {
+		h := gens[i].Latency
+		if h == nil || h.Count() == 0 {
+			return nil
+		}
+		l := load.LatencyOf(h)
+		sum.Min, sum.Mean, sum.P50, sum.P90 = sum.Min+l.Min, sum.Mean+l.Mean, sum.P50+l.P50, sum.P90+l.P90
+		sum.P95, sum.P99, sum.P999, sum.Max = sum.P95+l.P95, sum.P99+l.P99, sum.P999+l.P999, sum.Max+l.Max
+	}
+	n := float64(len(gens))
+	out := results.Latency{Min: sum.Min / n, Mean: sum.Mean / n, P50: sum.P50 / n, P90: sum.P90 / n,
+		P95: sum.P95 / n, P99: sum.P99 / n, P999: sum.P999 / n, Max: sum.Max / n}
+	return &out
 }
 
 // merge combines the generators' results exactly; nil when there are none.
