@@ -21,6 +21,9 @@ type Rep struct {
 	// Components are the measured containers with their requests and
 	// limits, for cost models that pack pods.
 	Components []metrics.Component
+	// Gaps counts the spans of the window some component had no reading
+	// for: left out of its means, not read as zero.
+	Gaps int
 }
 
 // UsagePoint is a part's summed CPU (cores) and working set (bytes) at T
@@ -69,6 +72,7 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	}
 	for _, s := range c.Resources {
 		r.Components = append(r.Components, s.Component)
+		r.Gaps += len(s.Gaps)
 	}
 	byPart := partsOf(c.Resources, appNodes)
 	r.Usage = make(map[Part][]UsagePoint, len(byPart))

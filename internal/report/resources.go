@@ -52,6 +52,9 @@ func (b *builder) resources() Section {
 	}
 	s.Blocks = append(s.Blocks, text(intervalNote+
 		" CPU is the mean over the measured window in cores and memory the mean working set in MiB, each summed over a component's containers."))
+	if gaps, runs := b.gaps(); gaps > 0 {
+		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%d spans without a resource reading in %d runs (a missed scrape, a metrics source down): the means leave them out; they are not zeros. Each series' gaps are in its cell file.", gaps, runs)))
+	}
 	for _, c := range append([]analysis.Config{rep}, d.Configs[:len(d.Configs)-1]...) {
 		for _, res := range []struct {
 			name   string
@@ -157,4 +160,24 @@ func (b *builder) tableParts() []analysis.Part {
 		out = append(out, p)
 	}
 	return out
+}
+
+// gaps counts the spans without readings over every usable run, and the
+// runs that have any.
+func (b *builder) gaps() (gaps, runs int) {
+	for _, m := range b.d.Meshes {
+		for _, c := range b.d.Configs {
+			g := b.d.Group(m, c)
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Reps {
+				if r.Gaps > 0 {
+					gaps += r.Gaps
+					runs++
+				}
+			}
+		}
+	}
+	return gaps, runs
 }
