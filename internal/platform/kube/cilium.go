@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -29,6 +30,8 @@ const (
 	// WireGuard encryption is up on that node.
 	annotWireGuardKey = "network.cilium.io/wg-pub-key"
 )
+
+var ciliumPolicyGVK = schema.GroupVersionKind{Group: "cilium.io", Version: "v2", Kind: "CiliumNetworkPolicy"}
 
 // ciliumSettings are the cilium-config keys the profile needs, with the
 // Helm values that set them, for the refusal's fix.

@@ -21,7 +21,7 @@ var meshObjectKinds = []schema.GroupVersionKind{
 	gatewayGVK,
 	{Group: "networking.istio.io", Version: "v1", Kind: "Gateway"},
 	{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"},
-	{Group: "cilium.io", Version: "v2", Kind: "CiliumNetworkPolicy"},
+	ciliumPolicyGVK,
 }
 
 // removeMeshObjects deletes every mesh object meshbench applied, found by
