@@ -40,6 +40,10 @@ const (
 	// outside the cluster's mesh calls the gateway.
 	outsideNamespace = "meshbench-outside"
 
+	// labelIngressUseWaypoint on a namespace sends the gateway's traffic
+	// through the namespace's waypoint.
+	labelIngressUseWaypoint = "istio.io/ingress-use-waypoint"
+
 	// defaultGatewayImage is the plain gateway's Envoy.
 	defaultGatewayImage = "docker.io/envoyproxy/envoy:v1.34.1"
 )
@@ -89,6 +93,12 @@ func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 			"tolerations":    tol,
 		}})
 		pl.Objects = append(pl.Objects, istioIngressRoutes(p.namespaces, p.workload.Graph.Entry, p.entryPort())...)
+		if pl.Profile.Waypoint {
+			// The gateway sends through the namespace's waypoint, so that
+			// its L7 policy applies to ingress traffic too (Istio 1.23
+			// and later read this label; 1.22 goes to the pods directly).
+			pl.NSLabels[labelIngressUseWaypoint] = "true"
+		}
 		return pl, nil
 	}
 	pl.Namespaces = append(pl.Namespaces, plainIngressNamespace)

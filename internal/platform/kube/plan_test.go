@@ -209,3 +209,51 @@ func TestCallers(t *testing.T) {
 		t.Errorf("callers = %v, want %v", got, want)
 	}
 }
+
+// TestIngressPlan checks what the ingress adds to each kind of mesh: the
+// Istio gateway chart after istiod on the mesh node, or the plain gateway;
+// the outside namespace; and, with waypoints, ingress through them.
+func TestIngressPlan(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		profile    string
+		release    bool
+		namespaces string
+		waypoint   bool
+	}{
+		{platform.ProfileBaseline, false, "meshbench-outside,meshbench-ingress", false},
+		{platform.ProfileSidecar, true, "istio-system,meshbench-outside", false},
+		{platform.ProfileAmbientWaypoint, true, "istio-system,meshbench-outside", true},
+		{platform.ProfileLinkerd, false, "linkerd,meshbench-outside,meshbench-ingress", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.profile, func(t *testing.T) {
+			t.Parallel()
+			p := testPlatformFor(t, "bookinfo")
+			p.opts.Ingress, p.opts.GatewayImage = true, defaultGatewayImage
+			pl, err := p.plan(platform.MeshSpec{Profile: tc.profile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !pl.Ingress || strings.Join(pl.Namespaces, ",") != tc.namespaces {
+				t.Errorf("ingress %v, namespaces %v; want %s", pl.Ingress, pl.Namespaces, tc.namespaces)
+			}
+			last := ""
+			if n := len(pl.Releases); n > 0 {
+				last = pl.Releases[n-1].Name
+			}
+			if (last == ingressGatewayName) != tc.release {
+				t.Errorf("last release %q, want the Istio gateway: %v", last, tc.release)
+			}
+			if tc.release {
+				r := release(t, pl, ingressGatewayName)
+				if dig(r.Values, "serviceAccount.name") != ingressAccount || r.Values["nodeSelector"].(map[string]any)[labelRole] != "mesh" {
+					t.Errorf("gateway values %v", r.Values)
+				}
+			}
+			if (pl.NSLabels[labelIngressUseWaypoint] == "true") != tc.waypoint {
+				t.Errorf("namespace labels %v, want ingress through the waypoint: %v", pl.NSLabels, tc.waypoint)
+			}
+		})
+	}
+}
