@@ -60,3 +60,20 @@ func TestReadIndexErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestReadIndexSchema1 checks that a schema 1 directory, which lacks only
+// optional fields, reads as the current schema.
+func TestReadIndexSchema1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 1, "study": "quick", "cells": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Schema != SchemaVersion || ix.Study != "quick" {
+		t.Errorf("read %+v, want study quick at schema %d", ix, SchemaVersion)
+	}
+}

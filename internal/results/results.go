@@ -9,7 +9,16 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+//
+//	1: the first.
+//	2: optional fields only, so that a schema 1 directory reads as is:
+//	   cells' namespace_latency_ms, resources[].gaps, load.resources,
+//	   mesh_spec.context and verification[].facts.
+const SchemaVersion = 2
+
+// oldestReadable is the oldest schema ReadIndex converts, by reading it as
+// the current one: every later schema only added optional fields.
+const oldestReadable = 1
 
 // Cell statuses.
 const (
