@@ -8,9 +8,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -90,6 +92,15 @@ func TestIntegrationCiliumClusterDataPlane(t *testing.T) {
 		defer cancel()
 		if err := p.c.remove(dctx, cilium); err != nil {
 			t.Errorf("removing the simulated Cilium: %v", err)
+		}
+		// Until its CRDs are gone from discovery, the next test's
+		// snapshot would list a kind whose storage is going away.
+		err := wait.PollUntilContextTimeout(dctx, pollInterval, time.Minute, true, func(context.Context) (bool, error) {
+			_, err := c.Client.Discovery().ServerResourcesForGroupVersion("cilium.io/v2")
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("the simulated Cilium's CRDs are still served: %v", err)
 		}
 	})
 	before := snapshot(t, ctx, c.Kubeconfig)
