@@ -38,6 +38,12 @@ func (p *kubePlatform) removeMeshObjects(ctx context.Context) error {
 		}
 		ri := p.c.dyn.Resource(m.Resource)
 		list, err := ri.List(ctx, sel)
+		if apierrors.IsNotFound(err) {
+			// The kind went with its CRD since discovery was cached
+			// (a CNI's CRDs, say): none of its objects are left.
+			p.c.resetDiscovery()
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
