@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // countingServer serves 200 "ok" and counts requests, new connections and
@@ -190,9 +192,7 @@ func TestRunWarmupExcluded(t *testing.T) {
 }
 
 func TestRunOpenLoopRate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("timing-sensitive")
-	}
+	testenv.SkipUnderRace(t, "timing-sensitive: achieved open-loop rate")
 	t.Parallel()
 	srv := newCountingServer(t, nil, nil)
 	res := run(t, Options{URL: srv.URL, Connections: 8, Rate: 500, Duration: time.Second})

@@ -46,3 +46,16 @@ func NeedRoot(t testing.TB) {
 	t.Helper()
 	Need(t, os.Geteuid() == 0, "root (network namespaces, cgroups, iptables)")
 }
+
+// SkipUnderRace skips a timing- or allocation-sensitive test when the race
+// detector is compiled in: it slows every memory access several-fold and
+// allocates, so wall-clock bounds and allocation counts mean nothing
+// there. why says what the test measures; the skip message names the race
+// detector so that a -race run's skips are not mistaken for missing
+// prerequisites.
+func SkipUnderRace(t testing.TB, why string) {
+	t.Helper()
+	if Race {
+		t.Skip("skipped under the race detector (-race): " + why)
+	}
+}
