@@ -42,7 +42,7 @@ fuzz=(
 	"./internal/app FuzzParseRequest"
 	"./internal/study FuzzParse"
 	"./internal/results FuzzRead"
-	"./internal/cost FuzzLoadCatalogue"
+	"./internal/cost FuzzLoadCatalog"
 )
 for f in "${fuzz[@]}"; do
 	set -- $f

@@ -95,6 +95,12 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// SHA256 and Bytes are the hash and size of the cell file as the run
+	// wrote it (WriteCell), so that a report can tell a missing, truncated
+	// or changed file; empty in a cell file itself, and in results written
+	// before they were recorded.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.

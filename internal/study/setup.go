@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/platform"
@@ -104,6 +105,18 @@ func (r *runner) openResults() error {
 	ix, err := results.ReadIndex(r.dir)
 	if err != nil {
 		return err
+	}
+	// A cell whose file is missing or not what the run wrote is measured
+	// again: resuming is the way to repair damaged results, even of a
+	// complete run.
+	if damaged := results.CheckCells(r.dir, ix); len(damaged) > 0 {
+		bad := map[string]bool{}
+		for _, d := range damaged {
+			r.printf("re-running cell %s: %s\n", d.ID, d.Error())
+			bad[d.ID] = true
+		}
+		ix.Cells = slices.DeleteFunc(ix.Cells, func(s results.Summary) bool { return bad[s.ID] })
+		ix.Complete = false
 	}
 	switch {
 	case ix.Complete:
