@@ -14,6 +14,10 @@ import (
 // RequireEnv is the variable under which a missing prerequisite fails.
 const RequireEnv = "MESHBENCH_REQUIRE_INTEGRATION"
 
+// MissingPrefix begins the message of a test stopped for a missing
+// prerequisite, so that a summary of the run can tell it from a failure.
+const MissingPrefix = "missing prerequisite: "
+
 // Strict reports whether missing prerequisites fail rather than skip.
 func Strict() bool { return os.Getenv(RequireEnv) == "1" }
 
@@ -34,7 +38,7 @@ func Need(t testing.TB, ok bool, format string, args ...any) {
 	if ok {
 		return
 	}
-	msg := "missing prerequisite: " + fmt.Sprintf(format, args...)
+	msg := MissingPrefix + fmt.Sprintf(format, args...)
 	if Strict() {
 		t.Fatal(msg + " (" + RequireEnv + "=1: a missing prerequisite fails)")
 	}

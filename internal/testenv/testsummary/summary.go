@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // event is one line of `go test -json` (cmd/test2json's TestEvent).
@@ -19,8 +21,9 @@ type event struct {
 	Output  string
 }
 
-// counts is one package's integration tests by outcome.
-type counts struct{ passed, failed, skipped int }
+// counts is one package's integration tests by outcome; missing counts
+// the failures that were a missing prerequisite (strict mode).
+type counts struct{ passed, failed, missing, skipped int }
 
 // outcome is one finished top-level integration test.
 type outcome struct {
@@ -115,6 +118,9 @@ func (s *summary) add(o outcome) {
 		c.passed++
 	case "fail":
 		c.failed++
+		if strings.Contains(o.reason, testenv.MissingPrefix) {
+			c.missing++
+		}
 	case "skip":
 		c.skipped++
 	}
@@ -147,19 +153,25 @@ func (s *summary) report(w io.Writer, strict bool) error {
 		width = max(width, len(p))
 	}
 	var total counts
-	fmt.Fprintf(w, "\nintegration tests by package (ran = passed + failed):\n")
-	fmt.Fprintf(w, "%-*s %4s %6s %6s %7s\n", width, "package", "ran", "passed", "failed", "skipped")
+	fmt.Fprintf(w, "\nintegration tests by package (ran = passed + failed; could not run = failed for a missing prerequisite):\n")
+	fmt.Fprintf(w, "%-*s %4s %6s %6s %13s %7s\n", width, "package", "ran", "passed", "failed", "could not run", "skipped")
+	row := func(name string, c counts) {
+		fmt.Fprintf(w, "%-*s %4d %6d %6d %13d %7d\n", width, name, c.passed+c.failed, c.passed, c.failed, c.missing, c.skipped)
+	}
 	for _, p := range pkgs {
 		c := s.byPkg[p]
-		fmt.Fprintf(w, "%-*s %4d %6d %6d %7d\n", width, p, c.passed+c.failed, c.passed, c.failed, c.skipped)
+		row(p, *c)
 		total.passed += c.passed
 		total.failed += c.failed
+		total.missing += c.missing
 		total.skipped += c.skipped
 	}
-	fmt.Fprintf(w, "%-*s %4d %6d %6d %7d\n", width, "total", total.passed+total.failed, total.passed, total.failed, total.skipped)
+	row("total", total)
 	var problems []string
 	for _, o := range s.outcomes {
 		switch {
+		case o.action == "fail" && strings.Contains(o.reason, testenv.MissingPrefix):
+			problems = append(problems, fmt.Sprintf("COULD NOT RUN %s %s: %s", o.pkg, o.test, o.reason))
 		case o.action == "fail":
 			problems = append(problems, fmt.Sprintf("FAILED  %s %s: %s", o.pkg, o.test, o.reason))
 		case o.action == "skip" && strict:

@@ -38,6 +38,8 @@ func TestSummary(t *testing.T) {
 		ev("fail", "m/c", "TestIntegrationMesh", "") +
 		ev("output", "m/c", "", "FAIL\n") +
 		ev("fail", "m/c", "", "")
+	missing := ev("output", "m/e", "TestIntegrationLab", "    lab_test.go:3: missing prerequisite: root (MESHBENCH_REQUIRE_INTEGRATION=1: a missing prerequisite fails)\n") +
+		ev("fail", "m/e", "TestIntegrationLab", "") + ev("fail", "m/e", "", "")
 	tests := []struct {
 		name     string
 		in       string
@@ -52,6 +54,8 @@ func TestSummary(t *testing.T) {
 			wantMsgs: []string{"SKIPPED m/b TestIntegrationEnvoy: envoy_test.go:9: missing prerequisite: Envoy", "MESHBENCH_REQUIRE_INTEGRATION=1"}},
 		{name: "failure", in: passing + failed, wantErr: true,
 			wantMsgs: []string{"FAILED  m/c TestIntegrationMesh"}},
+		{name: "missing prerequisite, strict", in: passing + missing, strict: true, wantErr: true,
+			wantMsgs: []string{"COULD NOT RUN m/e TestIntegrationLab: lab_test.go:3: missing prerequisite: root"}},
 		{name: "package failed without a test", in: ev("output", "m/d", "", "panic: boom\n") + ev("fail", "m/d", "", ""), wantErr: true,
 			wantMsgs: []string{"FAILED  package m/d", "no integration test ran"}},
 	}
