@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/kube"
-	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // BaselineProfile is the profile without a mesh; scaling calibrates on it.
-const BaselineProfile = string(dataplane.Baseline)
+const BaselineProfile = platform.ProfileBaseline
 
 var (
 	// nameRE is what names become part of: directories, cell IDs and, on
@@ -49,7 +48,11 @@ func (s *Study) validate() FieldErrors {
 	if s.Graph != nil {
 		add(s.Workload.validate(s.Graph))
 	}
-	add(validateMeshes(s.Meshes, s.Platform.Type))
+	// Which profiles are known depends on the platform: with an unknown
+	// one, its error alone says what is wrong.
+	if s.Platform.Type == PlatformLab || s.Platform.Type == PlatformKubernetes {
+		add(validateMeshes(s.Meshes, s.Platform.Type))
+	}
 	add(s.Load.validate("load"))
 	if s.Repetitions < 0 {
 		add(fieldError("repetitions", "must not be negative, got %d", s.Repetitions))
@@ -146,10 +149,7 @@ func (w Workload) validate(g *topology.Graph) error {
 // runs: the lab's, or on Kubernetes those plus linkerd and cilium. It
 // reports each mesh's first error.
 func validateMeshes(meshes []Mesh, platformType string) error {
-	known := dataplane.Profiles()
-	if platformType == PlatformKubernetes {
-		known = kube.Profiles()
-	}
+	known := platform.ProfileNames(platformType)
 	if len(meshes) == 0 {
 		return fieldError("meshes", "required: at least one mesh profile (%s)", joinNames(known))
 	}
@@ -176,8 +176,9 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int) error 
 	case m.Profile == "":
 		return fieldError(mp+".profile", "required: one of %s", joinNames(known))
 	case slices.Contains(known, m.Profile):
-	case slices.Contains(kube.Profiles(), m.Profile):
-		return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, PlatformKubernetes)
+	case slices.Contains(platform.ProfileNames(""), m.Profile):
+		pr, _ := platform.LookupProfile(m.Profile)
+		return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, joinNames(pr.Platforms))
 	default:
 		return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
 	}
@@ -194,12 +195,12 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int) error 
 		return fieldError(mp+".waypoint_replicas", "must not be negative, got %d", m.WaypointReplicas)
 	}
 	for _, q := range []struct{ field, value string }{{"proxy_cpu", m.ProxyCPU}, {"node_proxy_cpu", m.NodeProxyCPU}} {
-		if _, err := topology.ParseCPU(q.value); err != nil {
+		if _, err := resources.ParseCPU(q.value); err != nil {
 			return fieldError(mp+"."+q.field, "%v", err)
 		}
 	}
 	for _, q := range []struct{ field, value string }{{"proxy_memory", m.ProxyMemory}, {"node_proxy_memory", m.NodeProxyMemory}} {
-		if _, err := topology.ParseMemory(q.value); err != nil {
+		if _, err := resources.ParseMemory(q.value); err != nil {
 			return fieldError(mp+"."+q.field, "%v", err)
 		}
 	}
