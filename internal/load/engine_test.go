@@ -164,6 +164,7 @@ func TestRunStatusClassesAndChunks(t *testing.T) {
 // it well inside the warm-up, so any 202 in the results means the warm-up
 // leaked in.
 func TestRunWarmupExcluded(t *testing.T) {
+	testenv.SkipUnderRace(t, "timing-sensitive: requests made within a 300 ms warm-up")
 	t.Parallel()
 	var start atomic.Pointer[time.Time]
 	warmup := 300 * time.Millisecond
