@@ -38,8 +38,8 @@ took "race detector" $t
 stage "fuzzing, $FUZZTIME per target"
 t=$SECONDS
 fuzz=(
-	"./internal/load FuzzReadResponse"
-	"./internal/app FuzzParseRequest"
+	"./internal/http1wire FuzzResponse"
+	"./internal/http1wire FuzzRequest"
 	"./internal/study FuzzParse"
 	"./internal/results FuzzRead"
 	"./internal/cost FuzzLoadCatalog"
