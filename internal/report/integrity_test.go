@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // TestGenerateRefusesDamagedResults: a report from results whose cell
@@ -17,7 +17,7 @@ import (
 func TestGenerateRefusesDamagedResults(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ix, err := fixture.Write(dir, fixture.Options{Seed: 5})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

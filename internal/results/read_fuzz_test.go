@@ -29,7 +29,7 @@ func FuzzRead(f *testing.F) {
 			if err.Error() == "" {
 				t.Fatal("empty error")
 			}
-		} else if ix.Schema != SchemaVersion {
+		} else if ix.Schema < OldestSchema || ix.Schema > SchemaVersion {
 			t.Fatalf("read schema %d", ix.Schema)
 		}
 		if _, err := ReadCell(dir, Summary{ID: "c1", File: CellFile("c1")}); err != nil && err.Error() == "" {

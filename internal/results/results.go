@@ -8,8 +8,14 @@ import (
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
-// SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+// SchemaVersion is the version of the results format written here. 2
+// added each cell file's sha256 and bytes to study.json.
+const SchemaVersion = 2
+
+// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
+// only by lacking the cell files' hashes, so it is read as it is, and its
+// cell files go unchecked.
+const OldestSchema = 1
 
 // Cell statuses.
 const (

@@ -133,6 +133,8 @@ func (r *runner) openResults() error {
 		r.done[c.ID] = true
 	}
 	ix.Resumed = append(ix.Resumed, time.Now().UTC())
+	// An older schema only lacks fields this run adds (the cell hashes).
+	ix.Schema = results.SchemaVersion
 	r.ix = ix
 	return nil
 }
