@@ -17,8 +17,7 @@ const BaselineProfile = platform.ProfileBaseline
 var (
 	// nameRE is what names become part of: directories, cell IDs and, on
 	// the lab, namespaces and cgroups.
-	nameRE    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
-	cpuListRE = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+	nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
 )
 
 // fieldError names the field at fault, as "meshes[1].profile".
@@ -114,7 +113,7 @@ func (p Platform) validate() error {
 		if !slices.Contains(roles, n.Role) {
 			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress", n.Role)
 		}
-		if n.CPUs != "" && !cpuListRE.MatchString(n.CPUs) {
+		if _, err := platform.ParseCPUList(n.CPUs); n.CPUs != "" && err != nil {
 			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)
 		}
 	}
