@@ -3,7 +3,6 @@ package results
 import (
 	"time"
 
-	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -76,10 +75,6 @@ type Scaling struct {
 	Note          string             `json:"note,omitempty"`
 }
 
-// Latency is a set of latency percentiles in milliseconds, the load
-// engine's own summary of a histogram (load.LatencyOf).
-type Latency = load.LatencyMS
-
 // Summary is one cell's line in study.json.
 type Summary struct {
 	ID   string `json:"id"`
@@ -113,10 +108,10 @@ type Summary struct {
 type Cell struct {
 	Summary
 	MeshSpec platform.MeshSpec `json:"mesh_spec"`
-	Load     platform.LoadSpec `json:"load"`
+	Load     Load              `json:"load"`
 	// Merged is the exact merge of every generator's result; Generators
 	// keeps each one, so per-namespace figures can be recomputed.
-	Merged     *load.Result     `json:"merged"`
-	Generators []load.Result    `json:"generators"`
+	Merged     *Generator       `json:"merged"`
+	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
 }

@@ -48,7 +48,7 @@ func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
 			ID: c.ID, File: results.CellFile(c.ID), Mesh: c.Mesh.Name, Profile: c.Mesh.Profile, Params: c.Params,
 			Repetition: c.Repetition, Verification: []platform.Check{},
 		},
-		MeshSpec: c.Mesh.MeshSpec, Load: c.Load,
+		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
 	fail := func(format string, args ...any) (*results.Cell, error) {
 		if ctx.Err() != nil {
