@@ -61,12 +61,9 @@ func ReadIndex(dir string) (*Index, error) {
 		}
 		return nil, err
 	}
-	if ix.Schema < oldestReadable || ix.Schema > SchemaVersion {
-		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d to %d", dir, ix.Schema, oldestReadable, SchemaVersion)
+	if ix.Schema < OldestSchema || ix.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d to %d", dir, ix.Schema, OldestSchema, SchemaVersion)
 	}
-	// Later schemas only added optional fields: an older index is a
-	// current one without them, and is written back as current.
-	ix.Schema = SchemaVersion
 	return &ix, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshbench/meshbench/internal/load"
+
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 
@@ -63,8 +64,8 @@ func needCluster(t *testing.T) *testCluster {
 	t.Helper()
 	testenv.Integration(t)
 	why := os.Getenv(envNoReason)
-	testenv.Need(t, why == "", "the local Kubernetes control plane: %s (scripts/k8s-testbin.sh builds it)", why)
-	testenv.Need(t, os.Getenv(envInNetns) != "", "a network namespace: run the tests through TestMain, which enters one")
+	testenv.Need(t, why == "", "the local control plane (scripts/k8s-testbin.sh builds it; root enters its network namespace): %s", why)
+	testenv.Need(t, os.Getenv(envInNetns) != "", "the test's own network namespace, which TestMain enters when -run selects integration tests")
 	clusterOnce.Do(func() { cluster, clusterErr = startCluster() })
 	if clusterErr != nil {
 		t.Fatalf("start control plane: %v", clusterErr)
