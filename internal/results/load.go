@@ -7,6 +7,7 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // The load a cell ran and what its generators measured, as the results
@@ -56,11 +57,14 @@ type Load struct {
 	Options      LoadOptions `json:"options"`
 	Path         string      `json:"path"`
 	PerNamespace bool        `json:"per_namespace"`
+	// Resources are each generator pod's requests and limits, where the
+	// platform applies them (Kubernetes).
+	Resources topology.Resources `json:"resources,omitzero"`
 }
 
 // LoadOf records a platform's load spec.
 func LoadOf(l platform.LoadSpec) Load {
-	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace}
+	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace, Resources: l.Resources}
 }
 
 // Generator is one load generator's result (or their exact merge).
