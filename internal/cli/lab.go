@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -88,14 +90,52 @@ func newLabDownCmd(s Streams, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
-		Args:  cobra.NoArgs,
+		Long: `Remove a lab: --name (its state names everything it made), or --prefix for
+leftovers whose state is gone. With neither, remove the lab 'lab up' made
+(named mb) and every lab whose owner is gone, such as a 'meshbench run'
+killed outright, and list them; a lab whose owner still runs (another
+run's) is left alone.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cluster.Teardown(cmd.Context(), cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
+			if name != "" || prefix != "" {
+				if name == "" {
+					name = defaultLab
+				}
+				return cluster.Teardown(cmd.Context(), cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
+			}
+			return labDownAll(cmd.Context(), s, g)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the lab 'lab up' made, and every lab whose owner is gone)")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "remove leftovers with this name prefix even when the lab's state is gone")
 	return cmd
+}
+
+// defaultLab is the name `lab up` gives a lab its cluster file does not name.
+const defaultLab = "mb"
+
+// labDownAll removes the default `lab up` lab, if it runs under its
+// supervisor, and every lab whose owner is gone, listing each.
+func labDownAll(ctx context.Context, s Streams, g *globals) error {
+	var errs []error
+	n := 0
+	if st, err := cluster.ReadState(stateDir(defaultLab)); err == nil && st.Supervisor {
+		if err := cluster.Teardown(ctx, cluster.TeardownOptions{Name: defaultLab, Logger: g.logger(s)}); err != nil {
+			errs = append(errs, err)
+		} else {
+			fmt.Fprintf(s.Out, "removed lab %s (started by lab up, supervisor pid %d)\n", defaultLab, st.Owner)
+			n++
+		}
+	}
+	removed, err := cluster.TeardownOrphans(ctx, cluster.DefaultStateRoot, g.logger(s))
+	errs = append(errs, err)
+	for _, o := range removed {
+		fmt.Fprintf(s.Out, "removed lab %s (owner pid %d gone, %d processes left)\n", o.Name, o.Owner, o.Procs)
+	}
+	if n+len(removed) == 0 && errors.Join(errs...) == nil {
+		fmt.Fprintln(s.Out, "no lab to remove: every lab's owner is running (remove one with --name)")
+	}
+	return errors.Join(errs...)
 }
 
 // newLabSuperviseCmd is the detached process `lab up` starts: it owns the

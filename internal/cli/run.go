@@ -67,8 +67,8 @@ cluster; see docs/kubernetes.md.
 On the lab each run makes its own lab, named mbr<pid in base 36>, and
 removes it at the end, keeping every pod's log in the results' logs/pods
 and each cell's load generator output in logs/cells/<cell>; should the
-process be killed outright, 'meshbench lab down --name NAME' (the name is
-in the results' logs/run.log) removes it.`,
+process be killed outright, its pods die with it (a parent-death signal)
+and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 		Example: `  meshbench run                          # the quick study on the lab
   meshbench run --study solo-tiered --plan
   meshbench run my-study.yaml --out results/mine

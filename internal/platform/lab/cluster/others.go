@@ -13,9 +13,12 @@ import (
 // Other is a lab, found by its state directory, that is not the caller's.
 type Other struct {
 	Name       string
+	StateDir   string
 	Prefix     string
 	Owner      int
 	OwnerAlive bool
+	// Supervisor says the owner is a detached `meshbench lab supervise`.
+	Supervisor bool
 	// Procs counts the processes still in its cgroups.
 	Procs int
 	// CPUs are the CPUs its nodes are pinned to; nil when a node is
@@ -41,7 +44,7 @@ func Others(root, self string) ([]Other, error) {
 		if err != nil {
 			continue // not a lab, or one still writing its first state
 		}
-		o := Other{Name: st.Name, Prefix: st.Prefix, Owner: st.Owner, OwnerAlive: st.ownerAlive()}
+		o := Other{Name: st.Name, StateDir: filepath.Join(root, d.Name()), Prefix: st.Prefix, Supervisor: st.Supervisor, Owner: st.Owner, OwnerAlive: st.ownerAlive()}
 		for _, top := range st.Cgroups.hierarchies() {
 			o.Procs = max(o.Procs, len(pidsBelow(top)))
 		}
