@@ -14,8 +14,6 @@ import (
 	"github.com/meshbench/meshbench/internal/study"
 )
 
-func init() { subcommands = append(subcommands, newDoctorCmd) }
-
 // sharedHostEnv turns --shared-host on by default, for test suites and
 // development hosts where several labs run at once.
 const sharedHostEnv = "MESHBENCH_SHARED_HOST"
