@@ -26,10 +26,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # Debian packages: networking for the lab; for the tests, nginx as the
-# benchmarks' server, chromium to check the HTML report, curl for lab exec.
+# benchmarks' server, chromium to check the HTML report, curl for lab exec,
+# gcc and libc6-dev for the race detector (it needs cgo).
 pkgs=(iptables iproute2 procps ca-certificates)
 if [ "$mode" = test ]; then
-	pkgs+=(nftables curl nginx-light chromium)
+	pkgs+=(nftables curl nginx-light chromium gcc libc6-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

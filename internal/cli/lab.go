@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	platlab "github.com/meshbench/meshbench/internal/platform/lab"
-	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 func newLabCmd(s Streams, g *globals) *cobra.Command {
@@ -26,8 +24,6 @@ and limits. It needs root. Everything it makes carries its name prefix, and
 	cmd.AddCommand(newLabUpCmd(s, g), newLabStatusCmd(s), newLabExecCmd(s), newLabDownCmd(s, g), newLabSuperviseCmd(s, g))
 	return cmd
 }
-
-func stateDir(name string) string { return filepath.Join(cluster.DefaultStateRoot, name) }
 
 func newLabUpCmd(s Streams, g *globals) *cobra.Command {
 	var file string
@@ -55,10 +51,10 @@ func newLabStatusCmd(s Streams) *cobra.Command {
 		Short: "Show the lab's nodes, Services and pods with their CPU and memory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cluster.Status(cmd.Context(), stateDir(name), s.Out)
+			return platlab.Status(cmd.Context(), name, s.Out)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&name, "name", platlab.DefaultName, "lab name")
 	return cmd
 }
 
@@ -75,11 +71,10 @@ environment as NAME_SERVICE_HOST and NAME_SERVICE_PORT.`,
 			if cmd.ArgsLenAtDash() != 1 {
 				return errors.New("give the command after --: meshbench lab exec POD -- COMMAND")
 			}
-			return cluster.Exec(cmd.Context(), cluster.ExecOptions{StateDir: stateDir(name), Target: args[0], Argv: args[1:],
-				Stdin: s.In, Stdout: s.Out, Stderr: s.ErrOut})
+			return platlab.Exec(cmd.Context(), name, args[0], args[1:], s.In, s.Out, s.ErrOut)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&name, "name", platlab.DefaultName, "lab name")
 	return cmd
 }
 
@@ -97,9 +92,9 @@ run's) is left alone.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name != "" || prefix != "" {
 				if name == "" {
-					name = defaultLab
+					name = platlab.DefaultName
 				}
-				return cluster.Teardown(cmd.Context(), cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
+				return platlab.Teardown(cmd.Context(), name, prefix, g.logger(s))
 			}
 			return labDownAll(cmd.Context(), s, g)
 		},
@@ -109,31 +104,17 @@ run's) is left alone.`,
 	return cmd
 }
 
-// defaultLab is the name `lab up` gives a lab its cluster file does not name.
-const defaultLab = "mb"
-
-// labDownAll removes the default `lab up` lab, if it runs under its
-// supervisor, and every lab whose owner is gone, listing each.
+// labDownAll removes the `lab up` lab and every lab whose owner is gone,
+// listing each.
 func labDownAll(ctx context.Context, s Streams, g *globals) error {
-	var errs []error
-	n := 0
-	if st, err := cluster.ReadState(stateDir(defaultLab)); err == nil && st.Supervisor {
-		if err := cluster.Teardown(ctx, cluster.TeardownOptions{Name: defaultLab, Logger: g.logger(s)}); err != nil {
-			errs = append(errs, err)
-		} else {
-			fmt.Fprintf(s.Out, "removed lab %s (started by lab up, supervisor pid %d)\n", defaultLab, st.Owner)
-			n++
-		}
+	removed, err := platlab.TeardownAll(ctx, g.logger(s))
+	for _, line := range removed {
+		fmt.Fprintf(s.Out, "removed %s\n", line)
 	}
-	removed, err := cluster.TeardownOrphans(ctx, cluster.DefaultStateRoot, g.logger(s))
-	errs = append(errs, err)
-	for _, o := range removed {
-		fmt.Fprintf(s.Out, "removed lab %s (owner pid %d gone, %d processes left)\n", o.Name, o.Owner, o.Procs)
-	}
-	if n+len(removed) == 0 && errors.Join(errs...) == nil {
+	if len(removed) == 0 && err == nil {
 		fmt.Fprintln(s.Out, "no lab to remove: every lab's owner is running (remove one with --name)")
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // newLabSuperviseCmd is the detached process `lab up` starts: it owns the

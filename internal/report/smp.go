@@ -69,30 +69,13 @@ func smpEnv(d *analysis.Dataset) smpEnvironment {
 	for _, n := range d.Index.Provenance.Cluster.Nodes {
 		cores := int32(pi.CPUs)
 		if n.CPUs != "" {
-			cores = int32(cpuCount(n.CPUs))
+			cpus, _ := platform.ParseCPUList(n.CPUs)
+			cores = int32(len(cpus))
 			e.Labels["meshbench.node."+n.Name+".cpus"] = n.CPUs
 		}
 		e.Nodes = append(e.Nodes, smpNode{Type: string(n.Role), Cores: cores})
 	}
 	return e
-}
-
-// cpuCount counts the CPUs in a list such as "0-1,4".
-func cpuCount(list string) int {
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, found := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b := a
-		var err2 error
-		if found {
-			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
-		}
-		if err1 == nil && err2 == nil && b >= a {
-			n += b - a + 1
-		}
-	}
-	return n
 }
 
 func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
@@ -111,7 +94,7 @@ func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
 	for k, v := range c.Params {
 		t.Labels["meshbench.params."+k] = v
 	}
-	cl := smpClient{Internal: r.Load.Path != platform.PathIngress, LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
+	cl := smpClient{Internal: r.Load.Path != string(platform.PathIngress), LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
 		Connections: int32(o.Connections), RPS: int64(math.Round(o.Rate))}
 	if o.URL != "" {
 		cl.EndpointURLs = []string{o.URL}

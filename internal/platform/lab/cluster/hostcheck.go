@@ -133,7 +133,7 @@ func cpuFinding(lists []string) platform.Finding {
 		if l == "" {
 			continue
 		}
-		cpus, err := parseCPUList(l)
+		cpus, err := platform.ParseCPUList(l)
 		if err != nil {
 			f.Detail, f.Fix = err.Error(), "fix platform.nodes[].cpus in the study"
 			return f

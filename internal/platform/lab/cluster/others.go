@@ -50,7 +50,7 @@ func Others(root, self string) ([]Other, error) {
 		}
 		pinned := true
 		for _, n := range st.Nodes {
-			cpus, err := parseCPUList(n.CPUs)
+			cpus, err := platform.ParseCPUList(n.CPUs)
 			if n.CPUs == "" || err != nil {
 				pinned = false
 				break
@@ -98,7 +98,7 @@ func BusyFinding(root, self string, cpuLists []string, shared bool) (f platform.
 	}
 	var want []int
 	for _, l := range cpuLists {
-		cpus, err := parseCPUList(l)
+		cpus, err := platform.ParseCPUList(l)
 		if l == "" || err != nil {
 			want = nil
 			break
