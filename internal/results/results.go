@@ -7,8 +7,14 @@ import (
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
-// SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+// SchemaVersion is the version of the results format written here. 2
+// added each cell file's sha256 and bytes to study.json.
+const SchemaVersion = 2
+
+// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
+// only by lacking the cell files' hashes, so it is read as it is, and its
+// cell files go unchecked.
+const OldestSchema = 1
 
 // Cell statuses.
 const (
@@ -90,6 +96,12 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// SHA256 and Bytes are the hash and size of the cell file as the run
+	// wrote it (WriteCell), so that a report can tell a missing, truncated
+	// or changed file; empty in a cell file itself, and in results written
+	// before they were recorded.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.

@@ -25,7 +25,7 @@ func (r *runner) execute(ctx context.Context, plan *Plan) error {
 		if err != nil {
 			return err
 		}
-		if err := results.WriteJSON(filepath.Join(r.dir, cell.File), cell); err != nil {
+		if err := results.WriteCell(r.dir, cell); err != nil {
 			return fmt.Errorf("results: %w", err)
 		}
 		r.ix.Cells = append(r.ix.Cells, cell.Summary)
