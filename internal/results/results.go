@@ -9,7 +9,13 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+// Version 2 added host noise (Summary.HostNoise, Noisy, Attempt; Cell.Host;
+// Index.Noise) and adaptive rounds (Index.Rounds); version 1 results read
+// as results without them.
+const SchemaVersion = 2
+
+// OldestSchema is the oldest results format this meshbench reads.
+const OldestSchema = 1
 
 // Cell statuses.
 const (
@@ -38,7 +44,36 @@ type Index struct {
 	Planned int `json:"planned_cells"`
 	// Resumed lists when the run was resumed after an interrupt.
 	Resumed []time.Time `json:"resumed,omitempty"`
-	Cells   []Summary   `json:"cells"`
+	// Rounds says how many interleaved rounds of repetitions ran and why
+	// no more did.
+	Rounds *Rounds `json:"rounds,omitempty"`
+	// Noise is the host-noise guard the run applied; nil when the
+	// platform does not measure host noise.
+	Noise *NoiseGuard `json:"noise,omitempty"`
+	Cells []Summary   `json:"cells"`
+}
+
+// Rounds is the repetitions a run planned and ran: Min rounds always,
+// then more, up to Max, until every mesh's p50 overhead had a 95% interval
+// whose half-width was under CI of the overhead.
+type Rounds struct {
+	Min int     `json:"min"`
+	Max int     `json:"max"`
+	CI  float64 `json:"ci,omitempty"`
+	Ran int     `json:"ran"`
+	// Stop says why no more rounds ran.
+	Stop string `json:"stop"`
+}
+
+// NoiseGuard is the host-noise rule a run applied: a cell whose host noise
+// was above Threshold cores is noisy and is run again, up to Retries more
+// times, at the end of the study.
+type NoiseGuard struct {
+	Threshold float64 `json:"threshold_cores"`
+	Retries   int     `json:"retries"`
+	// Calibration is the host noise during each mesh's calibration, by
+	// mesh name, in cores.
+	Calibration map[string]float64 `json:"calibration,omitempty"`
 }
 
 // Provenance is everything recorded about how the results were made.
@@ -95,6 +130,19 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// HostNoise is the CPU, in cores, that anything outside the study used
+	// on the study's CPUs during the measurement (platform.HostCPU.Noise);
+	// nil where the platform does not measure it.
+	HostNoise *float64 `json:"host_noise,omitempty"`
+	// Noisy says HostNoise was above the study's threshold: the cell's
+	// figures may be another workload's, and reports leave it out.
+	Noisy bool `json:"noisy,omitempty"`
+	// Attempt counts the cell's runs from 1: a noisy cell is run again at
+	// the end of the study, and the last attempt is the one recorded.
+	Attempt int `json:"attempt,omitempty"`
+	// NoisyAttempts holds the host noise of earlier attempts that were
+	// noisy, in the order they ran.
+	NoisyAttempts []float64 `json:"noisy_attempts,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.
@@ -107,4 +155,7 @@ type Cell struct {
 	Merged     *load.Result     `json:"merged"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Host is the platform's host-noise figures for the measurement, per
+	// node; nil where not measured.
+	Host *platform.HostCPU `json:"host,omitempty"`
 }

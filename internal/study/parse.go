@@ -18,8 +18,10 @@ import (
 // Defaults a parsed study carries.
 const (
 	DefaultRepetitions = 5
-	DefaultConnections = 64
-	DefaultTimeout     = topology.Duration(10e9)
+	// DefaultNoiseRetries is how many more times a noisy cell runs.
+	DefaultNoiseRetries = 2
+	DefaultConnections  = 64
+	DefaultTimeout      = topology.Duration(10e9)
 	// DefaultFraction leaves the slowest mesh well below saturation: on a
 	// small or shared machine capacity varies from minute to minute, and
 	// near saturation an open loop's latency is queueing, not the mesh.
@@ -151,8 +153,15 @@ func (s *Study) defaults(seed uint64) {
 	if l.Generators == "" {
 		l.Generators = GeneratorsOne
 	}
-	if s.Repetitions == 0 {
-		s.Repetitions = DefaultRepetitions
+	s.Repetitions.defaults()
+	if s.Noise == nil {
+		s.Noise = &Noise{}
+	}
+	if s.Noise.Threshold == 0 {
+		s.Noise.Threshold = results.DefaultNoiseThreshold
+	}
+	if s.Noise.Retries == nil {
+		s.Noise.Retries = new(DefaultNoiseRetries)
 	}
 	if s.Order.Shuffle == nil {
 		s.Order.Shuffle = new(true)

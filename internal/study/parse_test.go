@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 func TestParseValidFiles(t *testing.T) {
@@ -53,7 +54,9 @@ func TestParseDefaults(t *testing.T) {
 		{"keepalive", *s.Load.KeepAlive, true},
 		{"path", s.Load.Path, platform.PathService},
 		{"generators", s.Load.Generators, GeneratorsOne},
-		{"repetitions", s.Repetitions, DefaultRepetitions},
+		{"repetitions", s.Repetitions, Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions}},
+		{"noise threshold", s.Noise.Threshold, results.DefaultNoiseThreshold},
+		{"noise retries", *s.Noise.Retries, DefaultNoiseRetries},
 		{"shuffle", *s.Order.Shuffle, true},
 		{"seed from hash", s.Order.Seed != 0, true},
 		{"no scaling", s.ScalingFor(0).Mode, ScaleNone},

@@ -68,6 +68,13 @@ type point struct {
 // cell's load; a calibrated scaling whose factor is not yet measured plans
 // the load unscaled.
 func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
+	return newPlan(s, sc, s.Repetitions.Min)
+}
+
+// newPlan plans the given number of rounds; an adaptive run plans more
+// rounds than its minimum as it goes, and the rounds already planned keep
+// their cell IDs.
+func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	axes, err := s.axes()
 	if err != nil {
 		return nil, err
@@ -78,7 +85,7 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	}
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
-		Shuffle: *s.Order.Shuffle, Repetitions: s.Repetitions, Scaling: sc,
+		Shuffle: *s.Order.Shuffle, Repetitions: rounds, Scaling: sc,
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)
@@ -99,7 +106,7 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(s.Order.Seed, 0))
 	order := make([]int, len(s.Meshes))
 	for gi, g := range groups {
-		for rep := 1; rep <= s.Repetitions; rep++ {
+		for rep := 1; rep <= rounds; rep++ {
 			for _, pt := range g {
 				for i := range order {
 					order[i] = i

@@ -28,9 +28,12 @@ type Study struct {
 	Load        Load     `json:"load"`
 	// Sweeps vary parameters; the cells are their cross product.
 	Sweeps []Sweep `json:"sweeps,omitempty"`
-	// Repetitions of every cell; default 5.
-	Repetitions int   `json:"repetitions,omitempty"`
-	Order       Order `json:"order"`
+	// Repetitions of every cell: a count (default 5) or {min, max, ci}
+	// for rounds added until the intervals are narrow.
+	Repetitions Repetitions `json:"repetitions,omitzero"`
+	Order       Order       `json:"order"`
+	// Noise is the host-noise guard, where the platform measures it.
+	Noise *Noise `json:"noise,omitempty"`
 	// Scaling says how to fit a full-size study to a smaller platform; the
 	// lab applies it, a Kubernetes cluster runs the study as written.
 	Scaling *Scaling `json:"scaling,omitempty"`
@@ -144,6 +147,17 @@ type Order struct {
 	// Seed seeds the shuffle; default derived from the study file's hash,
 	// so that the same file always plans the same order.
 	Seed uint64 `json:"seed,omitempty"`
+}
+
+// Noise is the host-noise guard: a cell measured while anything outside
+// the study used more than Threshold cores of the study's CPUs (steal time
+// included) is noisy; noisy cells run again at the end of the study, up to
+// Retries more times, and reports leave out those that stay noisy.
+type Noise struct {
+	// Threshold in cores; default 0.05.
+	Threshold float64 `json:"threshold,omitempty"`
+	// Retries is how many more times a noisy cell runs; default 2.
+	Retries *int `json:"retries,omitempty"`
 }
 
 // Scaling fits a full-size study to a smaller platform. By default the

@@ -48,8 +48,13 @@ func (s *Study) validate() error {
 	if err := s.Load.validate("load"); err != nil {
 		return err
 	}
-	if s.Repetitions < 0 {
-		return fieldError("repetitions", "must not be negative, got %d", s.Repetitions)
+	if err := s.Repetitions.validate(); err != nil {
+		return err
+	}
+	if n := s.Noise; n.Threshold < 0 {
+		return fieldError("noise.threshold", "cores of host noise, must not be negative, got %g", n.Threshold)
+	} else if *n.Retries < 0 || *n.Retries > 5 {
+		return fieldError("noise.retries", "want 0 to 5 more runs of a noisy cell, got %d", *n.Retries)
 	}
 	if sc := s.Scaling; sc != nil {
 		if sc.Fraction <= 0 || sc.Fraction > 1 {

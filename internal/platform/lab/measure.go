@@ -66,7 +66,9 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 	}
 	before := faultCounts(l.Pods())
 	sampler := l.StartSampler(cluster.DefaultSampleInterval)
+	host := l.StartHostMeter()
 	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
+	hostCPU, hostErr := host.Stop()
 	sampler.Stop()
 	if spec.LogDir != "" {
 		p.keepFaultyLogs(l, before, spec.LogDir)
@@ -85,7 +87,23 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		}
 	}
 	m.Resources = sampler.Window(m.Start, m.End)
+	if hostErr != nil {
+		p.o.Logger.Warn("host noise not measured", "err", hostErr)
+	} else {
+		m.Host = hostOf(hostCPU)
+	}
 	return m, nil
+}
+
+// hostOf converts the lab's host-noise figures for the platform. The
+// window is the generators' run, warm-up included: a little wider than
+// the measured phase, which only makes the guard stricter.
+func hostOf(h cluster.HostCPU) *platform.HostCPU {
+	out := &platform.HostCPU{CPUs: h.CPUs, Noise: h.Noise(), Steal: h.Steal}
+	for _, n := range h.Nodes {
+		out.Nodes = append(out.Nodes, platform.NodeCPU{Name: n.Name, Role: platform.NodeRole(n.Role), CPUs: n.CPUs, Busy: n.Busy, Outside: n.Outside + n.Steal})
+	}
+	return out
 }
 
 // targetURL is where a namespace's generator sends its load.
