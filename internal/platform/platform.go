@@ -59,6 +59,10 @@ const (
 	NodeLoad    NodeRole = "load"
 	NodeMesh    NodeRole = "mesh"    // control plane and ingress
 	NodeIngress NodeRole = "ingress" // the ingress gateway's own node
+	// NodeClient is outside the cluster: the ingress path's client, as
+	// LiveWyer's VM was. The lab runs that path's generators there,
+	// unmeshed; on Kubernetes the role is not used.
+	NodeClient NodeRole = "client"
 )
 
 // NodeSpec is one node of the cluster.

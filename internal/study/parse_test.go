@@ -46,7 +46,7 @@ func TestParseDefaults(t *testing.T) {
 		want any
 	}{
 		{"platform", s.Platform.Type, PlatformLab},
-		{"nodes", len(s.Platform.Nodes), 3},
+		{"nodes", len(s.Platform.Nodes), 4},
 		{"namespaces", s.Workload.Namespaces, 1},
 		{"mesh name", s.Meshes[0].Name, "baseline"},
 		{"connections", s.Load.Connections, DefaultConnections},
@@ -162,7 +162,7 @@ func TestPresetShapes(t *testing.T) {
 		groups     int
 	}{
 		// 3 meshes x 3 repetitions.
-		{"quick", 9, 1, 1},
+		{"quick", 15, 1, 1},
 		// 5 meshes x 5 repetitions, 50 namespaces kept.
 		{"solo-tiered", 25, 50, 1},
 		// 3 connections x 7 linked rows x 3 meshes x 3 repetitions; the

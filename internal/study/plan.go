@@ -39,17 +39,22 @@ type Cell struct {
 
 // Plan is the cells of a study in the order they run.
 type Plan struct {
-	Study       string          `json:"study"`
-	StudySHA256 string          `json:"study_sha256"`
-	Platform    string          `json:"platform"`
-	Seed        uint64          `json:"seed"`
-	Shuffle     bool            `json:"shuffle"`
-	Repetitions int             `json:"repetitions"`
-	Meshes      []string        `json:"meshes"`
-	Scaling     results.Scaling `json:"scaling"`
-	Groups      int             `json:"workload_groups"`
-	Cells       []Cell          `json:"cells"`
-	Estimate    time.Duration   `json:"estimate_ns"`
+	Study       string `json:"study"`
+	StudySHA256 string `json:"study_sha256"`
+	Platform    string `json:"platform"`
+	Seed        uint64 `json:"seed"`
+	Shuffle     bool   `json:"shuffle"`
+	Repetitions int    `json:"repetitions"`
+	// MaxRepetitions and CI are an adaptive study's limits: rounds are
+	// added, up to MaxRepetitions, until every p50 overhead's interval is
+	// within CI of it. Equal to Repetitions for a fixed count.
+	MaxRepetitions int             `json:"max_repetitions"`
+	CI             float64         `json:"ci,omitempty"`
+	Meshes         []string        `json:"meshes"`
+	Scaling        results.Scaling `json:"scaling"`
+	Groups         int             `json:"workload_groups"`
+	Cells          []Cell          `json:"cells"`
+	Estimate       time.Duration   `json:"estimate_ns"`
 }
 
 // point is one combination of sweep values before meshes and repetitions.
@@ -85,7 +90,7 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	}
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
-		Shuffle: *s.Order.Shuffle, Repetitions: rounds, Scaling: sc,
+		Shuffle: *s.Order.Shuffle, Repetitions: rounds, MaxRepetitions: max(rounds, s.Repetitions.Max), CI: s.Repetitions.CI, Scaling: sc,
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)

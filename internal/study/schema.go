@@ -175,4 +175,9 @@ type Scaling struct {
 	Measure topology.Duration `json:"measure,omitempty"`
 	// Warmup caps each warm-up; default 5s.
 	Warmup topology.Duration `json:"warmup,omitempty"`
+	// MinRequests lengthens a scaled open loop's measured phase, past
+	// Measure if need be, so that it sends at least this many requests at
+	// its scaled rate: a slow or busy machine scales the rate down, and a
+	// cell of a few hundred requests holds no p99. 0 leaves durations be.
+	MinRequests int64 `json:"min_requests,omitempty"`
 }

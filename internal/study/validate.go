@@ -63,6 +63,9 @@ func (s *Study) validate() error {
 		if sc.Measure < 0 {
 			return fieldError("scaling.measure", "must not be negative, got %s", sc.Measure)
 		}
+		if sc.MinRequests < 0 {
+			return fieldError("scaling.min_requests", "must not be negative, got %d", sc.MinRequests)
+		}
 		if sc.Warmup < 0 {
 			return fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup)
 		}
@@ -106,7 +109,7 @@ func (p Platform) validate() error {
 	default:
 		return fieldError("platform.type", "%q: want %s or %s", p.Type, PlatformLab, PlatformKubernetes)
 	}
-	roles := []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress}
+	roles := []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress, platform.NodeClient}
 	seen := map[string]bool{}
 	for i, n := range p.Nodes {
 		np := fmt.Sprintf("platform.nodes[%d]", i)
@@ -118,7 +121,7 @@ func (p Platform) validate() error {
 		}
 		seen[n.Name] = true
 		if !slices.Contains(roles, n.Role) {
-			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress", n.Role)
+			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress, client", n.Role)
 		}
 		if n.CPUs != "" && !cpuListRE.MatchString(n.CPUs) {
 			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)
