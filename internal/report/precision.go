@@ -48,16 +48,20 @@ func (b *builder) precision() Section {
 			}
 			items = append(items, "Host noise during calibration, in cores: "+strings.Join(cal, ", ")+".")
 		}
-		switch {
-		case len(rerun) == 0 && len(still) == 0:
+		if len(rerun) == 0 && len(still) == 0 {
 			items = append(items, "No cell was noisy.")
-		default:
-			items = append(items, fmt.Sprintf("%d cells were noisy and re-run: %s.", len(rerun)+countMissing(still, rerun), strings.Join(union(rerun, still), ", ")))
-			if len(still) > 0 {
-				items = append(items, fmt.Sprintf("%d cells stayed noisy and are left out of every figure (see Excluded cells): %s.", len(still), strings.Join(still, ", ")))
-			} else {
-				items = append(items, "Every re-run found the host quiet; the figures use the quiet attempts.")
+		}
+		if len(rerun) > 0 {
+			items = append(items, fmt.Sprintf("%d cells were noisy and run again at the end of the study: %s.", len(rerun), strings.Join(rerun, ", ")))
+		}
+		if len(still) > 0 {
+			line := fmt.Sprintf("%d cells are noisy in the results and left out of every figure (see Excluded cells): %s.", len(still), strings.Join(still, ", "))
+			if !ix.Complete {
+				line += " The run stopped before it had re-run every noisy cell."
 			}
+			items = append(items, line)
+		} else if len(rerun) > 0 {
+			items = append(items, "Every re-run found the host quiet; the figures use the quiet attempts.")
 		}
 	}
 	if len(items) > 0 {
@@ -67,24 +71,3 @@ func (b *builder) precision() Section {
 }
 
 func (b *builder) hostNoiseMeasured() bool { return b.d.Index.Noise != nil }
-
-// countMissing counts the elements of a not in b.
-func countMissing(a, b []string) int {
-	n := 0
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			n++
-		}
-	}
-	return n
-}
-
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, x := range b {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
