@@ -23,22 +23,31 @@ func Noisy(h *platform.HostCPU, threshold float64) bool {
 // they come: everything on those CPUs counts, generators and not.
 const LoadNodeBusyLimit = 0.9
 
-// LoadNodeSaturated says whether the load node's CPUs were too busy for its
-// generators to be trusted, summing every generator and everything else
-// that ran there; the reason says by how much. Per-process checks miss
-// many generators sharing one CPU: each one is below its own limit while
-// together they fill it.
+// LoadNodeSaturated says whether a node running load generators (a load
+// node, or the client node of the ingress path) had its CPUs too busy for
+// its generators to be trusted, summing every generator and everything
+// else that ran there; the reason says by how much. Per-process checks
+// miss many generators sharing one CPU: each one is below its own limit
+// while together they fill it.
 func LoadNodeSaturated(h *platform.HostCPU) (string, bool) {
-	n, ok := h.Node(platform.NodeLoad)
-	if !ok || n.CPUs == 0 {
+	if h == nil {
 		return "", false
 	}
-	share := n.Busy / float64(n.CPUs)
+	var worst platform.NodeCPU
+	share := -1.0
+	for _, n := range h.Nodes {
+		if (n.Role != platform.NodeLoad && n.Role != platform.NodeClient) || n.CPUs == 0 {
+			continue
+		}
+		if s := n.Busy / float64(n.CPUs); s > share {
+			worst, share = n, s
+		}
+	}
 	if share < LoadNodeBusyLimit {
 		return "", false
 	}
-	return fmt.Sprintf("the load node's %d CPU(s) were %.0f%% busy (%.2f cores: its generators and everything else on them, %.2f of it outside the study), over the %.0f%% at which generators cannot keep their schedule",
-		n.CPUs, 100*share, n.Busy, n.Outside, 100*LoadNodeBusyLimit), true
+	return fmt.Sprintf("the load node %s's %d CPU(s) were %.0f%% busy (%.2f cores: its generators and everything else on them, %.2f of it outside the study), over the %.0f%% at which generators cannot keep their schedule",
+		worst.Name, worst.CPUs, 100*share, worst.Busy, worst.Outside, 100*LoadNodeBusyLimit), true
 }
 
 // ClosedLoopMinBusy is the share of a closed loop's connections that must

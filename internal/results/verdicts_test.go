@@ -48,6 +48,7 @@ func TestLoadNodeSaturated(t *testing.T) {
 		// per-process limit; together they fill the node.
 		{"50 generators sharing one CPU", node(1, 50*0.0195), true},
 		{"the same on two CPUs", node(2, 50*0.0195), false},
+		{"the ingress path's client node counts too", &platform.HostCPU{Nodes: []platform.NodeCPU{{Role: platform.NodeLoad, CPUs: 1, Busy: 0.1}, {Role: platform.NodeClient, CPUs: 1, Busy: 0.95}}}, true},
 		{"a full app node is not the load node's problem", &platform.HostCPU{Nodes: []platform.NodeCPU{{Role: platform.NodeApp, CPUs: 1, Busy: 1}}}, false},
 	}
 	for _, tt := range tests {
