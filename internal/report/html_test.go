@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func renderHTML(t *testing.T) (string, *Document) {
@@ -76,7 +76,7 @@ func TestReportSections(t *testing.T) {
 func TestPercentilesOnlyWhereTheSampleHoldsThem(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, err := fixture.Write(dir, fixture.Options{Seed: 4, Requests: 300}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 4, Requests: 300}); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})

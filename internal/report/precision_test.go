@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // TestReportSaysRoundsAndNoise marks one cell re-run and quiet and one
@@ -16,12 +16,12 @@ import (
 func TestReportSaysRoundsAndNoise(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ix, err := fixture.Write(dir, fixture.Options{Seed: 5})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ix.Rounds = &results.Rounds{Min: 5, Max: 8, CI: 0.1, Ran: 5, Stop: "narrow"}
-	ix.Noise = &results.NoiseGuard{Threshold: 0.05, Retries: 2, Calibration: map[string]float64{fixture.Baseline: 0.01}}
+	ix.Noise = &results.NoiseGuard{Threshold: 0.05, Retries: 2, Calibration: map[string]float64{resultstest.Baseline: 0.01}}
 	ix.Provenance.Platform.Name = "lab"
 	quiet, loud := 0.01, 0.9
 	var noisyID, rerunID string
@@ -34,7 +34,7 @@ func TestReportSaysRoundsAndNoise(t *testing.T) {
 		switch {
 		case rerunID == "":
 			rerunID, c.Attempt = c.ID, 2
-		case noisyID == "" && c.Mesh == fixture.Sidecar:
+		case noisyID == "" && c.Mesh == resultstest.Sidecar:
 			noisyID, c.Attempt, c.Noisy, c.HostNoise = c.ID, 3, true, &loud
 		}
 	}
