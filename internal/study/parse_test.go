@@ -161,7 +161,7 @@ func TestPresetShapes(t *testing.T) {
 		namespaces int
 		groups     int
 	}{
-		// 3 meshes x 3 repetitions.
+		// 3 meshes x 5 repetitions.
 		{"quick", 15, 1, 1},
 		// 5 meshes x 5 repetitions, 50 namespaces kept.
 		{"solo-tiered", 25, 50, 1},
