@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // userHZ is the unit of /proc/stat's CPU times. The kernel fixes it at 100
@@ -97,7 +99,7 @@ func (m *HostMeter) Stop() (HostCPU, error) {
 	for _, n := range m.l.nodes {
 		cpus := all
 		if n.CPUs != "" {
-			if cpus, err = parseCPUList(n.CPUs); err != nil {
+			if cpus, err = platform.ParseCPUList(n.CPUs); err != nil {
 				return HostCPU{}, err
 			}
 		}
@@ -211,7 +213,7 @@ func (l *Lab) labCPUs() ([]int, error) {
 			floating = true
 			continue
 		}
-		cpus, err := parseCPUList(n.CPUs)
+		cpus, err := platform.ParseCPUList(n.CPUs)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +228,7 @@ func (l *Lab) labCPUs() ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("host noise: the lab's CPUs: %w", err)
 		}
-		cpus, err := parseCPUList(strings.TrimSpace(string(b)))
+		cpus, err := platform.ParseCPUList(strings.TrimSpace(string(b)))
 		if err != nil {
 			return nil, fmt.Errorf("host noise: %s: %w", file, err)
 		}
