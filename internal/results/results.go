@@ -3,18 +3,20 @@ package results
 import (
 	"time"
 
-	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
-// SchemaVersion is the version of the results format written here.
-// Version 2 added host noise (Summary.HostNoise, Noisy, Attempt; Cell.Host;
-// Index.Noise) and adaptive rounds (Index.Rounds); version 1 results read
-// as results without them.
-const SchemaVersion = 2
+// SchemaVersion is the version of the results format written here. 2
+// added each cell file's sha256 and bytes to study.json; 3 added host
+// noise (Summary.HostNoise, Noisy, Attempt, NoisyAttempts; Cell.Host;
+// Index.Noise) and adaptive rounds (Index.Rounds).
+const SchemaVersion = 3
 
-// OldestSchema is the oldest results format this meshbench reads.
+// OldestSchema is the oldest version ReadIndex reads. Versions 1 and 2
+// differ only by lacking the cell files' hashes (1) and host noise and
+// rounds (1 and 2), so they are read as they are: their cell files go
+// unchecked where unhashed, and they hold no noise verdicts.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -105,10 +107,6 @@ type Scaling struct {
 	Note          string             `json:"note,omitempty"`
 }
 
-// Latency is a set of latency percentiles in milliseconds, the load
-// engine's own summary of a histogram (load.LatencyOf).
-type Latency = load.LatencyMS
-
 // Summary is one cell's line in study.json.
 type Summary struct {
 	ID   string `json:"id"`
@@ -143,17 +141,23 @@ type Summary struct {
 	// NoisyAttempts holds the host noise of earlier attempts that were
 	// noisy, in the order they ran.
 	NoisyAttempts []float64 `json:"noisy_attempts,omitempty"`
+	// SHA256 and Bytes are the hash and size of the cell file as the run
+	// wrote it (WriteCell), so that a report can tell a missing, truncated
+	// or changed file; empty in a cell file itself, and in results written
+	// before they were recorded.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.
 type Cell struct {
 	Summary
 	MeshSpec platform.MeshSpec `json:"mesh_spec"`
-	Load     platform.LoadSpec `json:"load"`
+	Load     Load              `json:"load"`
 	// Merged is the exact merge of every generator's result; Generators
 	// keeps each one, so per-namespace figures can be recomputed.
-	Merged     *load.Result     `json:"merged"`
-	Generators []load.Result    `json:"generators"`
+	Merged     *Generator       `json:"merged"`
+	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
 	// Host is the platform's host-noise figures for the measurement, per
 	// node; nil where not measured.

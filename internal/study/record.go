@@ -20,18 +20,22 @@ import (
 // include it. Host noise above noiseThreshold cores marks the cell noisy.
 func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) {
 	cell.Start, cell.End = m.Start.UTC(), m.End.UTC()
-	cell.Generators, cell.Resources, cell.Host = m.Generators, m.Resources, m.Host
+	cell.Generators, cell.Resources, cell.Host = make([]results.Generator, len(m.Generators)), m.Resources, m.Host
+	for i, g := range m.Generators {
+		cell.Generators[i] = results.GeneratorOf(g)
+	}
 	cell.HostNoise, cell.Noisy = nil, false
 	if m.Host != nil {
 		n := m.Host.Noise
 		cell.HostNoise, cell.Noisy = &n, results.Noisy(m.Host, noiseThreshold)
 	}
 	merged := merge(m.Generators)
-	cell.Merged = merged
 	if merged != nil {
+		g := results.GeneratorOf(*merged)
+		cell.Merged = &g
 		cell.Requests, cell.Errors, cell.AchievedRate = merged.Requests, merged.Errors, merged.AchievedRate
 		if merged.Latency != nil && merged.Latency.Count() > 0 {
-			cell.LatencyMs = load.LatencyOf(merged.Latency)
+			cell.LatencyMs = results.LatencyOf(merged.Latency)
 		}
 	}
 	cell.Status, cell.Reason = status(m.Generators, merged, m.Host)

@@ -21,9 +21,7 @@ func TestIntegrationHostNoise(t *testing.T) {
 	testenv.NeedRoot(t)
 	_, err := exec.LookPath("taskset")
 	testenv.Need(t, err == nil, "taskset (util-linux) pins the hog to a CPU: apt-get install util-linux")
-	if raceEnabled {
-		t.Skip("timing-sensitive")
-	}
+	testenv.SkipUnderRace(t, "timing-sensitive: CPU time against tick accounting")
 	l := newTestLab(t, NodeConfig{Name: "a", Role: "app", CPUs: "0"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
