@@ -3,7 +3,6 @@ package study
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/meshbench/meshbench/internal/analysis"
@@ -113,7 +112,7 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 			}
 			cell.Attempt = attempt
 			cell.NoisyAttempts = append(slices.Clone(old.NoisyAttempts), noiseOf(old))
-			if err := results.WriteJSON(filepath.Join(r.dir, cell.File), cell); err != nil {
+			if err := results.WriteCell(r.dir, cell); err != nil {
 				return fmt.Errorf("results: %w", err)
 			}
 			// The index keeps cells in the order they ran: the new attempt

@@ -124,6 +124,9 @@ func TestRunRerunsNoisyCells(t *testing.T) {
 			}
 		case s.Attempt == 2:
 			reruns++
+			if s.SHA256 == "" || s.Bytes == 0 {
+				t.Errorf("re-run cell %s has no file hash in the index", s.ID)
+			}
 			if s.Noisy || len(s.NoisyAttempts) != 1 || s.NoisyAttempts[0] != 0.6 {
 				t.Errorf("re-run cell %s: %+v", s.ID, s)
 			}
