@@ -60,6 +60,10 @@ const (
 	NodeLoad    NodeRole = "load"
 	NodeMesh    NodeRole = "mesh"    // control plane and ingress
 	NodeIngress NodeRole = "ingress" // the ingress gateway's own node
+	// NodeClient is outside the cluster: the ingress path's client, as
+	// LiveWyer's VM was. The lab runs that path's generators there,
+	// unmeshed; on Kubernetes the role is not used.
+	NodeClient NodeRole = "client"
 )
 
 // NodeSpec is one node of the cluster.
@@ -150,6 +154,31 @@ type Check struct {
 	Facts map[string]string `json:"facts,omitempty"`
 }
 
+// The verification checks that, passing together, prove mutual TLS
+// between meshed pods: a plaintext connection from outside the mesh was
+// refused, and a meshed call reached its server carrying the caller's
+// identity, which only the mTLS handshake conveys. Every platform that
+// makes these checks names them so; reports read mTLS from them alone.
+const (
+	CheckPlaintextRefused = "plaintext-refused"
+	CheckPeerIdentity     = "peer-identity"
+)
+
+// MTLSProven reports whether the checks prove mutual TLS: both of the
+// checks above are there and passed.
+func MTLSProven(checks []Check) bool {
+	var refused, identity bool
+	for _, c := range checks {
+		switch c.Name {
+		case CheckPlaintextRefused:
+			refused = c.Pass
+		case CheckPeerIdentity:
+			identity = c.Pass
+		}
+	}
+	return refused && identity
+}
+
 // FailedChecks describes the checks that did not pass, as "name: detail"
 // joined by "; ", or returns "" when every check passed.
 func FailedChecks(checks []Check) string {
@@ -195,6 +224,47 @@ type Measurement struct {
 	End        time.Time        `json:"end"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Host is what the platform's CPUs did besides the study during the
+	// measured phase; nil where the platform does not measure it (on
+	// Kubernetes, other tenants' pods and the nodes' own daemons are not
+	// seen).
+	Host *HostCPU `json:"host,omitempty"`
+}
+
+// HostCPU is the CPU time spent on the study's CPUs by anything outside
+// the study, over one measured phase, in cores (CPU-seconds per second).
+type HostCPU struct {
+	// CPUs is how many CPUs the study's nodes run on.
+	CPUs int `json:"cpus"`
+	// Noise is the CPU used on those CPUs by anything but the study's own
+	// containers and runner, the hypervisor's steal time included.
+	Noise float64 `json:"noise_cores"`
+	Steal float64 `json:"steal_cores"`
+	// Nodes holds each node's CPUs and everything that ran on them.
+	Nodes []NodeCPU `json:"nodes,omitempty"`
+}
+
+// NodeCPU is one node's CPUs over a measured phase: Busy is everything
+// that ran on them, study or not, and Outside the part outside the study,
+// both in cores. Nodes may share CPUs, so nodes' figures need not add up.
+type NodeCPU struct {
+	Name    string   `json:"name"`
+	Role    NodeRole `json:"role"`
+	CPUs    int      `json:"cpus"`
+	Busy    float64  `json:"busy_cores"`
+	Outside float64  `json:"outside_cores"`
+}
+
+// Node returns the figures of the first node with the role, if any.
+func (h *HostCPU) Node(role NodeRole) (NodeCPU, bool) {
+	if h != nil {
+		for _, n := range h.Nodes {
+			if n.Role == role {
+				return n, true
+			}
+		}
+	}
+	return NodeCPU{}, false
 }
 
 // Workload is the application under test: a service graph stamped into

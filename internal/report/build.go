@@ -34,6 +34,11 @@ func Build(d *analysis.Dataset) *Document {
 			doc.Sections = append(doc.Sections, s)
 		}
 	}
+	for _, s := range []Section{b.precision(), b.notMeasured()} {
+		if len(s.Blocks) > 0 {
+			doc.Sections = append(doc.Sections, s)
+		}
+	}
 	doc.Sections = append(doc.Sections, b.excluded(), b.provenance())
 	return doc
 }

@@ -8,14 +8,18 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here. 2
-// added each cell file's sha256 and bytes to study.json; 3 added optional
+// added each cell file's sha256 and bytes to study.json; 3 added host
+// noise (Summary.HostNoise, Noisy, Attempt, NoisyAttempts; Cell.Host;
+// Index.Noise) and adaptive rounds (Index.Rounds); 4 added optional
 // fields only: the cells' namespace_latency_ms, resources[].gaps,
 // load.resources, mesh_spec.context and verification[].facts.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
-// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
-// only by lacking the cell files' hashes, so it is read as it is, and its
-// cell files go unchecked; 2 lacks only optional fields.
+// OldestSchema is the oldest version ReadIndex reads. Versions 1 and 2
+// differ only by lacking the cell files' hashes (1) and host noise and
+// rounds (1 and 2), so they are read as they are: their cell files go
+// unchecked where unhashed, and they hold no noise verdicts; 3 lacks only
+// optional fields.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -45,7 +49,36 @@ type Index struct {
 	Planned int `json:"planned_cells"`
 	// Resumed lists when the run was resumed after an interrupt.
 	Resumed []time.Time `json:"resumed,omitempty"`
-	Cells   []Summary   `json:"cells"`
+	// Rounds says how many interleaved rounds of repetitions ran and why
+	// no more did.
+	Rounds *Rounds `json:"rounds,omitempty"`
+	// Noise is the host-noise guard the run applied; nil when the
+	// platform does not measure host noise.
+	Noise *NoiseGuard `json:"noise,omitempty"`
+	Cells []Summary   `json:"cells"`
+}
+
+// Rounds is the repetitions a run planned and ran: Min rounds always,
+// then more, up to Max, until every mesh's p50 overhead had a 95% interval
+// whose half-width was under CI of the overhead.
+type Rounds struct {
+	Min int     `json:"min"`
+	Max int     `json:"max"`
+	CI  float64 `json:"ci,omitempty"`
+	Ran int     `json:"ran"`
+	// Stop says why no more rounds ran.
+	Stop string `json:"stop"`
+}
+
+// NoiseGuard is the host-noise rule a run applied: a cell whose host noise
+// was above Threshold cores is noisy and is run again, up to Retries more
+// times, at the end of the study.
+type NoiseGuard struct {
+	Threshold float64 `json:"threshold_cores"`
+	Retries   int     `json:"retries"`
+	// Calibration is the host noise during each mesh's calibration, by
+	// mesh name, in cores.
+	Calibration map[string]float64 `json:"calibration,omitempty"`
 }
 
 // Provenance is everything recorded about how the results were made.
@@ -104,6 +137,19 @@ type Summary struct {
 	Errors             int64     `json:"errors"`
 	Start              time.Time `json:"start"`
 	End                time.Time `json:"end"`
+	// HostNoise is the CPU, in cores, that anything outside the study used
+	// on the study's CPUs during the measurement (platform.HostCPU.Noise);
+	// nil where the platform does not measure it.
+	HostNoise *float64 `json:"host_noise,omitempty"`
+	// Noisy says HostNoise was above the study's threshold: the cell's
+	// figures may be another workload's, and reports leave it out.
+	Noisy bool `json:"noisy,omitempty"`
+	// Attempt counts the cell's runs from 1: a noisy cell is run again at
+	// the end of the study, and the last attempt is the one recorded.
+	Attempt int `json:"attempt,omitempty"`
+	// NoisyAttempts holds the host noise of earlier attempts that were
+	// noisy, in the order they ran.
+	NoisyAttempts []float64 `json:"noisy_attempts,omitempty"`
 	// SHA256 and Bytes are the hash and size of the cell file as the run
 	// wrote it (WriteCell), so that a report can tell a missing, truncated
 	// or changed file; empty in a cell file itself, and in results written
@@ -122,4 +168,7 @@ type Cell struct {
 	Merged     *Generator       `json:"merged"`
 	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Host is the platform's host-noise figures for the measurement, per
+	// node; nil where not measured.
+	Host *platform.HostCPU `json:"host,omitempty"`
 }

@@ -72,7 +72,9 @@ func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
 	if err != nil {
 		return fail("measure: %v", err)
 	}
-	record(cell, m)
+	record(cell, m, r.s.Noise.Threshold)
+	cell.Attempt = 1
+	r.noteNoise(m.Host, "")
 	return cell, nil
 }
 

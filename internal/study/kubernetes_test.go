@@ -30,7 +30,7 @@ func TestLoadFilePlatformOverride(t *testing.T) {
 		{name: "lab study onto kubernetes", file: "testdata/valid-minimal.yaml",
 			o: PlatformOverride{Type: PlatformKubernetes, Image: "registry.example/mb:v1"},
 			check: func(t *testing.T, p Platform) {
-				if p.Type != PlatformKubernetes || p.Kubernetes == nil || p.Kubernetes.Image != "registry.example/mb:v1" || len(p.Nodes) != 3 {
+				if p.Type != PlatformKubernetes || p.Kubernetes == nil || p.Kubernetes.Image != "registry.example/mb:v1" || len(p.Nodes) != 4 {
 					t.Errorf("platform = %+v", p)
 				}
 			}},
@@ -146,7 +146,7 @@ func TestPerNamespaceLatency(t *testing.T) {
 		t.Fatalf("per-namespace p50 = %+v, want the mean of 1 ms and 9 ms", got)
 	}
 	cell := &results.Cell{}
-	record(cell, platform.Measurement{Generators: []load.Result{fast, slow}})
+	record(cell, platform.Measurement{Generators: []load.Result{fast, slow}}, 0)
 	if cell.NamespaceLatencyMs == nil || cell.LatencyMs.P50 == cell.NamespaceLatencyMs.P50 {
 		t.Errorf("recorded pooled p50 %v and per-namespace %+v, want both, differing", cell.LatencyMs.P50, cell.NamespaceLatencyMs)
 	}

@@ -39,17 +39,22 @@ type Cell struct {
 
 // Plan is the cells of a study in the order they run.
 type Plan struct {
-	Study       string          `json:"study"`
-	StudySHA256 string          `json:"study_sha256"`
-	Platform    string          `json:"platform"`
-	Seed        uint64          `json:"seed"`
-	Shuffle     bool            `json:"shuffle"`
-	Repetitions int             `json:"repetitions"`
-	Meshes      []string        `json:"meshes"`
-	Scaling     results.Scaling `json:"scaling"`
-	Groups      int             `json:"workload_groups"`
-	Cells       []Cell          `json:"cells"`
-	Estimate    time.Duration   `json:"estimate_ns"`
+	Study       string `json:"study"`
+	StudySHA256 string `json:"study_sha256"`
+	Platform    string `json:"platform"`
+	Seed        uint64 `json:"seed"`
+	Shuffle     bool   `json:"shuffle"`
+	Repetitions int    `json:"repetitions"`
+	// MaxRepetitions and CI are an adaptive study's limits: rounds are
+	// added, up to MaxRepetitions, until every p50 overhead's interval is
+	// within CI of it. Equal to Repetitions for a fixed count.
+	MaxRepetitions int             `json:"max_repetitions"`
+	CI             float64         `json:"ci,omitempty"`
+	Meshes         []string        `json:"meshes"`
+	Scaling        results.Scaling `json:"scaling"`
+	Groups         int             `json:"workload_groups"`
+	Cells          []Cell          `json:"cells"`
+	Estimate       time.Duration   `json:"estimate_ns"`
 }
 
 // point is one combination of sweep values before meshes and repetitions.
@@ -68,6 +73,13 @@ type point struct {
 // cell's load; a calibrated scaling whose factor is not yet measured plans
 // the load unscaled.
 func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
+	return newPlan(s, sc, s.Repetitions.Min)
+}
+
+// newPlan plans the given number of rounds; an adaptive run plans more
+// rounds than its minimum as it goes, and the rounds already planned keep
+// their cell IDs.
+func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	axes, err := s.axes()
 	if err != nil {
 		return nil, err
@@ -78,7 +90,7 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	}
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
-		Shuffle: *s.Order.Shuffle, Repetitions: s.Repetitions, Scaling: sc,
+		Shuffle: *s.Order.Shuffle, Repetitions: rounds, MaxRepetitions: max(rounds, s.Repetitions.Max), CI: s.Repetitions.CI, Scaling: sc,
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)
@@ -99,7 +111,7 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(s.Order.Seed, 0))
 	order := make([]int, len(s.Meshes))
 	for gi, g := range groups {
-		for rep := 1; rep <= s.Repetitions; rep++ {
+		for rep := 1; rep <= rounds; rep++ {
 			for _, pt := range g {
 				for i := range order {
 					order[i] = i

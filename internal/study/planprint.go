@@ -20,7 +20,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Shuffle {
 		order = fmt.Sprintf("shuffled within each round (seed %d)", p.Seed)
 	}
-	fmt.Fprintf(&b, "meshes: %s, %s; %d repetitions\n", strings.Join(p.Meshes, ", "), order, p.Repetitions)
+	reps := fmt.Sprintf("%d repetitions", p.Repetitions)
+	if p.MaxRepetitions > p.Repetitions {
+		reps = fmt.Sprintf("%d repetitions, then more up to %d until every mesh's p50 overhead has a 95%% interval within ±%.0f%% of itself (the cells below are the first %d)",
+			p.Repetitions, p.MaxRepetitions, 100*p.CI, p.Repetitions)
+	}
+	fmt.Fprintf(&b, "meshes: %s, %s; %s\n", strings.Join(p.Meshes, ", "), order, reps)
 	fmt.Fprintf(&b, "scaling: %s\n", p.scalingText())
 	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload deployment"), round(p.Estimate))
 	if _, err := io.WriteString(w, b.String()); err != nil {

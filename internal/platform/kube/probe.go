@@ -62,7 +62,7 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 		ps = append(ps,
 			probe{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
 				Job: job("meshed", ns, loadServiceAccount, url)},
-			probe{Check: "plaintext-refused", What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
+			probe{Check: platform.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
 				Job: job("plaintext", probeNamespace, "default", url)})
 		if pr.L4Policy || pr.L7Policy {
 			pb := probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,

@@ -36,6 +36,11 @@ const (
 	LoadServiceAccount = "load-generator"
 )
 
+// OutsidePodName is each namespace's client outside the cluster, for the
+// ingress path: a host-network pod on the client node (else a load node),
+// which no mesh captures, as LiveWyer's VM calling the gateway was.
+const OutsidePodName = "outside-client"
+
 // DefaultReadyTimeout bounds Deploy's wait for readiness when the context
 // has no deadline.
 const DefaultReadyTimeout = 3 * time.Minute
@@ -173,6 +178,7 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 	if len(loadNodes) == 0 {
 		loadNodes = appNodes
 	}
+	clientNodes := outsideNodes(nodes)
 	var out []cluster.PodSpec
 	for nsIdx, ns := range topology.Namespaces(w.Namespaces) {
 		for depIdx, d := range w.Graph.Deployments() {
@@ -187,6 +193,10 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 		}
 		out = append(out, cluster.PodSpec{Namespace: ns, Name: LoadPodName, Node: loadNodes[nsIdx%len(loadNodes)].Name,
 			ServiceAccount: LoadServiceAccount, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
+		if len(clientNodes) > 0 {
+			out = append(out, cluster.PodSpec{Namespace: ns, Name: OutsidePodName, Node: clientNodes[nsIdx%len(clientNodes)].Name,
+				HostNetwork: true, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
+		}
 	}
 	for i := range out {
 		out[i].Labels[LabelSpec] = fingerprint(out[i])
@@ -212,6 +222,16 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 			Readiness: &cluster.Probe{Port: d.Port, Path: "/readyz"},
 		}},
 	}
+}
+
+// outsideNodes are where the ingress path's clients run: the client
+// nodes, else the load nodes; never an app node, where the client's
+// network would be the application's.
+func outsideNodes(nodes []cluster.Node) []cluster.Node {
+	if c := nodesWithRole(nodes, platform.NodeClient); len(c) > 0 {
+		return c
+	}
+	return nodesWithRole(nodes, platform.NodeLoad)
 }
 
 func nodesWithRole(nodes []cluster.Node, role platform.NodeRole) []cluster.Node {
