@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/kube"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
 	"github.com/meshbench/meshbench/internal/study"
 )
@@ -29,9 +30,16 @@ iptables with the socket match, TPROXY, REDIRECT and the owner match, the
 cgroup controllers, the CPUs the study's nodes pin, no other lab's processes
 on those CPUs (--shared-host accepts them), Envoy at the version the data
 planes are written for (when the study installs a mesh), and free disk
-where the results go. Each failed check is one line with its fix.`,
+where the results go. On Kubernetes (each cluster a mesh's context names):
+the kubeconfig and context, the API server, the permissions a run needs
+(SelfSubjectAccessReview), a node for each role with its labels and taints,
+a metrics source (the metrics API or the study's Prometheus), the Gateway
+API CRDs for waypoints, the meshes the cluster can host (Cilium), and the
+chart sources; it only reads the cluster. Each failed check is one line
+with its fix.`,
 		Example: `  meshbench doctor
   meshbench doctor my-study.yaml
+  meshbench doctor --study livewyer-bookinfo --platform kubernetes --image ghcr.io/you/meshbench:v0.1.0 --context perf
   MESHBENCH_ENVOY=/opt/envoy/bin/envoy meshbench doctor --study solo-tiered`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,5 +97,8 @@ func preflight(ctx context.Context, st *study.Study, resultsDir string, shared b
 	if st.Platform.Type == study.PlatformLab {
 		return platformlab.Doctor(ctx, n, "")
 	}
-	return []platform.Finding{platform.DiskFinding(resultsDir, platform.MinFreeDisk)}
+	o := kubeOptions(st.Platform.Kubernetes)
+	o.Ingress, o.Meshes = st.Platform.Ingress, st.Platform.Meshes
+	fs := kube.Doctor(ctx, o, platform.ClusterSpec{Nodes: st.Platform.Nodes})
+	return append(fs, platform.DiskFinding(resultsDir, platform.MinFreeDisk))
 }

@@ -127,12 +127,6 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 		}
 		return err
 	}
-	if st.Platform.Type == study.PlatformKubernetes {
-		// The preflight, before anything is created or written.
-		if err := kubePreflight(ctx, st.Platform); err != nil {
-			return err
-		}
-	}
 	o := study.Options{
 		Study: st, Source: src, Open: openPlatform, Dir: f.out, Resume: f.resume != "",
 		Scale: f.scale, Version: Version, Progress: s.ErrOut, Logger: g.logger(s),

@@ -18,15 +18,6 @@ import (
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
-// Finding is one preflight check's outcome: what was checked, whether it
-// is fine, what was found, and, when it is not, the fix.
-type Finding struct {
-	Check  string `json:"check"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
-}
-
 // doctorTimeout bounds each network check (a chart repository, the API).
 const doctorTimeout = 10 * time.Second
 
@@ -37,7 +28,7 @@ const doctorTimeout = 10 * time.Second
 // can host, and the chart sources. It reads the cluster and never writes
 // to it. Every failing finding says how to fix it. A mesh naming another
 // context is checked on that cluster too.
-func Doctor(ctx context.Context, opts Options, cluster platform.ClusterSpec) []Finding {
+func Doctor(ctx context.Context, opts Options, cluster platform.ClusterSpec) []platform.Finding {
 	contexts := []string{opts.Context}
 	byContext := map[string][]platform.MeshSpec{opts.Context: nil}
 	for _, m := range opts.Meshes {
@@ -47,7 +38,7 @@ func Doctor(ctx context.Context, opts Options, cluster platform.ClusterSpec) []F
 		}
 		byContext[c] = append(byContext[c], m)
 	}
-	var out []Finding
+	var out []platform.Finding
 	for _, c := range contexts {
 		o := opts
 		o.Context, o.Meshes = c, byContext[c]
@@ -62,24 +53,24 @@ func Doctor(ctx context.Context, opts Options, cluster platform.ClusterSpec) []F
 	return out
 }
 
-func doctorCluster(ctx context.Context, opts Options, cluster platform.ClusterSpec) []Finding {
+func doctorCluster(ctx context.Context, opts Options, cluster platform.ClusterSpec) []platform.Finding {
 	if opts.Image == "" {
 		opts.Image = "(doctor)" // the image is the study's to check, not the cluster's
 	}
 	p, err := newPlatform(opts)
 	if err != nil {
-		return []Finding{{Check: "kubeconfig", Detail: err.Error(),
+		return []platform.Finding{{Check: "kubeconfig", Detail: err.Error(),
 			Fix: "give --kubeconfig FILE (or set $KUBECONFIG) and --context NAME of a context in it"}}
 	}
-	out := []Finding{{Check: "kubeconfig", OK: true, Detail: "context " + contextName(p)}}
+	out := []platform.Finding{{Check: "kubeconfig", OK: true, Detail: "context " + contextName(p)}}
 	vctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	v, err := serverVersion(vctx, p)
 	if err != nil {
-		return append(out, Finding{Check: "api-server", Detail: err.Error(),
+		return append(out, platform.Finding{Check: "api-server", Detail: err.Error(),
 			Fix: "check that the cluster is up and reachable from here, and the kubeconfig's credentials (kubectl --context " + contextName(p) + " version)"})
 	}
-	out = append(out, Finding{Check: "api-server", OK: true, Detail: "Kubernetes " + v})
+	out = append(out, platform.Finding{Check: "api-server", OK: true, Detail: "Kubernetes " + v})
 	out = append(out, p.permissionFindings(ctx)...)
 	out = append(out, p.nodeFindings(ctx, cluster)...)
 	out = append(out, p.metricsFinding(ctx))
@@ -137,13 +128,13 @@ var needed = []authv1.ResourceAttributes{
 
 // permissionFindings asks the API server whether the kubeconfig's user may
 // do what a run does.
-func (p *kubePlatform) permissionFindings(ctx context.Context) []Finding {
+func (p *kubePlatform) permissionFindings(ctx context.Context) []platform.Finding {
 	var denied []string
 	for _, ra := range needed {
 		r, err := p.c.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &ra}}, metav1.CreateOptions{})
 		if err != nil {
-			return []Finding{{Check: "permissions", Detail: "SelfSubjectAccessReview: " + err.Error(),
+			return []platform.Finding{{Check: "permissions", Detail: "SelfSubjectAccessReview: " + err.Error(),
 				Fix: "the user needs rights to ask what it may do (system:basic-user), and cluster-admin to run"}}
 		}
 		if !r.Status.Allowed {
@@ -158,24 +149,24 @@ func (p *kubePlatform) permissionFindings(ctx context.Context) []Finding {
 		}
 	}
 	if len(denied) > 0 {
-		return []Finding{{Check: "permissions", Detail: "denied: " + strings.Join(denied, ", "),
+		return []platform.Finding{{Check: "permissions", Detail: "denied: " + strings.Join(denied, ", "),
 			Fix: "run as cluster-admin: kubectl create clusterrolebinding meshbench --clusterrole=cluster-admin --user=USER"}}
 	}
-	return []Finding{{Check: "permissions", OK: true, Detail: fmt.Sprintf("%d actions a run takes are allowed", len(needed))}}
+	return []platform.Finding{{Check: "permissions", OK: true, Detail: fmt.Sprintf("%d actions a run takes are allowed", len(needed))}}
 }
 
 // nodeFindings checks the study's roles against the nodes.
-func (p *kubePlatform) nodeFindings(ctx context.Context, cluster platform.ClusterSpec) []Finding {
+func (p *kubePlatform) nodeFindings(ctx context.Context, cluster platform.ClusterSpec) []platform.Finding {
 	if len(cluster.Nodes) == 0 {
-		return []Finding{{Check: "nodes", Detail: "the study names no nodes", Fix: "give the study's platform.nodes at least an app and a load node"}}
+		return []platform.Finding{{Check: "nodes", Detail: "the study names no nodes", Fix: "give the study's platform.nodes at least an app and a load node"}}
 	}
 	list, err := p.c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return []Finding{{Check: "nodes", Detail: err.Error(), Fix: "the user must be able to list nodes"}}
+		return []platform.Finding{{Check: "nodes", Detail: err.Error(), Fix: "the user must be able to list nodes"}}
 	}
 	_, assigned, err := matchNodes(cluster.Nodes, list.Items)
 	if err != nil {
-		return []Finding{{Check: "nodes", Detail: err.Error(),
+		return []platform.Finding{{Check: "nodes", Detail: err.Error(),
 			Fix: "label (and taint) nodes for the roles, e.g. kubectl label node NAME " + labelRole + "=app; kubectl taint node NAME meshbench.io/dedicated=load:NoSchedule"}}
 	}
 	var parts []string
@@ -184,54 +175,54 @@ func (p *kubePlatform) nodeFindings(ctx context.Context, cluster platform.Cluste
 			parts = append(parts, string(role)+"="+strings.Join(n, ","))
 		}
 	}
-	return []Finding{{Check: "nodes", OK: true, Detail: strings.Join(parts, " ")}}
+	return []platform.Finding{{Check: "nodes", OK: true, Detail: strings.Join(parts, " ")}}
 }
 
 // metricsFinding checks the resource source the run will read.
-func (p *kubePlatform) metricsFinding(ctx context.Context) Finding {
+func (p *kubePlatform) metricsFinding(ctx context.Context) platform.Finding {
 	mctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	if p.opts.Prometheus != "" {
 		if _, err := promRaw(mctx, p.opts.Prometheus, "up[1m]", time.Now()); err != nil {
-			return Finding{Check: "metrics", Detail: err.Error(),
+			return platform.Finding{Check: "metrics", Detail: err.Error(),
 				Fix: "check platform.kubernetes.prometheus: a Prometheus that scrapes cAdvisor, reachable from here"}
 		}
-		return Finding{Check: "metrics", OK: true, Detail: "Prometheus " + p.opts.Prometheus + " answers"}
+		return platform.Finding{Check: "metrics", OK: true, Detail: "Prometheus " + p.opts.Prometheus + " answers"}
 	}
 	if _, err := p.c.kube.Discovery().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1").DoRaw(mctx); err != nil {
-		return Finding{Check: "metrics", Detail: "no metrics API (metrics.k8s.io): " + err.Error(),
+		return platform.Finding{Check: "metrics", Detail: "no metrics API (metrics.k8s.io): " + err.Error(),
 			Fix: "install metrics-server, or name a Prometheus that scrapes cAdvisor in platform.kubernetes.prometheus"}
 	}
-	return Finding{Check: "metrics", OK: true, Detail: "the metrics API (metrics.k8s.io) answers"}
+	return platform.Finding{Check: "metrics", OK: true, Detail: "the metrics API (metrics.k8s.io) answers"}
 }
 
 // gatewayAPIFinding checks the Gateway API CRDs when a mesh has waypoints.
-func (p *kubePlatform) gatewayAPIFinding(ctx context.Context) (Finding, bool) {
+func (p *kubePlatform) gatewayAPIFinding(ctx context.Context) (platform.Finding, bool) {
 	for _, m := range p.opts.Meshes {
 		pr, err := lookupProfile(m.Profile)
 		if err != nil || !pr.Waypoint {
 			continue
 		}
 		if err := p.requireGatewayAPI(ctx); err != nil {
-			return Finding{Check: "gateway-api", Detail: "profile " + m.Profile + " needs the Gateway API CRDs, which the cluster lacks",
+			return platform.Finding{Check: "gateway-api", Detail: "profile " + m.Profile + " needs the Gateway API CRDs, which the cluster lacks",
 				Fix: "kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.1/standard-install.yaml"}, true
 		}
-		return Finding{Check: "gateway-api", OK: true, Detail: "Gateway API CRDs installed, for the waypoints"}, true
+		return platform.Finding{Check: "gateway-api", OK: true, Detail: "Gateway API CRDs installed, for the waypoints"}, true
 	}
-	return Finding{}, false
+	return platform.Finding{}, false
 }
 
 // profileFindings checks that the cluster can host each mesh (Cilium).
-func (p *kubePlatform) profileFindings(ctx context.Context) []Finding {
+func (p *kubePlatform) profileFindings(ctx context.Context) []platform.Finding {
 	if err := p.checkProfiles(ctx); err != nil {
-		return []Finding{{Check: "meshes", Detail: err.Error(),
+		return []platform.Finding{{Check: "meshes", Detail: err.Error(),
 			Fix: "run those meshes on a cluster that runs them (a mesh's context), or drop them from the study"}}
 	}
 	var names []string
 	for _, m := range p.opts.Meshes {
 		names = append(names, m.Profile)
 	}
-	return []Finding{{Check: "meshes", OK: true, Detail: "the cluster can host " + strings.Join(names, ", ")}}
+	return []platform.Finding{{Check: "meshes", OK: true, Detail: "the cluster can host " + strings.Join(names, ", ")}}
 }
 
 // chartsFor lists the chart keys the study's meshes install.
@@ -270,11 +261,11 @@ func (p *kubePlatform) chartsFor() []string {
 // chartFindings checks that each chart the study installs can be found:
 // a local path exists, a repository answers its index, a "repo/chart"
 // names a repository the user added. OCI references are only parsed.
-func (p *kubePlatform) chartFindings(ctx context.Context) []Finding {
-	var out []Finding
+func (p *kubePlatform) chartFindings(ctx context.Context) []platform.Finding {
+	var out []platform.Finding
 	for _, key := range p.chartsFor() {
 		src := p.charts[key]
-		f := Finding{Check: "chart " + key, OK: true}
+		f := platform.Finding{Check: "chart " + key, OK: true}
 		switch {
 		case registry.IsOCI(src.Chart):
 			f.Detail = src.Chart + " (an OCI reference; its registry is reached at install)"
