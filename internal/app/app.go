@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -30,8 +29,9 @@ type Options struct {
 	Upstreams map[string]string
 	// CallTimeout bounds each downstream call; default DefaultCallTimeout.
 	CallTimeout time.Duration
-	// H2C calls downstreams over HTTP/2 with prior knowledge instead of
-	// HTTP/1.1 keep-alive.
+	// H2C calls the downstreams the graph calls over http with HTTP/2 with
+	// prior knowledge instead of HTTP/1.1 keep-alive; h2c and grpc edges
+	// keep their protocol.
 	H2C    bool
 	Logger *slog.Logger
 }
@@ -88,9 +88,5 @@ func newServiceHandler(o Options) (*handler, error) {
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
 	}
-	var h2c *http.Client
-	if o.H2C {
-		h2c = newH2CClient()
-	}
-	return newHandler(b, o.Namespace, newDownstreams(o.Graph, o.Service, addrs, h2c), timeout), nil
+	return newHandler(b, o.Namespace, newDownstreams(o.Graph, o.Service, addrs, newH2CClient(), o.H2C), timeout), nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
 )
 
 // server serves a responder on one port. It speaks HTTP/1.1 itself, since
@@ -21,6 +23,7 @@ type server struct {
 	ctx     context.Context // requests' context; ends at the hard stop
 	closing atomic.Bool
 	h2      *http.Server
+	grpc    *grpc.Server
 	h2ln    *connListener
 
 	mu    sync.Mutex
@@ -46,6 +49,7 @@ func serve(ctx context.Context, ln net.Listener, r responder, log *slog.Logger) 
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return reqCtx },
 	}
+	s.grpc = newGRPCServer(s)
 	go s.h2.Serve(s.h2ln)
 
 	errc := make(chan error, 1)
@@ -63,6 +67,7 @@ func serve(ctx context.Context, ln net.Listener, r responder, log *slog.Logger) 
 	go s.h2.Shutdown(sctx)
 	s.drain(sctx, stop)
 	s.h2.Close()
+	s.grpc.Stop()
 	return err
 }
 
@@ -139,8 +144,12 @@ func (s *server) route(ctx context.Context, path []byte, b []byte) ([]byte, int)
 	return s.r.respond(ctx, b)
 }
 
-// ServeHTTP answers the requests of h2c connections.
+// ServeHTTP answers the requests of h2c connections, gRPC calls among them.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isGRPC(r) {
+		s.grpc.ServeHTTP(w, r)
+		return
+	}
 	buf := getBuf()
 	path := []byte(r.URL.Path)
 	body, status := s.route(r.Context(), path, (*buf)[:0])
