@@ -165,3 +165,22 @@ type Workload struct {
 	// replica sweeps.
 	Replicas map[string]int `json:"replicas,omitempty"`
 }
+
+// ReplicasOf is how many replicas of deployment d run in each namespace:
+// the graph's, or the override for its service.
+func (w Workload) ReplicasOf(d topology.Deployment) int {
+	if r, ok := w.Replicas[d.Service]; ok {
+		return r
+	}
+	return d.Replicas
+}
+
+// Pods is how many application pods the workload runs in all its
+// namespaces; a platform's load generators come on top.
+func (w Workload) Pods() int {
+	n := 0
+	for _, d := range w.Graph.Deployments() {
+		n += w.ReplicasOf(d)
+	}
+	return n * w.Namespaces
+}

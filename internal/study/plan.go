@@ -31,6 +31,9 @@ type Cell struct {
 	Group      int            `json:"group"`
 	Namespaces int            `json:"namespaces"`
 	Replicas   map[string]int `json:"replicas,omitempty"`
+	// Pods is how many application pods the cell's workload runs, in all
+	// namespaces.
+	Pods int `json:"pods"`
 	// Load is what the platform runs, after scaling.
 	Load platform.LoadSpec `json:"load"`
 	// Estimate is the cell's expected time, set-up included.
@@ -184,9 +187,10 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
+	w := platform.Workload{Graph: s.Graph, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
-		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas,
+		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
 		Load: platform.LoadSpec{
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,

@@ -64,7 +64,7 @@ func workloadText(c Cell) string {
 	for _, svc := range slices.Sorted(maps.Keys(c.Replicas)) {
 		s += fmt.Sprintf(" %s=%d", svc, c.Replicas[svc])
 	}
-	return s
+	return s + fmt.Sprintf(" pods=%d", c.Pods)
 }
 
 // loadText describes a cell's load in one short phrase.

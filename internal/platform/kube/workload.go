@@ -66,9 +66,7 @@ func workloadManifests(w platform.Workload, mp manifestParams) ([]*unstructured.
 			objs = append(objs, service(ns, s))
 		}
 		for _, d := range w.Graph.Deployments() {
-			if r, ok := w.Replicas[d.Service]; ok {
-				d.Replicas = r
-			}
+			d.Replicas = w.ReplicasOf(d)
 			dep, err := deployment(ns, d, mp)
 			if err != nil {
 				return nil, err

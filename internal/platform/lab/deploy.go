@@ -176,11 +176,7 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 	var out []cluster.PodSpec
 	for nsIdx, ns := range topology.Namespaces(w.Namespaces) {
 		for depIdx, d := range w.Graph.Deployments() {
-			replicas := d.Replicas
-			if r, ok := w.Replicas[d.Service]; ok {
-				replicas = r
-			}
-			for i := 0; i < replicas; i++ {
+			for i := range w.ReplicasOf(d) {
 				node := appNodes[(nsIdx+depIdx+i)%len(appNodes)]
 				out = append(out, appPod(w.Graph, d, ns, i, node, bin, graphFile, vips))
 			}
