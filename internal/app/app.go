@@ -21,6 +21,9 @@ type Options struct {
 	Service   string
 	Version   string // may be empty when the service has one version
 	Namespace string // reported in the answer; empty leaves it out
+	// Pod names the replica in the answer, so that a client can see how
+	// its calls spread over replicas; empty leaves it out.
+	Pod string
 	// Listen is the address to serve on; default ":<service port>".
 	Listen string
 	// Upstreams maps a downstream service name to its HOST:PORT; a
@@ -88,5 +91,5 @@ func newServiceHandler(o Options) (*handler, error) {
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
 	}
-	return newHandler(b, o.Namespace, newDownstreams(o.Graph, o.Service, addrs, newH2CClient(), o.H2C), timeout), nil
+	return newHandler(b, o.Namespace, o.Pod, newDownstreams(o.Graph, o.Service, addrs, newH2CClient(), o.H2C), timeout), nil
 }

@@ -135,7 +135,7 @@ func graphServiceHandler(g *topology.Graph, s topology.Service, ns string, lns m
 		if err != nil {
 			return nil, nil, err
 		}
-		hs = append(hs, newHandler(b, ns, newDownstreams(g, s.Name, addrs, h2c, forceH2C), timeout))
+		hs = append(hs, newHandler(b, ns, "", newDownstreams(g, s.Name, addrs, h2c, forceH2C), timeout))
 	}
 	if len(hs) == 1 {
 		return hs[0], hs, nil

@@ -19,10 +19,10 @@ type handler struct {
 	head []byte
 }
 
-func newHandler(b topology.Behavior, namespace string, down map[topology.Edge]downstream, timeout time.Duration) *handler {
+func newHandler(b topology.Behavior, namespace, pod string, down map[topology.Edge]downstream, timeout time.Duration) *handler {
 	return &handler{
 		b: b, version: b.Version, down: down, timeout: timeout,
-		head: renderHead(b.Service, b.Version, namespace),
+		head: renderHead(b.Service, b.Version, namespace, pod),
 	}
 }
 

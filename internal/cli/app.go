@@ -47,6 +47,7 @@ Built-in graphs: ` + strings.Join(topology.BuiltinNames(), ", ") + `.`,
 	f.StringVar(&o.Service, "service", "", "the service to run (required)")
 	f.StringVar(&o.Version, "version", "", "the version to run, when the service has several")
 	f.StringVar(&o.Namespace, "namespace", "", "namespace to report in answers")
+	f.StringVar(&o.Pod, "pod", "", "pod (replica) name to report in answers")
 	f.StringVar(&o.Listen, "listen", "", "address to serve on (default \":<service port>\")")
 	f.StringArrayVar(&upstreams, "upstream", nil, "NAME=HOST:PORT of a downstream service (default NAME:<its port>); repeatable")
 	f.DurationVar(&o.CallTimeout, "call-timeout", app.DefaultCallTimeout, "timeout of each downstream call")

@@ -191,7 +191,8 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 }
 
 func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node cluster.Node, bin, graphFile string, vips map[string]string) cluster.PodSpec {
-	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns,
+	name := d.Name + "-" + strconv.Itoa(i)
+	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns, "--pod", name,
 		"--listen", ":" + strconv.Itoa(d.Port)}
 	if d.Name != d.Service {
 		cmd = append(cmd, "--version", d.Version)
@@ -201,7 +202,7 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 	}
 	r := d.Resources
 	return cluster.PodSpec{
-		Namespace: ns, Name: d.Name + "-" + strconv.Itoa(i), Node: node.Name, ServiceAccount: d.ServiceAccount,
+		Namespace: ns, Name: name, Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
 		Containers: []cluster.ContainerSpec{{
 			Name: "app", Command: cmd, Role: metrics.RoleApp,
