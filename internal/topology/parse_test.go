@@ -69,7 +69,7 @@ func TestParseDefaultsAndOverrides(t *testing.T) {
 	if got := g.Edges("front"); !reflect.DeepEqual(got, want) {
 		t.Errorf("Edges(front) = %v, want %v", got, want)
 	}
-	if front.Resources.CPULimitMilli() != 1000 || front.Resources.MemoryRequestBytes() != 64<<20 {
+	if front.Resources.Requirements().CPULimitMilli != 1000 || front.Resources.Requirements().MemRequestBytes != 64<<20 {
 		t.Errorf("resources = %+v", front.Resources)
 	}
 }
