@@ -27,6 +27,7 @@ func newGRPCServer(s *server) *grpc.Server {
 	grpcapp.Register(g, func(ctx context.Context) ([]byte, int) {
 		// gRPC encodes the answer after the handler returns, so the
 		// buffer cannot go back to the pool.
+		s.answered.Add(1)
 		return s.r.respond(ctx, nil)
 	})
 	return g

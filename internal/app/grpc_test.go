@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -75,6 +76,19 @@ services:
 	_, hroot, body := get(t, http.DefaultClient, "http://"+entry+"/")
 	if hroot.servers() != 5 || len(body) < 3000 {
 		t.Errorf("HTTP: %d servers, %d bytes", hroot.servers(), len(body))
+	}
+	// The entry counts both answers, and not the health checks or itself.
+	if resp, err := http.Get("http://" + entry + "/healthz"); err == nil {
+		resp.Body.Close()
+	}
+	resp, err := http.Get("http://" + entry + RequestsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	n, _ := io.ReadAll(resp.Body)
+	if string(n) != "2\n" {
+		t.Errorf("%s = %q, want 2", RequestsPath, n)
 	}
 }
 

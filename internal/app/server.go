@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,9 +23,12 @@ type server struct {
 	r       responder
 	ctx     context.Context // requests' context; ends at the hard stop
 	closing atomic.Bool
-	h2      *http.Server
-	grpc    *grpc.Server
-	h2ln    *connListener
+	// answered counts the service's own answers (not health checks), over
+	// every protocol, for RequestsPath.
+	answered atomic.Int64
+	h2       *http.Server
+	grpc     *grpc.Server
+	h2ln     *connListener
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -140,7 +144,10 @@ func (s *server) route(ctx context.Context, path []byte, b []byte) ([]byte, int)
 			return append(b, "shutting down\n"...), http.StatusServiceUnavailable
 		}
 		return append(b, "ok\n"...), http.StatusOK
+	case RequestsPath:
+		return append(strconv.AppendInt(b, s.answered.Load(), 10), '\n'), http.StatusOK
 	}
+	s.answered.Add(1)
 	return s.r.respond(ctx, b)
 }
 
@@ -169,8 +176,13 @@ var (
 	textType = []string{"text/plain; charset=utf-8"}
 )
 
+// RequestsPath answers, as text, how many requests the server has answered
+// since it started, health checks and itself left out: a platform reads it
+// to show how requests spread over a service's replicas.
+const RequestsPath = "/meshbench/requests"
+
 func contentType(path []byte) []string {
-	if p := string(path); p == "/healthz" || p == "/readyz" {
+	if p := string(path); p == "/healthz" || p == "/readyz" || p == RequestsPath {
 		return textType
 	}
 	return jsonType

@@ -158,6 +158,19 @@ type Measurement struct {
 	End        time.Time        `json:"end"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Replicas are the requests each app replica answered during the
+	// measurement (warm-up included), where the platform can count them;
+	// they show how a mesh spread requests over a Service's replicas.
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
+}
+
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
 }
 
 // Workload is the application under test: a service graph stamped into

@@ -54,7 +54,7 @@ func TestReportSections(t *testing.T) {
 	for _, s := range doc.Sections {
 		ids = append(ids, s.ID)
 	}
-	want := "summary latency overhead latency-vs-load resources replicas allocation cost excluded provenance"
+	want := "summary latency overhead latency-vs-load resources replicas replica-spread allocation cost excluded provenance"
 	if got := strings.Join(ids, " "); got != want {
 		t.Errorf("sections %q, want %q", got, want)
 	}

@@ -107,4 +107,7 @@ type Cell struct {
 	Merged     *load.Result     `json:"merged"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Replicas are the requests each app replica answered, when the
+	// platform counted them (an optional field: older results lack it).
+	Replicas []platform.ReplicaRequests `json:"replicas,omitempty"`
 }

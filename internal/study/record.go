@@ -18,7 +18,7 @@ import (
 // can leave it out of averages rather than silently include it.
 func record(cell *results.Cell, m platform.Measurement) {
 	cell.Start, cell.End = m.Start.UTC(), m.End.UTC()
-	cell.Generators, cell.Resources = m.Generators, m.Resources
+	cell.Generators, cell.Resources, cell.Replicas = m.Generators, m.Resources, m.Replicas
 	merged := merge(m.Generators)
 	cell.Merged = merged
 	if merged != nil {

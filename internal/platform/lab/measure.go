@@ -65,9 +65,11 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		gens = append(gens, &generator{namespace: ns, container: "load-" + strconv.FormatInt(seq, 10), opts: o})
 	}
 	before := faultCounts(l.Pods())
+	countsBefore := replicaCounts(ctx, l.Pods(), p.wl.w.Graph)
 	sampler := l.StartSampler(cluster.DefaultSampleInterval)
 	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
 	sampler.Stop()
+	m.Replicas = replicaDeltas(countsBefore, replicaCounts(ctx, l.Pods(), p.wl.w.Graph))
 	if spec.LogDir != "" {
 		p.keepFaultyLogs(l, before, spec.LogDir)
 	}
