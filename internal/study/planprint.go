@@ -94,6 +94,9 @@ func loadText(l platform.LoadSpec) string {
 	if o.HTTP2 {
 		parts = append(parts, "h2")
 	}
+	if o.GRPC {
+		parts = append(parts, "grpc")
+	}
 	return strings.Join(append(parts, string(l.Path)), " ")
 }
 

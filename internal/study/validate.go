@@ -47,6 +47,14 @@ func (s *Study) validate() error {
 	if err := s.Load.validate("load"); err != nil {
 		return err
 	}
+	if s.Graph != nil && s.Graph.EntryProtocol == topology.ProtocolGRPC {
+		if !*s.Load.KeepAlive {
+			return fieldError("load.keepalive", "false cannot apply: the graph's entry_protocol is grpc, whose client keeps its connections")
+		}
+		if s.Load.HTTP2 {
+			return fieldError("load.http2", "cannot apply: the graph's entry_protocol is grpc, which is HTTP/2 already")
+		}
+	}
 	if s.Repetitions < 0 {
 		return fieldError("repetitions", "must not be negative, got %d", s.Repetitions)
 	}

@@ -203,6 +203,9 @@ func loadArgs(bin string, o load.Options, bodyFile string) ([]string, error) {
 	if o.HTTP2 {
 		a = append(a, "--http2")
 	}
+	if o.GRPC {
+		a = append(a, "--grpc")
+	}
 	if o.Insecure {
 		a = append(a, "--insecure")
 	}
