@@ -9,7 +9,13 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+// Version 2 added cells' replicas[] and load options' grpc, both optional:
+// a version 1 directory reads as version 2 with neither (replicas not
+// counted, no gRPC load).
+const SchemaVersion = 2
+
+// oldestSchema is the oldest version ReadIndex still reads.
+const oldestSchema = 1
 
 // Cell statuses.
 const (
