@@ -13,7 +13,7 @@ import (
 type Rep struct {
 	Summary  results.Summary
 	MeshSpec platform.MeshSpec
-	Load     platform.LoadSpec
+	Load     results.Load
 	Start    time.Time // of the measured phase
 	Values   map[Metric]float64
 	Usage    map[Part][]UsagePoint
@@ -22,7 +22,7 @@ type Rep struct {
 	// limits, for cost models that pack pods.
 	Components []metrics.Component
 	// Replicas are the requests each app replica answered, when counted.
-	Replicas []platform.ReplicaRequests
+	Replicas []results.ReplicaRequests
 }
 
 // UsagePoint is a part's summed CPU (cores) and working set (bytes) at T

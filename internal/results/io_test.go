@@ -33,11 +33,11 @@ func TestWriteJSONIsAtomicAndReadable(t *testing.T) {
 	}
 }
 
-func TestReadIndexReadsSchema1(t *testing.T) {
+func TestReadIndexReadsSchema2(t *testing.T) {
 	t.Parallel()
-	// Schema 2 only added optional fields: a schema 1 directory reads.
+	// Schema 3 only added optional fields: a schema 2 directory reads.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 1, "study": "old"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 2, "study": "old"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if ix, err := ReadIndex(dir); err != nil || ix.Study != "old" {
@@ -71,5 +71,23 @@ func TestReadIndexErrors(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Schema 1 lacks only the cell files' hashes: it is read as it is, and its
+// cell files go unchecked.
+func TestReadIndexReadsSchema1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ix := `{"schema": 1, "study": "quick", "cells": [{"id": "c1", "file": "cells/c1.json", "status": "ok"}]}`
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(ix), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := CheckCells(dir, got); len(d) != 0 {
+		t.Errorf("schema 1 cells checked against hashes it never recorded: %v", d)
 	}
 }

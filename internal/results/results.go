@@ -3,19 +3,20 @@ package results
 import (
 	"time"
 
-	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
-// SchemaVersion is the version of the results format written here.
-// Version 2 added cells' replicas[] and load options' grpc, both optional:
-// a version 1 directory reads as version 2 with neither (replicas not
-// counted, no gRPC load).
-const SchemaVersion = 2
+// SchemaVersion is the version of the results format written here. 2
+// added each cell file's sha256 and bytes to study.json; 3 added each
+// cell's replicas[] and the load options' grpc, both optional, so that 2
+// reads as it is (replicas not counted, no gRPC load).
+const SchemaVersion = 3
 
-// oldestSchema is the oldest version ReadIndex still reads.
-const oldestSchema = 1
+// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
+// from 2 only by lacking the cell files' hashes, so it is read as it is,
+// and its cell files go unchecked.
+const OldestSchema = 1
 
 // Cell statuses.
 const (
@@ -76,10 +77,6 @@ type Scaling struct {
 	Note          string             `json:"note,omitempty"`
 }
 
-// Latency is a set of latency percentiles in milliseconds, the load
-// engine's own summary of a histogram (load.LatencyOf).
-type Latency = load.LatencyMS
-
 // Summary is one cell's line in study.json.
 type Summary struct {
 	ID   string `json:"id"`
@@ -101,19 +98,34 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// SHA256 and Bytes are the hash and size of the cell file as the run
+	// wrote it (WriteCell), so that a report can tell a missing, truncated
+	// or changed file; empty in a cell file itself, and in results written
+	// before they were recorded.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.
 type Cell struct {
 	Summary
 	MeshSpec platform.MeshSpec `json:"mesh_spec"`
-	Load     platform.LoadSpec `json:"load"`
+	Load     Load              `json:"load"`
 	// Merged is the exact merge of every generator's result; Generators
 	// keeps each one, so per-namespace figures can be recomputed.
-	Merged     *load.Result     `json:"merged"`
-	Generators []load.Result    `json:"generators"`
+	Merged     *Generator       `json:"merged"`
+	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
 	// Replicas are the requests each app replica answered, when the
 	// platform counted them (an optional field: older results lack it).
-	Replicas []platform.ReplicaRequests `json:"replicas,omitempty"`
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
+}
+
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered during the cell, warm-up included.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
 }
