@@ -211,6 +211,10 @@ type Measurement struct {
 	End        time.Time        `json:"end"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Replicas are the requests each app replica answered during the
+	// measurement (warm-up included), where the platform can count them;
+	// they show how a mesh spread requests over a Service's replicas.
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
 	// Host is what the platform's CPUs did besides the study during the
 	// measured phase; nil where the platform does not measure it (on
 	// Kubernetes, other tenants' pods and the nodes' own daemons are not
@@ -254,6 +258,15 @@ func (h *HostCPU) Node(role NodeRole) (NodeCPU, bool) {
 	return NodeCPU{}, false
 }
 
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
+}
+
 // Workload is the application under test: a service graph stamped into
 // Namespaces isolated copies (ns-1 ... ns-N).
 type Workload struct {
@@ -262,4 +275,23 @@ type Workload struct {
 	// Replicas overrides the graph's replica count per service name, for
 	// replica sweeps.
 	Replicas map[string]int `json:"replicas,omitempty"`
+}
+
+// ReplicasOf is how many replicas of deployment d run in each namespace:
+// the graph's, or the override for its service.
+func (w Workload) ReplicasOf(d topology.Deployment) int {
+	if r, ok := w.Replicas[d.Service]; ok {
+		return r
+	}
+	return d.Replicas
+}
+
+// Pods is how many application pods the workload runs in all its
+// namespaces; a platform's load generators come on top.
+func (w Workload) Pods() int {
+	n := 0
+	for _, d := range w.Graph.Deployments() {
+		n += w.ReplicasOf(d)
+	}
+	return n * w.Namespaces
 }

@@ -28,7 +28,7 @@ func Build(d *analysis.Dataset) *Document {
 	}
 	for _, s := range []Section{
 		b.summary(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(),
-		b.replicaSweep(), b.allocation(), b.cost(),
+		b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(),
 	} {
 		if len(s.Blocks) > 0 {
 			doc.Sections = append(doc.Sections, s)

@@ -10,13 +10,15 @@ import (
 // SchemaVersion is the version of the results format written here. 2
 // added each cell file's sha256 and bytes to study.json; 3 added host
 // noise (Summary.HostNoise, Noisy, Attempt, NoisyAttempts; Cell.Host;
-// Index.Noise) and adaptive rounds (Index.Rounds).
-const SchemaVersion = 3
+// Index.Noise) and adaptive rounds (Index.Rounds); 4 added each cell's
+// replicas[] and the load options' grpc, both optional.
+const SchemaVersion = 4
 
-// OldestSchema is the oldest version ReadIndex reads. Versions 1 and 2
-// differ only by lacking the cell files' hashes (1) and host noise and
-// rounds (1 and 2), so they are read as they are: their cell files go
-// unchecked where unhashed, and they hold no noise verdicts.
+// OldestSchema is the oldest version ReadIndex reads. Versions 1 to 3
+// differ only by lacking the cell files' hashes (1), host noise and
+// rounds (1 and 2), and replica counts and gRPC load (1 to 3), so they are
+// read as they are: their cell files go unchecked where unhashed, and they
+// hold no noise verdicts or replica counts.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -162,4 +164,16 @@ type Cell struct {
 	// Host is the platform's host-noise figures for the measurement, per
 	// node; nil where not measured.
 	Host *platform.HostCPU `json:"host,omitempty"`
+	// Replicas are the requests each app replica answered, when the
+	// platform counted them (an optional field: older results lack it).
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
+}
+
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered during the cell, warm-up included.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
 }

@@ -69,6 +69,21 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+func TestGRPCEntryMakesGRPCLoad(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-grpc.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s, s.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Cells[0].Load.Options; !o.GRPC || o.HTTP2 || o.NoKeepAlive {
+		t.Errorf("load options %+v; want gRPC, with keep-alive", o)
+	}
+}
+
 func TestParseAppliesResources(t *testing.T) {
 	t.Parallel()
 	s, _, err := LoadFile("testdata/valid-full.yaml", PlatformOverride{})

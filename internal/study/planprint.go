@@ -69,7 +69,7 @@ func workloadText(c Cell) string {
 	for _, svc := range slices.Sorted(maps.Keys(c.Replicas)) {
 		s += fmt.Sprintf(" %s=%d", svc, c.Replicas[svc])
 	}
-	return s
+	return s + fmt.Sprintf(" pods=%d", c.Pods)
 }
 
 // loadText describes a cell's load in one short phrase.
@@ -98,6 +98,9 @@ func loadText(l platform.LoadSpec) string {
 	}
 	if o.HTTP2 {
 		parts = append(parts, "h2")
+	}
+	if o.GRPC {
+		parts = append(parts, "grpc")
 	}
 	return strings.Join(append(parts, string(l.Path)), " ")
 }

@@ -55,6 +55,14 @@ func (s *Study) validate() FieldErrors {
 	}
 	add(s.Load.validate("load"))
 	add(s.Repetitions.validate())
+	if s.Graph != nil && s.Graph.EntryProtocol == topology.ProtocolGRPC && s.Load.KeepAlive != nil {
+		if !*s.Load.KeepAlive {
+			add(fieldError("load.keepalive", "false cannot apply: the graph's entry_protocol is grpc, whose client keeps its connections"))
+		}
+		if s.Load.HTTP2 {
+			add(fieldError("load.http2", "cannot apply: the graph's entry_protocol is grpc, which is HTTP/2 already"))
+		}
+	}
 	if n := s.Noise; n != nil {
 		switch {
 		case n.Threshold < 0:
