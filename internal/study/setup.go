@@ -92,7 +92,8 @@ func (r *runner) createResults() error {
 		Start: time.Now().UTC(), Seed: r.s.Order.Seed, Cells: []results.Summary{},
 		Provenance: results.Provenance{
 			MeshbenchVersion: r.o.Version, GoVersion: runtime.Version(),
-			Cluster: platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
+			Cluster:   platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
+			Published: r.s.Published,
 		},
 	}
 	return nil
