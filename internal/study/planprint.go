@@ -43,8 +43,12 @@ func (p *Plan) scalingText() string {
 	case sc.Mode == ScaleFactor:
 		return fmt.Sprintf("open-loop rates, their connections and request counts x %g (--scale)", sc.Factor)
 	case sc.Mode == ScaleTenants && sc.TenantRate == 0:
-		return fmt.Sprintf("tenants: %s of the study's %d tenants loaded (%s deployed), each at the study's rate unless the largest count would offer more than %.0f%% of the slowest mesh's capacity, measured at run time; rates below are as written, durations as capped",
-			tenantsText(sc.Tenants), sc.StudyTenants, sc.Deployed, 100*sc.Fraction)
+		deployed := "only those deployed"
+		if sc.Deployed == DeployAll {
+			deployed = "all deployed"
+		}
+		return fmt.Sprintf("tenants: %s of the study's %d tenants loaded (%s), each at the study's rate unless the largest count would offer more than %.0f%% of the slowest mesh's capacity, measured at run time; rates below are as written, durations as capped",
+			tenantsText(sc.Tenants), sc.StudyTenants, deployed, 100*sc.Fraction)
 	case sc.Mode == ScaleTenants:
 		return fmt.Sprintf("tenants: %s", sc.Note)
 	case sc.Factor == 0:
