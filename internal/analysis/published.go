@@ -57,9 +57,11 @@ func (f Fidelity) Unit() string {
 // Fidelities computes this run's figure for every published figure the
 // results carry, in the order the study lists them. The figure comes
 // from the configuration whose parameters match the published figure's;
-// where several match (a sweep the study did not vary, or a
-// tenant-scaled run's tenant counts), the last, which in a tenant-scaled
-// run is the largest count measured.
+// where several match (a sweep the study did not vary), the last; of a
+// tenant-scaled run's tenant counts, the smallest: one tenant at the
+// study's rate (or the lowered one) on the lab is the shape of a tenant
+// in the study, and the larger count is there to extrapolate additive
+// figures from.
 func (d *Dataset) Fidelities() []Fidelity {
 	var out []Fidelity
 	for _, p := range d.Index.Provenance.Published {
@@ -80,7 +82,7 @@ func (d *Dataset) matching(params map[string]string) (Config, bool) {
 		if !mapsMatch(params, c.Params) {
 			continue
 		}
-		if !ok || tenantsOf(c) >= tenantsOf(found) {
+		if !ok || tenantsOf(c) <= tenantsOf(found) {
 			found, ok = c, true
 		}
 	}

@@ -46,12 +46,13 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 		{Metric: "p50", Mesh: "linkerd", Value: 4.48, Source: src},
 	})
 	fs := d.Fidelities()
-	// Without parameters the figure comes from the largest tenant count.
+	// Without parameters the figure comes from the smallest tenant count.
+	v["sidecar"][2][P50] = 6.5
 	want := []struct {
 		measured float64
 		ok       bool
 		tenants  string
-	}{{1.5, true, "2"}, {6.5, true, "2"}, {5.0, true, "2"}, {0.85, true, "2"}, {100 * (1 - 1.5/6.5), true, "2"}, {4.0, true, "1"}, {0, false, "2"}}
+	}{{1.0, true, "1"}, {4.0, true, "1"}, {3.0, true, "1"}, {0.9, true, "1"}, {75, true, "1"}, {4.0, true, "1"}, {0, false, "1"}}
 	if len(fs) != len(want) {
 		t.Fatalf("%d fidelities, want %d", len(fs), len(want))
 	}
@@ -61,12 +62,12 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 			t.Errorf("%s %s: measured %g ok %v at %v, want %g %v at tenants=%s", f.Published.Metric, f.Published.Mesh, f.Measured, f.OK, f.Config.Params, w.measured, w.ok, w.tenants)
 		}
 	}
-	if r := fs[2].Ratio(); math.Abs(r-5.0/4.81) > 1e-9 {
+	if r := fs[2].Ratio(); math.Abs(r-3.0/4.81) > 1e-9 {
 		t.Errorf("ratio %g", r)
 	}
 	reps := Reproductions(fs)
 	// p50 without parameters: baseline and sidecar (linkerd unmeasured);
-	// the tenants=1 figure is alone in its group.
+	// the figure with tenants=1 given is alone in its group.
 	if len(reps) != 1 || !reps[0].Reproduces() || reps[0].Measured[0] != "baseline" {
 		t.Errorf("reproductions %+v", reps)
 	}
@@ -96,7 +97,7 @@ func TestExtrapolations(t *testing.T) {
 		"baseline": {1: {P50: 1}, 2: {P50: 1}},
 		"sidecar":  {1: {CPU(sc): 0.1, Memory(sc): 100 << 20}, 2: {CPU(sc): 0.2, Memory(sc): 150 << 20}},
 	}
-	alloc := map[string]map[int]Allocation{"sidecar": {1: {Components: 5, CPURequest: 0.5}, 2: {Components: 10, CPURequest: 1.0}}}
+	alloc := map[string]map[int]Allocation{"sidecar": {1: {Components: 5, CPURequest: 0.5, MemRequest: 128 << 20}, 2: {Components: 10, CPURequest: 1.0, MemRequest: 128 << 20}}}
 	es := tenantDataset(v, alloc, nil).Extrapolations()
 	got := map[string]Extrapolation{}
 	for _, e := range es {
@@ -114,6 +115,7 @@ func TestExtrapolations(t *testing.T) {
 		{"sidecar memory", 100 + 50*49, false}, // 100 then 75 per tenant: 25% apart
 		{"sidecar containers", 250, true},
 		{"sidecar CPU requested", 25, true},
+		{"sidecar memory requested", 128, true}, // the same at both: fixed
 	} {
 		e, ok := got[w.figure]
 		if !ok {
@@ -124,8 +126,11 @@ func TestExtrapolations(t *testing.T) {
 			t.Errorf("%s: %+v (disagreement %g), want %g at 50 tenants, linear %v", w.figure, e, e.Disagreement(), w.atN, w.linear)
 		}
 	}
-	if _, ok := got["sidecar memory requested"]; ok {
-		t.Error("memory requests extrapolated though none was set")
+	if e := got["sidecar memory requested"]; !e.Fixed() || got["sidecar CPU"].Fixed() {
+		t.Error("a figure equal at both counts is not fixed, or one that grew is")
+	}
+	if _, ok := got["baseline app CPU requested"]; ok {
+		t.Error("requests extrapolated though none was set")
 	}
 	// A run not scaled by tenants extrapolates nothing.
 	d := tenantDataset(v, alloc, nil)

@@ -40,9 +40,13 @@ func (e Extrapolation) Disagreement() float64 {
 	return math.Abs(p2-p1) / p1
 }
 
-// Linear reports whether the figure scaled with the tenants within
-// LinearityTolerance.
-func (e Extrapolation) Linear() bool { return e.Disagreement() <= LinearityTolerance }
+// Fixed reports whether the figure did not change with the tenants: a
+// shared component (a node proxy, the ingress gateway), extrapolated flat.
+func (e Extrapolation) Fixed() bool { return e.At1 == e.At2 }
+
+// Linear reports whether the figure scaled with the tenants, within
+// LinearityTolerance, or stayed fixed.
+func (e Extrapolation) Linear() bool { return e.Fixed() || e.Disagreement() <= LinearityTolerance }
 
 // extrapolatedParts are the parts whose figures add up over tenants.
 var extrapolatedParts = []Part{

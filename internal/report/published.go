@@ -43,7 +43,7 @@ func (b *builder) published() Section {
 		t.Rows = append(t.Rows, []string{figureLabel(p.Metric, p.Against), p.Mesh, cmpOr(analysis.ParamsText(f.Config.Params), "all"),
 			num(p.Value) + " " + f.Unit(), run, ratio, verdict, p.Source})
 	}
-	t.Notes = []string{"This run's figure is the median over its usable repetitions, at the configuration named; in a run scaled by tenants, at the largest tenant count measured, as measured for a tenant (latency is never extrapolated). Ratio is this run over the published figure."}
+	t.Notes = []string{"This run's figure is the median over its usable repetitions, at the configuration named; in a run scaled by tenants, at the smallest tenant count measured, as measured for a tenant (latency is never extrapolated). Ratio is this run over the published figure."}
 	s.Blocks = append(s.Blocks, table(t))
 	var lines []string
 	reproduced := 0
@@ -126,19 +126,22 @@ func (b *builder) tenants() Section {
 	e0 := es[0]
 	intro := fmt.Sprintf("The lab loaded %d and %d of the study's %d tenants, each at %s req/s. CPU, memory, container counts and requests add up over tenants: "+
 		"each is extrapolated to %d tenants along the line through the two measurements, and the per-tenant figures at both counts are compared "+
-		"(more than %s%% apart is flagged: a shared component's fixed cost, or contention). Latency is not extrapolated: it is reported as measured for a tenant.",
+		"(more than %s%% apart is flagged: a shared component's fixed part, or contention); a figure equal at both is a shared component's and stays as it is. Latency is not extrapolated: it is reported as measured for a tenant.",
 		e0.K1, e0.K2, e0.N, num(sc.TenantRate), e0.N, num(100*analysis.LinearityTolerance))
 	if sc.Deployed != "all" {
 		intro += " Only the loaded tenants were deployed: a proxy's memory grows with the number of services it knows, so the extrapolated memory of the proxies is a lower bound for a cluster with every tenant deployed."
 	}
 	s.Blocks = append(s.Blocks, text(intro))
-	t := &Table{Header: []string{"Mesh", "Configuration", "Figure", fmt.Sprintf("%d tenants", e0.K1), fmt.Sprintf("%d tenants", e0.K2),
-		fmt.Sprintf("%d tenants (extrapolated)", e0.N), "Per-tenant disagreement", "Linear"}}
+	t := &Table{Header: []string{"Mesh", "Configuration", "Figure", fmt.Sprintf("k=%d", e0.K1), fmt.Sprintf("k=%d", e0.K2),
+		fmt.Sprintf("k=%d (extrapolated)", e0.N), "Per-tenant disagreement", "Scales with tenants"}}
 	flagged := 0
 	for _, e := range es {
-		lin := "yes"
-		if !e.Linear() {
-			lin, flagged = "NO", flagged+1
+		lin := "proportionally"
+		switch {
+		case e.Fixed():
+			lin = "fixed (shared)"
+		case !e.Linear():
+			lin, flagged = "NOT proportionally", flagged+1
 		}
 		dis := "—"
 		if d := e.Disagreement(); !math.IsInf(d, 0) {
