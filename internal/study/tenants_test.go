@@ -135,7 +135,7 @@ func TestCPUWorkOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for svc, want := range map[string]string{"productpage": "9ms", "details": "1ms", "reviews": "2.5ms", "ratings": "2ms"} {
+	for svc, want := range map[string]string{"productpage": "29ms", "details": "3ms", "reviews": "8ms", "ratings": "6ms"} {
 		for _, v := range []string{"", "v1", "v2", "v3"} {
 			b, err := s.Graph.Behavior(svc, v)
 			if err != nil {
