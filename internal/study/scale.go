@@ -107,8 +107,14 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 		pt = s.withTenants(pt, slices.Min(sc.Tenants))
 	}
 	l := pt.setting.Load
-	l.Rate, l.Requests = 0, 0
-	l.Connections = max(1, calibrationConnections/pt.setting.generators())
+	conns := max(1, calibrationConnections/pt.setting.generators())
+	if l.Rate == 0 && l.Connections > 0 {
+		// A closed-loop study saturates at its own concurrency: more
+		// connections than it uses only lengthen each request, which on
+		// an app that costs tens of ms can outlast the request timeout.
+		conns = min(conns, l.Connections)
+	}
+	l.Rate, l.Requests, l.Connections = 0, 0, conns
 	l.Duration, l.Warmup = topology.Duration(calibrationDuration), topology.Duration(calibrationWarmup)
 	pt.setting.Load = l
 	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: ScaleNone})
