@@ -147,3 +147,31 @@ func TestCPUWorkOverride(t *testing.T) {
 		}
 	}
 }
+
+// Calibration runs a closed-loop study at its own connections when they
+// are fewer than the calibration's, and a tenant-scaled one with the
+// smallest tenant count loaded.
+func TestCalibrationCell(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		preset            string
+		conns, namespaces int
+		tenants           string
+	}{
+		{"livewyer-bookinfo", 32, 1, ""},
+		{"solo-tiered", 64, 1, "1"},
+	} {
+		s, _, err := Preset(tc.preset, PlatformOverride{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.calibrationCell(s.Meshes[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[TenantsParam] != tc.tenants {
+			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q; want %d, closed loop, %d, %q",
+				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[TenantsParam], tc.conns, tc.namespaces, tc.tenants)
+		}
+	}
+}
