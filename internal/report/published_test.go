@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // The fixture's results with published figures added: the report sets
@@ -15,15 +15,15 @@ import (
 func TestPublishedSection(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ix, err := fixture.Write(dir, fixture.Options{Seed: 5})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := map[string]string{"connections": "32", "replicas.productpage": "1"}
 	ix.Provenance.Published = []results.Published{
-		{Metric: "p50", Mesh: fixture.Baseline, Params: at, Value: 220, Source: "table A"},
-		{Metric: "p50", Mesh: fixture.Sidecar, Params: at, Value: 255, Source: "table A"},
-		{Metric: "ratio:qps", Mesh: fixture.Sidecar, Params: at, Value: 0.866, Source: "table A"},
+		{Metric: "p50", Mesh: resultstest.Baseline, Params: at, Value: 220, Source: "table A"},
+		{Metric: "p50", Mesh: resultstest.Sidecar, Params: at, Value: 255, Source: "table A"},
+		{Metric: "ratio:qps", Mesh: resultstest.Sidecar, Params: at, Value: 0.866, Source: "table A"},
 		{Metric: "p50", Mesh: "linkerd", Value: 1, Source: "table B"},
 	}
 	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {

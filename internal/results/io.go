@@ -61,7 +61,14 @@ func ReadIndex(dir string) (*Index, error) {
 		}
 		return nil, err
 	}
-	if ix.Schema != SchemaVersion {
+	switch ix.Schema {
+	case SchemaVersion:
+	case 1:
+		// Schema 2 only added fields (published figures, tenant scaling,
+		// a load's loaded tenants): a schema 1 result is a schema 2 result
+		// without them.
+		ix.Schema = SchemaVersion
+	default:
 		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d", dir, ix.Schema, SchemaVersion)
 	}
 	return &ix, nil

@@ -60,3 +60,17 @@ func TestReadIndexErrors(t *testing.T) {
 		})
 	}
 }
+
+// A schema 1 result, from before published figures and tenant scaling,
+// reads as schema 2 without them.
+func TestReadIndexSchema1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 1, "study": "quick", "cells": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := ReadIndex(dir)
+	if err != nil || ix.Schema != SchemaVersion || ix.Study != "quick" {
+		t.Fatalf("ReadIndex: %+v, %v", ix, err)
+	}
+}

@@ -10,7 +10,9 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+// Version 2 added provenance.published, the tenant scaling's fields and
+// a load's tenants; ReadIndex reads version 1 as well.
+const SchemaVersion = 2
 
 // Cell statuses.
 const (
