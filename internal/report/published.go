@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // fidelityFactor is how far a figure may be from the published one and
@@ -32,15 +33,20 @@ func (b *builder) published() Section {
 			run = num(f.Measured)
 			if r := f.Ratio(); r > 0 {
 				ratio = num(r) + "×"
-				verdict = fidelityVerdict(r)
-				if r >= 1/fidelityFactor && r <= fidelityFactor {
+				ok := false
+				verdict, ok = fidelityVerdict(f)
+				if ok {
 					within++
 				}
 			} else {
 				verdict = "opposite sign or zero"
 			}
 		}
-		t.Rows = append(t.Rows, []string{figureLabel(p.Metric, p.Against), p.Mesh, cmpOr(analysis.ParamsText(f.Config.Params), "all"),
+		cfg := f.Config.Params
+		if !f.OK {
+			cfg = p.Params
+		}
+		t.Rows = append(t.Rows, []string{figureLabel(p.Metric, p.Against), p.Mesh, cmpOr(analysis.ParamsText(cfg), "all"),
 			num(p.Value) + " " + f.Unit(), run, ratio, verdict, p.Source})
 	}
 	t.Notes = []string{"This run's figure is the median over its usable repetitions, at the configuration named; in a run scaled by tenants, at the smallest tenant count measured, as measured for a tenant (latency is never extrapolated). Ratio is this run over the published figure."}
@@ -65,7 +71,8 @@ func (b *builder) published() Section {
 	if len(lines) > 0 {
 		s.Blocks = append(s.Blocks, heading("Ordering of the meshes"), Block{List: lines})
 	}
-	verdict := fmt.Sprintf("Verdict: %d of %d published figures measured, %d of them within %s× of the published value", measured, len(fs), within, num(fidelityFactor))
+	verdict := fmt.Sprintf("Verdict: %d of %d published figures measured, %d of them close to the published value (within %s×; ratios to the baseline within %s)",
+		measured, len(fs), within, num(fidelityFactor), num(ratioTolerance))
 	if len(reps) > 0 {
 		verdict += fmt.Sprintf("; the meshes' ordering reproduces in %d of %d comparisons", reproduced, len(reps))
 	}
@@ -73,14 +80,29 @@ func (b *builder) published() Section {
 	return s
 }
 
-func fidelityVerdict(r float64) string {
-	switch {
-	case r >= 1/fidelityFactor && r <= fidelityFactor:
-		return fmt.Sprintf("within %s×", num(fidelityFactor))
-	case r > fidelityFactor:
-		return fmt.Sprintf("%s× higher", num(r))
+// ratioTolerance is how far a ratio to the baseline (such as a mesh's
+// share of the baseline's throughput) may be from the published one and
+// still count as reproduced: those are close to 1, and 2x would say nothing.
+const ratioTolerance = 0.05
+
+// fidelityVerdict says how close a measured figure is to its published
+// one, and whether that counts as reproduced.
+func fidelityVerdict(f analysis.Fidelity) (string, bool) {
+	if rel, _ := f.Published.Split(); rel == results.RelationRatio {
+		d := f.Measured - f.Published.Value
+		if math.Abs(d) <= ratioTolerance {
+			return fmt.Sprintf("within %s", num(ratioTolerance)), true
+		}
+		return fmt.Sprintf("%+.3f off (more than %s)", d, num(ratioTolerance)), false
 	}
-	return fmt.Sprintf("%s× lower", num(1/r))
+	switch r := f.Ratio(); {
+	case r >= 1/fidelityFactor && r <= fidelityFactor:
+		return fmt.Sprintf("within %s×", num(fidelityFactor)), true
+	case r > fidelityFactor:
+		return fmt.Sprintf("%s× higher", num(r)), false
+	default:
+		return fmt.Sprintf("%s× lower", num(1/r)), false
+	}
 }
 
 // figureLabel names a published metric in words.
