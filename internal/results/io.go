@@ -61,15 +61,8 @@ func ReadIndex(dir string) (*Index, error) {
 		}
 		return nil, err
 	}
-	switch ix.Schema {
-	case SchemaVersion:
-	case 1:
-		// Schema 2 only added fields (published figures, tenant scaling,
-		// a load's loaded tenants): a schema 1 result is a schema 2 result
-		// without them.
-		ix.Schema = SchemaVersion
-	default:
-		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d", dir, ix.Schema, SchemaVersion)
+	if ix.Schema < OldestSchema || ix.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d to %d", dir, ix.Schema, OldestSchema, SchemaVersion)
 	}
 	return &ix, nil
 }

@@ -4,15 +4,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
-// SchemaVersion is the version of the results format written here.
-// Version 2 added provenance.published, the tenant scaling's fields and
-// a load's tenants; ReadIndex reads version 1 as well.
-const SchemaVersion = 2
+// SchemaVersion is the version of the results format written here. 2
+// added each cell file's sha256 and bytes to study.json; 3 added
+// provenance.published, the tenant scaling's fields and a load's tenants,
+// all optional, so that a version 2 result reads as one without them.
+const SchemaVersion = 3
+
+// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
+// only by lacking the cell files' hashes, so it is read as it is, and its
+// cell files go unchecked.
+const OldestSchema = 1
 
 // Cell statuses.
 const (
@@ -102,10 +107,6 @@ type Scaling struct {
 	Deployed     string  `json:"deployed,omitempty"`
 }
 
-// Latency is a set of latency percentiles in milliseconds, the load
-// engine's own summary of a histogram (load.LatencyOf).
-type Latency = load.LatencyMS
-
 // Summary is one cell's line in study.json.
 type Summary struct {
 	ID   string `json:"id"`
@@ -127,17 +128,23 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// SHA256 and Bytes are the hash and size of the cell file as the run
+	// wrote it (WriteCell), so that a report can tell a missing, truncated
+	// or changed file; empty in a cell file itself, and in results written
+	// before they were recorded.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.
 type Cell struct {
 	Summary
 	MeshSpec platform.MeshSpec `json:"mesh_spec"`
-	Load     platform.LoadSpec `json:"load"`
+	Load     Load              `json:"load"`
 	// Merged is the exact merge of every generator's result; Generators
 	// keeps each one, so per-namespace figures can be recomputed.
-	Merged     *load.Result     `json:"merged"`
-	Generators []load.Result    `json:"generators"`
+	Merged     *Generator       `json:"merged"`
+	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
 }
 

@@ -25,7 +25,7 @@ func (r *runner) execute(ctx context.Context, plan *Plan) error {
 		if err != nil {
 			return err
 		}
-		if err := results.WriteJSON(filepath.Join(r.dir, cell.File), cell); err != nil {
+		if err := results.WriteCell(r.dir, cell); err != nil {
 			return fmt.Errorf("results: %w", err)
 		}
 		r.ix.Cells = append(r.ix.Cells, cell.Summary)
@@ -48,7 +48,7 @@ func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
 			ID: c.ID, File: results.CellFile(c.ID), Mesh: c.Mesh.Name, Profile: c.Mesh.Profile, Params: c.Params,
 			Repetition: c.Repetition, Verification: []platform.Check{},
 		},
-		MeshSpec: c.Mesh.MeshSpec, Load: c.Load,
+		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
 	fail := func(format string, args ...any) (*results.Cell, error) {
 		if ctx.Err() != nil {
