@@ -27,7 +27,7 @@ func Build(d *analysis.Dataset) *Document {
 		Subtitle: b.subtitle(),
 	}
 	for _, s := range []Section{
-		b.summary(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(),
+		b.summary(), b.published(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(), b.tenants(),
 		b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(),
 	} {
 		if len(s.Blocks) > 0 {
