@@ -24,6 +24,8 @@ type Rep struct {
 	// Gaps counts the spans of the window some component had no reading
 	// for: left out of its means, not read as zero.
 	Gaps int
+	// Replicas are the requests each app replica answered, when counted.
+	Replicas []results.ReplicaRequests
 }
 
 // UsagePoint is a part's summed CPU (cores) and working set (bytes) at T
@@ -52,7 +54,7 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	h := m.Latency
 	secs := m.End.Sub(m.Start).Seconds()
 	r := &Rep{
-		Summary: c.Summary, MeshSpec: c.MeshSpec, Load: c.Load, Start: m.Start,
+		Summary: c.Summary, MeshSpec: c.MeshSpec, Load: c.Load, Start: m.Start, Replicas: c.Replicas,
 		Values: map[Metric]float64{
 			MeanLatency: ms(h.Mean()),
 			MinLatency:  ms(h.Min()),

@@ -211,6 +211,9 @@ type LoadSpec struct {
 	// Kubernetes (the 50-tenant study ran each vegeta at 500m / 300Mi);
 	// the lab does not apply them.
 	Resources topology.Resources `json:"resources,omitzero"`
+	// Tenants, with PerNamespace, loads only the first Tenants namespaces
+	// (ns-1 ... ns-Tenants), the others deployed but idle; 0 loads all.
+	Tenants int `json:"tenants,omitempty"`
 	// LogDir, when set, is a directory for this measurement's logs: each
 	// generator's own output, and the logs of pods that restarted during
 	// it. The runner gives each cell its own; Measure creates it when it
@@ -224,6 +227,10 @@ type Measurement struct {
 	End        time.Time        `json:"end"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Replicas are the requests each app replica answered during the
+	// measurement (warm-up included), where the platform can count them;
+	// they show how a mesh spread requests over a Service's replicas.
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
 	// Host is what the platform's CPUs did besides the study during the
 	// measured phase; nil where the platform does not measure it (on
 	// Kubernetes, other tenants' pods and the nodes' own daemons are not
@@ -267,6 +274,15 @@ func (h *HostCPU) Node(role NodeRole) (NodeCPU, bool) {
 	return NodeCPU{}, false
 }
 
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
+}
+
 // Workload is the application under test: a service graph stamped into
 // Namespaces isolated copies (ns-1 ... ns-N).
 type Workload struct {
@@ -275,4 +291,23 @@ type Workload struct {
 	// Replicas overrides the graph's replica count per service name, for
 	// replica sweeps.
 	Replicas map[string]int `json:"replicas,omitempty"`
+}
+
+// ReplicasOf is how many replicas of deployment d run in each namespace:
+// the graph's, or the override for its service.
+func (w Workload) ReplicasOf(d topology.Deployment) int {
+	if r, ok := w.Replicas[d.Service]; ok {
+		return r
+	}
+	return d.Replicas
+}
+
+// Pods is how many application pods the workload runs in all its
+// namespaces; a platform's load generators come on top.
+func (w Workload) Pods() int {
+	n := 0
+	for _, d := range w.Graph.Deployments() {
+		n += w.ReplicasOf(d)
+	}
+	return n * w.Namespaces
 }

@@ -27,8 +27,8 @@ func Build(d *analysis.Dataset) *Document {
 		Subtitle: b.subtitle(),
 	}
 	for _, s := range []Section{
-		b.summary(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(),
-		b.replicaSweep(), b.allocation(), b.cost(),
+		b.summary(), b.published(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(), b.tenants(),
+		b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(),
 	} {
 		if len(s.Blocks) > 0 {
 			doc.Sections = append(doc.Sections, s)

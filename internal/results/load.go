@@ -45,6 +45,7 @@ type LoadOptions struct {
 	Warmup      time.Duration `json:"warmup,omitempty"`
 	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
 	HTTP2       bool          `json:"http2,omitempty"`
+	GRPC        bool          `json:"grpc,omitempty"`
 	Insecure    bool          `json:"insecure,omitempty"`
 }
 
@@ -60,11 +61,15 @@ type Load struct {
 	// Resources are each generator pod's requests and limits, where the
 	// platform applies them (Kubernetes).
 	Resources topology.Resources `json:"resources,omitzero"`
+	// Tenants is how many namespaces were loaded when fewer than all of
+	// them were (ns-1 ... ns-Tenants); 0 is all.
+	Tenants int `json:"tenants,omitempty"`
 }
 
 // LoadOf records a platform's load spec.
 func LoadOf(l platform.LoadSpec) Load {
-	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace, Resources: l.Resources}
+	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace,
+		Resources: l.Resources, Tenants: l.Tenants}
 }
 
 // Generator is one load generator's result (or their exact merge).

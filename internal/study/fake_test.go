@@ -36,9 +36,10 @@ type fakePlatform struct {
 	// is returned by Measure.
 	onMeasure func(n int) error
 
-	mesh     string
-	measures int
-	logDirs  []string // each Measure's spec.LogDir
+	mesh       string
+	namespaces int // of the deployed workload
+	measures   int
+	logDirs    []string // each Measure's spec.LogDir
 }
 
 func newFake() *fakePlatform {
@@ -80,6 +81,9 @@ func (f *fakePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error 
 
 func (f *fakePlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	f.record("deploy ns=%d replicas=%v", w.Namespaces, w.Replicas)
+	f.mu.Lock()
+	f.namespaces = w.Namespaces
+	f.mu.Unlock()
 	return f.failDeploy
 }
 
@@ -133,9 +137,15 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		lat = time.Millisecond
 	}
 	gens := 1
-	if spec.PerNamespace {
+	switch {
+	case spec.PerNamespace && spec.Tenants > 0:
+		gens = spec.Tenants
+	case spec.PerNamespace && f.namespaces == 1:
+		gens = 1
+	case spec.PerNamespace:
 		gens = 2
 	}
+	f.record("generators %d", gens)
 	m := platform.Measurement{Start: start, End: start.Add(window)}
 	if f.host != nil {
 		m.Host = f.host(f.mesh, n)

@@ -69,6 +69,21 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+func TestGRPCEntryMakesGRPCLoad(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-grpc.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s, s.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Cells[0].Load.Options; !o.GRPC || o.HTTP2 || o.NoKeepAlive {
+		t.Errorf("load options %+v; want gRPC, with keep-alive", o)
+	}
+}
+
 func TestParseAppliesResources(t *testing.T) {
 	t.Parallel()
 	s, _, err := LoadFile("testdata/valid-full.yaml", PlatformOverride{})
@@ -183,8 +198,9 @@ func TestPresetShapes(t *testing.T) {
 	}{
 		// 3 meshes x 5 repetitions.
 		{"quick", 15, 1, 1},
-		// 5 meshes x 5 repetitions, 50 namespaces kept.
-		{"solo-tiered", 25, 50, 1},
+		// 5 meshes x 5 repetitions x 2 loaded-tenant counts (1 and 2),
+		// only the loaded tenants deployed: 2 deployments.
+		{"solo-tiered", 50, 1, 2},
 		// 3 connections x 7 linked rows x 3 meshes x 3 repetitions; the
 		// replica counts 1, 2, 4, 6, 8 make 5 deployments.
 		{"livewyer-bookinfo", 189, 1, 5},

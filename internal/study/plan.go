@@ -13,6 +13,7 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // Cell is one measurement: a mesh under one combination of sweep values,
@@ -31,6 +32,9 @@ type Cell struct {
 	Group      int            `json:"group"`
 	Namespaces int            `json:"namespaces"`
 	Replicas   map[string]int `json:"replicas,omitempty"`
+	// Pods is how many application pods the cell's workload runs, in all
+	// namespaces.
+	Pods int `json:"pods"`
 	// Load is what the platform runs, after scaling.
 	Load platform.LoadSpec `json:"load"`
 	// Estimate is the cell's expected time, set-up included.
@@ -87,6 +91,15 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	points, err := s.points(axes)
 	if err != nil {
 		return nil, err
+	}
+	if sc.Mode == ScaleTenants {
+		var expanded []point
+		for _, pt := range points {
+			for _, k := range sc.Tenants {
+				expanded = append(expanded, s.withTenants(pt, k))
+			}
+		}
+		points = expanded
 	}
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
@@ -183,6 +196,9 @@ func (st setting) workloadKey() string {
 
 // generators is how many load generators a setting runs.
 func (st setting) generators() int {
+	if st.Load.Generators == GeneratorsPerNamespace && st.Tenants > 0 {
+		return st.Tenants
+	}
 	if st.Load.Generators == GeneratorsPerNamespace {
 		return st.Namespaces
 	}
@@ -196,20 +212,36 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
+	w := platform.Workload{Graph: s.Graph, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
+	// The generator calls the entry as the graph says: gRPC keeps its
+	// connections and is HTTP/2 already, so keepalive and http2 (checked
+	// by validate where the study sets them) do not apply to it.
+	entry := s.Graph.EntryProtocol.Or()
+	grpc := entry == topology.ProtocolGRPC
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
-		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas,
+		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
 		Load: platform.LoadSpec{
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
 				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),
-				NoKeepAlive: !*l.KeepAlive, HTTP2: l.HTTP2,
+				NoKeepAlive: !*l.KeepAlive && !grpc, HTTP2: (l.HTTP2 || entry == topology.ProtocolH2C) && !grpc, GRPC: grpc,
 			},
 			Path:         l.Path,
 			PerNamespace: l.Generators == GeneratorsPerNamespace,
 			Resources:    l.Resources,
+			Tenants:      loadedOf(pt.setting),
 		},
 	}
+}
+
+// loadedOf is the LoadSpec's Tenants: the loaded count when fewer
+// namespaces are loaded than deployed, else 0 (all).
+func loadedOf(st setting) int {
+	if st.Tenants > 0 && st.Tenants < st.Namespaces {
+		return st.Tenants
+	}
+	return 0
 }
 
 // WorkloadOf is what the platform deploys for a cell.

@@ -29,6 +29,9 @@ func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) 
 		n := m.Host.Noise
 		cell.HostNoise, cell.Noisy = &n, results.Noisy(m.Host, noiseThreshold)
 	}
+	for _, r := range m.Replicas {
+		cell.Replicas = append(cell.Replicas, results.ReplicaRequests(r))
+	}
 	merged := merge(m.Generators)
 	if merged != nil {
 		g := results.GeneratorOf(*merged)

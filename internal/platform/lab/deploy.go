@@ -182,11 +182,7 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 	var out []cluster.PodSpec
 	for nsIdx, ns := range topology.Namespaces(w.Namespaces) {
 		for depIdx, d := range w.Graph.Deployments() {
-			replicas := d.Replicas
-			if r, ok := w.Replicas[d.Service]; ok {
-				replicas = r
-			}
-			for i := 0; i < replicas; i++ {
+			for i := range w.ReplicasOf(d) {
 				node := appNodes[(nsIdx+depIdx+i)%len(appNodes)]
 				out = append(out, appPod(w.Graph, d, ns, i, node, bin, graphFile, vips))
 			}
@@ -205,7 +201,8 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 }
 
 func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node cluster.Node, bin, graphFile string, vips map[string]string) cluster.PodSpec {
-	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns,
+	name := d.Name + "-" + strconv.Itoa(i)
+	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns, "--pod", name,
 		"--listen", ":" + strconv.Itoa(d.Port)}
 	if d.Name != d.Service {
 		cmd = append(cmd, "--version", d.Version)
@@ -214,7 +211,7 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 		cmd = append(cmd, "--upstream", up+"="+vips[ns+"/"+up])
 	}
 	return cluster.PodSpec{
-		Namespace: ns, Name: d.Name + "-" + strconv.Itoa(i), Node: node.Name, ServiceAccount: d.ServiceAccount,
+		Namespace: ns, Name: name, Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
 		Containers: []cluster.ContainerSpec{{
 			Name: "app", Command: cmd, Role: metrics.RoleApp,

@@ -51,8 +51,11 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		return m, err
 	}
 	namespaces := p.wl.namespaces
-	if !spec.PerNamespace {
+	switch {
+	case !spec.PerNamespace:
 		namespaces = namespaces[:1]
+	case spec.Tenants > 0 && spec.Tenants < len(namespaces):
+		namespaces = namespaces[:spec.Tenants]
 	}
 	seq := measureSeq.Add(1)
 	var gens []*generator
@@ -66,11 +69,13 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		gens = append(gens, &generator{namespace: ns, pod: generatorPod(spec.Path), container: "load-" + strconv.FormatInt(seq, 10), opts: o})
 	}
 	before := faultCounts(l.Pods())
+	countsBefore := replicaCounts(ctx, l.Pods(), p.wl.w.Graph)
 	sampler := l.StartSampler(cluster.DefaultSampleInterval)
 	host := l.StartHostMeter()
 	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
 	hostCPU, hostErr := host.Stop()
 	sampler.Stop()
+	m.Replicas = replicaDeltas(countsBefore, replicaCounts(ctx, l.Pods(), p.wl.w.Graph))
 	if spec.LogDir != "" {
 		p.keepFaultyLogs(l, before, spec.LogDir)
 	}
@@ -228,6 +233,9 @@ func loadArgs(bin string, o load.Options, bodyFile string) ([]string, error) {
 	}
 	if o.HTTP2 {
 		a = append(a, "--http2")
+	}
+	if o.GRPC {
+		a = append(a, "--grpc")
 	}
 	if o.Insecure {
 		a = append(a, "--insecure")

@@ -172,6 +172,8 @@ func TestLoadArgs(t *testing.T) {
 			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "100", "--rate", "450", "--duration", "1m0s", "--warmup", "10s", "--http2", "--timeout", "1s", "http://10.96.0.10:8080/"}},
 		{name: "closed loop by count", o: load.Options{URL: "http://x/", Connections: 32, Requests: 300000, NoKeepAlive: true, Method: "GET"},
 			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "32", "--requests", "300000", "--no-keepalive", "--method", "GET", "--timeout", "0s", "http://x/"}},
+		{name: "gRPC", o: load.Options{URL: "http://x/", Connections: 8, Requests: 10, GRPC: true},
+			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "8", "--requests", "10", "--grpc", "--timeout", "0s", "http://x/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
