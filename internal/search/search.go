@@ -14,16 +14,16 @@ const maxShifts = 2
 // its outcome; a caller running several searches steps each in turn, so
 // that their trials interleave. A Search is not safe for concurrent use.
 type Search struct {
-	cfg    Config
-	phase  string
-	rate   float64 // the rate of the step being run in grow and bisect
-	lower  float64 // the highest rate that met the SLO, 0 for none yet
-	upper  float64 // the lowest rate that broke it, 0 for none yet
-	limit  string  // why some rates could not be measured
+	cfg   Config
+	phase string
+	rate  float64 // the rate of the step being run in grow and bisect
+	lower float64 // the highest rate that met the SLO, 0 for none yet
+	upper float64 // the lowest rate that broke it, 0 for none yet
+	limit string  // why some rates could not be measured
 	// limited says upper is a rate that could not be measured rather than
 	// one that broke the SLO: confirmation then tries only the lower end.
 	limited bool
-	trials []Trial
+	trials  []Trial
 
 	attempt int // of the current step, from 1
 
@@ -77,7 +77,7 @@ func (s *Search) Record(o Outcome) Trial {
 	if !ok {
 		panic("search: Record after the search finished")
 	}
-	v, why := s.cfg.SLO.Judge(o)
+	v, why := s.cfg.SLO.Judge(step.Rate, o)
 	t := Trial{Step: step, Outcome: o, Verdict: v, Why: why, Attempt: s.attempt,
 		P50Ms: ms(o.P50), P95Ms: ms(o.P95), P99Ms: ms(o.P99)}
 	s.trials = append(s.trials, t)
@@ -142,7 +142,7 @@ func (s *Search) startConfirm() {
 func (s *Search) confirmed(t Trial) {
 	score := math.NaN()
 	if t.Verdict != Inconclusive {
-		score, _ = s.cfg.SLO.Score(t.Outcome)
+		score, _ = s.cfg.SLO.Score(t.Rate, t.Outcome)
 	}
 	s.scores = append(s.scores, score)
 	if !s.atHigh && s.hasUpper() {

@@ -314,7 +314,7 @@ func TestConfigValidate(t *testing.T) {
 		{"error rate of one", func(c *Config) { c.SLO.MaxErrorRate = 1 }, "max_error_rate"},
 		{"no start", func(c *Config) { c.Start = 0 }, "start_rate"},
 		{"precision as percent", func(c *Config) { c.Precision = 5 }, "precision"},
-		{"full shorter than short", func(c *Config) { c.Short, c.Full = 10 * time.Second, time.Second }, "full"},
+		{"full shorter than short", func(c *Config) { c.Short, c.Full = 10*time.Second, time.Second }, "full"},
 		{"max below start", func(c *Config) { c.MaxRate = 5 }, "max rate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,11 +45,18 @@ func (s SLO) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Score is how far an outcome is from the SLO: the largest of each
-// measured figure over its limit, so that a score at or under 1 meets the
+// MaxShortfall is the share of the offered rate a trial may fall short by
+// and still count: an open loop whose sends lag further behind has found a
+// system that cannot take the rate, and the requests it never sent have no
+// latency to show it.
+const MaxShortfall = 0.05
+
+// Score is how far a trial at the offered rate is from the SLO: the
+// largest of each measured figure over its limit (the rate's shortfall
+// over MaxShortfall among them), so that a score at or under 1 meets the
 // SLO, and the constraint that binds is the one named. A score is what
 // the confirmation trials interpolate between.
-func (s SLO) Score(o Outcome) (float64, string) {
+func (s SLO) Score(rate float64, o Outcome) (float64, string) {
 	score, binding := 0.0, ""
 	check := func(name string, v, limit float64) {
 		if limit <= 0 {
@@ -62,6 +69,9 @@ func (s SLO) Score(o Outcome) (float64, string) {
 	check("p50", o.P50.Seconds(), s.P50.Seconds())
 	check("p95", o.P95.Seconds(), s.P95.Seconds())
 	check("p99", o.P99.Seconds(), s.P99.Seconds())
+	if rate > 0 && o.Achieved < rate {
+		check("rate", 1-o.Achieved/rate, MaxShortfall)
+	}
 	if rate := o.ErrorRate(); rate > 0 {
 		if s.MaxErrorRate == 0 {
 			return math.Inf(1), "errors"
@@ -83,8 +93,8 @@ const (
 	Inconclusive Verdict = "inconclusive"
 )
 
-// Judge decides a trial's verdict and says why.
-func (s SLO) Judge(o Outcome) (Verdict, string) {
+// Judge decides the verdict of a trial at the offered rate and says why.
+func (s SLO) Judge(rate float64, o Outcome) (Verdict, string) {
 	switch {
 	case o.Saturated:
 		return Inconclusive, joinReason("the load generator saturated", o.Reason)
@@ -93,11 +103,13 @@ func (s SLO) Judge(o Outcome) (Verdict, string) {
 	case o.Requests == 0:
 		return Fail, "no request completed"
 	}
-	score, binding := s.Score(o)
+	score, binding := s.Score(rate, o)
 	if score <= 1 {
 		return Pass, ""
 	}
 	switch binding {
+	case "rate":
+		return Fail, fmt.Sprintf("achieved %.4g req/s, %.0f%% short of the rate", o.Achieved, 100*(1-o.Achieved/rate))
 	case "errors":
 		return Fail, fmt.Sprintf("errors %.3g%% over %g%%", 100*o.ErrorRate(), 100*s.MaxErrorRate)
 	case "p50":
