@@ -30,7 +30,6 @@ import (
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	platlab "github.com/meshbench/meshbench/internal/platform/lab"
-	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -42,7 +41,7 @@ func main() {
 	conns := flag.Int("connections", 8, "load generator connections (keep-alive)")
 	rounds := flag.Int("rounds", 1, "interleaved rounds over all profiles")
 	pin := flag.Bool("pin", true, "pin the app node to CPU 1 and the load node to CPU 0")
-	only := flag.String("profiles", strings.Join(dataplane.Profiles(), ","), "profiles to measure, comma-separated (baseline is always added)")
+	only := flag.String("profiles", strings.Join(platform.ProfileNames(platform.Lab), ","), "profiles to measure, comma-separated (baseline is always added)")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "bench/mesh: give -bin bin/meshbench (make build)")
@@ -51,9 +50,9 @@ func main() {
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
 	}
-	profiles := []string{string(dataplane.Baseline)}
+	profiles := []string{platform.ProfileBaseline}
 	for _, p := range strings.Split(*only, ",") {
-		if p = strings.TrimSpace(p); p != "" && p != string(dataplane.Baseline) {
+		if p = strings.TrimSpace(p); p != "" && p != platform.ProfileBaseline {
 			profiles = append(profiles, p)
 		}
 	}
@@ -162,7 +161,7 @@ func report(profiles []string, cells map[string]*cell, o load.Options, rounds in
 	fmt.Printf("mesh overhead on the lab: tiered graph (5 server hits per request), 1 namespace, 2 nodes\n")
 	fmt.Printf("load: open loop %.0f req/s, %d connections, %s measured after %s warm-up, %d round(s); medians over rounds\n\n",
 		o.Rate, o.Connections, o.Duration, o.Warmup, rounds)
-	base := cells[string(dataplane.Baseline)]
+	base := cells[platform.ProfileBaseline]
 	bp50, bp99 := median(base.p50), median(base.p99)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "profile\tp50\tp99\tadded p50\tadded p99\tp50 x\terrors\t")

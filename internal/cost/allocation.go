@@ -24,7 +24,8 @@ func WorkloadFromGraph(g *topology.Graph, namespaces int) (Workload, error) {
 	}
 	w := Workload{Name: g.Name, Namespaces: namespaces}
 	for _, d := range g.Deployments() {
-		r := Resources{MilliCPU: d.Resources.CPURequestMilli(), Bytes: d.Resources.MemoryRequestBytes()}
+		req := d.Resources.Requirements()
+		r := Resources{MilliCPU: req.CPURequestMilli, Bytes: req.MemRequestBytes}
 		w.Pods = append(w.Pods, Shape{Name: d.Name, Requests: r, Count: d.Replicas})
 	}
 	return w, nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -66,7 +67,7 @@ func TestAllocate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rows) != 2 || rows[0].Mesh != Baseline {
+			if len(rows) != 2 || rows[0].Mesh != platform.ProfileBaseline {
 				t.Fatalf("rows = %+v, want baseline then %s", rows, tc.mesh.Name)
 			}
 			r := rows[1]

@@ -1,6 +1,11 @@
 package cost
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/resources"
+)
 
 // assumptions lists everything an allocation rests on, one line each.
 // The baseline's scenario adds nothing and is not described.
@@ -27,10 +32,10 @@ func assumptions(w Workload, m MachineType, pricesNote string, runs []scenario, 
 	}
 	out = append(out,
 		fmt.Sprintf("node: %s: %d vCPU, %g GiB, max %d pods; allocatable %s / %.2fGi %s; %s a month",
-			m.Name, m.VCPU, m.MemoryGiB, m.MaxPods, cpuQuantity(alloc.MilliCPU), float64(alloc.Bytes)/float64(GiB), how, dollars(m.MonthlyUSD)),
+			m.Name, m.VCPU, m.MemoryGiB, m.MaxPods, resources.FormatCPU(alloc.MilliCPU), float64(alloc.Bytes)/float64(GiB), how, dollars(m.MonthlyUSD)),
 		"prices: "+pricesNote)
 	for _, s := range runs {
-		if s.f.Name == Baseline {
+		if s.f.Name == platform.ProfileBaseline {
 			continue
 		}
 		out = append(out, fmt.Sprintf("mesh %s (%s):", s.f.Name, s.f.Description))

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 func TestDefaultCatalog(t *testing.T) {
@@ -115,7 +117,7 @@ func TestFootprints(t *testing.T) {
 		t.Fatal(err)
 	}
 	amb := sel[1]
-	if sel[0].Name != Baseline || len(amb.PerNode) != 2 || amb.PerNode[0].Requests != (Resources{200, 512 * MiB}) || amb.Sidecar != nil {
+	if sel[0].Name != platform.ProfileBaseline || len(amb.PerNode) != 2 || amb.PerNode[0].Requests != (Resources{200, 512 * MiB}) || amb.Sidecar != nil {
 		t.Fatalf("selected %+v", sel)
 	}
 	if got := sel[0].Lines(); len(got) != 1 || got[0] != "adds nothing" {

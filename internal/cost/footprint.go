@@ -4,11 +4,9 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-)
 
-// Baseline is the name of the no-mesh scenario every allocation is
-// compared with. It adds nothing, so it needs no footprint.
-const Baseline = "baseline"
+	"github.com/meshbench/meshbench/internal/platform"
+)
 
 // Component is one kind of pod a mesh adds.
 type Component struct {
@@ -65,8 +63,8 @@ func (f Footprint) validate() error {
 	if f.Name == "" {
 		return fmt.Errorf("mesh footprint without a name")
 	}
-	if f.Name == Baseline {
-		return fmt.Errorf("mesh footprint %q: the name is reserved for the no-mesh scenario", Baseline)
+	if f.Name == platform.ProfileBaseline {
+		return fmt.Errorf("mesh footprint %q: the name is reserved for the no-mesh scenario", platform.ProfileBaseline)
 	}
 	all := append(append(append([]Component(nil), f.PerNode...), f.ControlPlane...), f.PerNamespace...)
 	if f.Sidecar != nil {
@@ -98,6 +96,13 @@ func LoadFootprints(path string) (*Footprints, error) {
 	fs := &Footprints{}
 	if err := decodeYAML(defaultFootprintsYAML, fs); err != nil {
 		return nil, fmt.Errorf("built-in footprints: %w", err)
+	}
+	// The built-in meshes are the registry's profiles, by the same names
+	// that studies and results use.
+	for _, f := range fs.Meshes {
+		if _, ok := platform.LookupProfile(f.Name); !ok {
+			return nil, fmt.Errorf("built-in footprint %q: no such mesh profile; known: %s", f.Name, strings.Join(platform.ProfileNames(""), ", "))
+		}
 	}
 	if path == "" {
 		return fs, nil
@@ -143,10 +148,10 @@ func (fs *Footprints) Select(names []string) ([]Footprint, error) {
 }
 
 func (fs *Footprints) find(name string) (Footprint, error) {
-	if name == Baseline {
-		return Footprint{Name: Baseline, Description: "no mesh"}, nil
+	if name == platform.ProfileBaseline {
+		return Footprint{Name: platform.ProfileBaseline, Description: "no mesh"}, nil
 	}
-	names := []string{Baseline}
+	names := []string{platform.ProfileBaseline}
 	for _, f := range fs.Meshes {
 		if f.Name == name {
 			return f, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // RecordedAllocation packs the requests a study recorded at one
@@ -28,7 +29,7 @@ func RecordedAllocation(d *analysis.Dataset, cfg analysis.Config, m MachineType,
 		pods := recordedPods(g.Representative().Components)
 		if runs == nil {
 			base = recordedWorkload(name, pods, false)
-			runs = []scenario{{w: base, f: Footprint{Name: Baseline}}}
+			runs = []scenario{{w: base, f: Footprint{Name: platform.ProfileBaseline}}}
 		}
 		if mesh != d.Baseline {
 			runs = append(runs, recordedScenario(name, mesh, pods))

@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 func recordedComp(role metrics.Role, ns, pod, node string, milli, mib int64) metrics.Component {
-	return metrics.Component{Role: role, Namespace: ns, Pod: pod, Node: node, Container: string(role), CPURequestMilli: milli, MemRequestBytes: mib * MiB}
+	return metrics.Component{Role: role, Namespace: ns, Pod: pod, Node: node, Container: string(role), Requirements: resources.Requirements{CPURequestMilli: milli, MemRequestBytes: mib * MiB}}
 }
 
 // TestRecordedScenario checks that recorded pods are priced as they ran:
@@ -68,7 +70,7 @@ func TestRecordedScenario(t *testing.T) {
 			recorded := recordedPods(tc.comps)
 			base := recordedWorkload("w", recorded, false)
 			s := recordedScenario("w", "mesh", recorded)
-			rows, err := allocateAll(smallNode, []scenario{{w: base, f: Footprint{Name: Baseline}}, s})
+			rows, err := allocateAll(smallNode, []scenario{{w: base, f: Footprint{Name: platform.ProfileBaseline}}, s})
 			if err != nil {
 				t.Fatal(err)
 			}

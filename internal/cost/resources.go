@@ -3,9 +3,8 @@ package cost
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
-	"github.com/meshbench/meshbench/internal/topology"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // Byte sizes.
@@ -26,11 +25,11 @@ type Resources struct {
 // ParseResources reads a CPU and a memory quantity such as "700m" and
 // "500Mi"; an empty string is zero.
 func ParseResources(cpu, memory string) (Resources, error) {
-	c, err := topology.ParseCPU(cpu)
+	c, err := resources.ParseCPU(cpu)
 	if err != nil {
 		return Resources{}, fmt.Errorf("cpu: %w", err)
 	}
-	m, err := topology.ParseMemory(memory)
+	m, err := resources.ParseMemory(memory)
 	if err != nil {
 		return Resources{}, fmt.Errorf("memory: %w", err)
 	}
@@ -54,28 +53,7 @@ func (r Resources) Times(n int) Resources {
 
 // String is the exact quantities, "700m / 500Mi".
 func (r Resources) String() string {
-	return cpuQuantity(r.MilliCPU) + " / " + memoryQuantity(r.Bytes)
-}
-
-// cpuQuantity writes millicores as a Kubernetes quantity: "8" or "7910m".
-func cpuQuantity(m int64) string {
-	if m%1000 == 0 {
-		return strconv.FormatInt(m/1000, 10)
-	}
-	return strconv.FormatInt(m, 10) + "m"
-}
-
-// memoryQuantity writes bytes as the largest exact binary quantity.
-func memoryQuantity(b int64) string {
-	for _, u := range []struct {
-		size   int64
-		suffix string
-	}{{GiB, "Gi"}, {MiB, "Mi"}, {KiB, "Ki"}} {
-		if b != 0 && b%u.size == 0 {
-			return strconv.FormatInt(b/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(b, 10)
+	return resources.FormatCPU(r.MilliCPU) + " / " + resources.FormatMemory(r.Bytes)
 }
 
 type resourcesJSON struct {
@@ -103,7 +81,7 @@ func (q *quantity) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes {"cpu": "700m", "memory": "500Mi"}.
 func (r Resources) MarshalJSON() ([]byte, error) {
-	return json.Marshal(resourcesJSON{CPU: quantity(cpuQuantity(r.MilliCPU)), Memory: quantity(memoryQuantity(r.Bytes))})
+	return json.Marshal(resourcesJSON{CPU: quantity(resources.FormatCPU(r.MilliCPU)), Memory: quantity(resources.FormatMemory(r.Bytes))})
 }
 
 // UnmarshalJSON reads {"cpu": "700m", "memory": "500Mi"}; unknown fields

@@ -1,6 +1,10 @@
 package cost
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
 
 // scenario is the pods of one row: the application's and what a mesh adds
 // to them.
@@ -15,9 +19,9 @@ type scenario struct {
 
 // scenarios pairs the workload with the baseline and with each mesh.
 func scenarios(w Workload, meshes []Footprint) []scenario {
-	out := []scenario{{w: w, f: Footprint{Name: Baseline}}}
+	out := []scenario{{w: w, f: Footprint{Name: platform.ProfileBaseline}}}
 	for _, f := range meshes {
-		if f.Name != Baseline {
+		if f.Name != platform.ProfileBaseline {
 			out = append(out, scenario{w: w, f: f})
 		}
 	}

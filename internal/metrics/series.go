@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/meshbench/meshbench/internal/platform/resources"
+)
 
 // Role is what a measured component does, the grouping every report uses.
 type Role string
@@ -29,11 +33,9 @@ type Component struct {
 	Namespace string `json:"namespace"`
 	Pod       string `json:"pod"`
 	Container string `json:"container"`
-	// Requests and limits, in millicores and bytes; zero means unset.
-	CPURequestMilli int64 `json:"cpu_request_m,omitempty"`
-	CPULimitMilli   int64 `json:"cpu_limit_m,omitempty"`
-	MemRequestBytes int64 `json:"mem_request_bytes,omitempty"`
-	MemLimitBytes   int64 `json:"mem_limit_bytes,omitempty"`
+	// Requirements are the container's requests and limits; embedded, so
+	// that they write as fields of the component.
+	resources.Requirements
 }
 
 // Sample is one resource reading. CPU is the average rate in cores since the

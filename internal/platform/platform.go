@@ -111,6 +111,10 @@ type Check struct {
 	Name   string `json:"name"`
 	Pass   bool   `json:"pass"`
 	Detail string `json:"detail,omitempty"`
+	// ConfigHash, on a check that verified the data plane's configuration,
+	// is a hash of that configuration (every proxy's bootstrap), which the
+	// results' provenance keeps per mesh.
+	ConfigHash string `json:"config_hash,omitempty"`
 }
 
 // FailedChecks describes the checks that did not pass, as "name: detail"

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -138,24 +136,19 @@ func (r *runner) install(ctx context.Context, c Cell) error {
 	return nil
 }
 
-// recordConfigHash keeps the Envoy configuration hash the mesh's
-// mesh-config check reports in the results' provenance.
+// recordConfigHash keeps the data plane's configuration hash, which a
+// check of the installed mesh carries, in the results' provenance.
 func (r *runner) recordConfigHash(name string, checks []platform.Check) {
 	for _, c := range checks {
-		if c.Name != dataplane.CheckConfig {
+		if c.ConfigHash == "" {
 			continue
 		}
-		if _, hash, ok := strings.Cut(c.Detail, configHashLabel); ok {
-			if r.ix.Provenance.EnvoyConfigHashes == nil {
-				r.ix.Provenance.EnvoyConfigHashes = map[string]string{}
-			}
-			r.ix.Provenance.EnvoyConfigHashes[name] = strings.TrimSpace(hash)
+		if r.ix.Provenance.EnvoyConfigHashes == nil {
+			r.ix.Provenance.EnvoyConfigHashes = map[string]string{}
 		}
+		r.ix.Provenance.EnvoyConfigHashes[name] = c.ConfigHash
 	}
 }
-
-// configHashLabel precedes the hash in the mesh-config check's detail.
-const configHashLabel = "bootstrap sha256 "
 
 // removeMesh removes the installed mesh, if any. When that fails the
 // workload is deployed afresh before the next cell.

@@ -85,7 +85,7 @@ func (f *fakePlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]
 	}
 	f.mesh = m.Profile
 	return []platform.Check{
-		{Name: "mesh-config", Pass: true, Detail: "profile " + m.Profile + ", envoy 1.40.0, 3 proxies, bootstrap sha256 0123456789abcdef"},
+		{Name: "mesh-config", Pass: true, Detail: "profile " + m.Profile + ", envoy 1.40.0, 3 proxies, bootstrap sha256 0123456789abcdef", ConfigHash: "0123456789abcdef"},
 		{Name: "pods-meshed", Pass: true},
 	}, nil
 }

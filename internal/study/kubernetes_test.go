@@ -3,41 +3,7 @@ package study
 import (
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestKubernetesOptions(t *testing.T) {
-	t.Parallel()
-	s, _, err := LoadFile("testdata/valid-kubernetes-charts.yaml", PlatformOverride{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := s.Platform.Kubernetes.Options()
-	pilot, _ := o.Charts["istiod"].Values["pilot"].(map[string]any)
-	tests := []struct {
-		name string
-		got  any
-		want any
-	}{
-		{"image", o.Image, "registry.example/meshbench:v0.1.0"},
-		{"timeout", o.Timeout, 10 * time.Minute},
-		{"charts", len(o.Charts), 3},
-		{"istiod version", o.Charts["istiod"].Version, "1.22.3"},
-		{"istiod values", pilot != nil, true},
-		{"linkerd repo", o.Charts["linkerd-control-plane"].Repo, "https://helm.linkerd.io/stable"},
-		{"cilium values", o.Charts["cilium"].Values["k8sServiceHost"], "10.0.0.1"},
-		{"meshes", s.Meshes[2].Profile + "," + s.Meshes[3].Profile, "linkerd,cilium"},
-	}
-	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
-		}
-	}
-	var none *Kubernetes
-	if o := none.Options(); o.Image != "" || o.Kubeconfig != "" || o.Charts != nil {
-		t.Errorf("nil section gave %+v, want kube's defaults", o)
-	}
-}
 
 func TestLoadFilePlatformOverride(t *testing.T) {
 	t.Parallel()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/kube"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -43,8 +42,8 @@ type Study struct {
 
 // Platform types.
 const (
-	PlatformLab        = "lab"
-	PlatformKubernetes = "kubernetes"
+	PlatformLab        = platform.Lab
+	PlatformKubernetes = platform.Kubernetes
 )
 
 // Platform says where the study runs and the cluster's shape.
@@ -70,7 +69,7 @@ type Kubernetes struct {
 	// Charts override the pinned Helm chart of a mesh component, by key
 	// (istio-base, istiod, istio-cni, ztunnel, linkerd-crds,
 	// linkerd-control-plane, cilium): another version, source or values.
-	Charts map[string]kube.ChartSource `json:"charts,omitempty"`
+	Charts map[string]platform.ChartSource `json:"charts,omitempty"`
 	// Timeout bounds each wait for readiness; default 5m.
 	Timeout topology.Duration `json:"timeout,omitempty"`
 }

@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/kube"
-	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // BaselineProfile is the profile without a mesh; scaling calibrates on it.
-const BaselineProfile = string(dataplane.Baseline)
+const BaselineProfile = platform.ProfileBaseline
 
 var (
 	// nameRE is what names become part of: directories, cell IDs and, on
@@ -140,10 +139,7 @@ func (w Workload) validate(g *topology.Graph) error {
 // validateMeshes checks the meshes against the profiles the platform
 // runs: the lab's, or on Kubernetes those plus linkerd and cilium.
 func validateMeshes(meshes []Mesh, platformType string) error {
-	known := dataplane.Profiles()
-	if platformType == PlatformKubernetes {
-		known = kube.Profiles()
-	}
+	known := platform.ProfileNames(platformType)
 	if len(meshes) == 0 {
 		return fieldError("meshes", "required: at least one mesh profile (%s)", joinNames(known))
 	}
@@ -154,8 +150,9 @@ func validateMeshes(meshes []Mesh, platformType string) error {
 		case m.Profile == "":
 			return fieldError(mp+".profile", "required: one of %s", joinNames(known))
 		case slices.Contains(known, m.Profile):
-		case slices.Contains(kube.Profiles(), m.Profile):
-			return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, PlatformKubernetes)
+		case slices.Contains(platform.ProfileNames(""), m.Profile):
+			pr, _ := platform.LookupProfile(m.Profile)
+			return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, joinNames(pr.Platforms))
 		default:
 			return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
 		}
@@ -173,12 +170,12 @@ func validateMeshes(meshes []Mesh, platformType string) error {
 			return fieldError(mp+".waypoint_replicas", "must not be negative, got %d", m.WaypointReplicas)
 		}
 		for field, q := range map[string]string{"proxy_cpu": m.ProxyCPU, "node_proxy_cpu": m.NodeProxyCPU} {
-			if _, err := topology.ParseCPU(q); err != nil {
+			if _, err := resources.ParseCPU(q); err != nil {
 				return fieldError(mp+"."+field, "%v", err)
 			}
 		}
 		for field, q := range map[string]string{"proxy_memory": m.ProxyMemory, "node_proxy_memory": m.NodeProxyMemory} {
-			if _, err := topology.ParseMemory(q); err != nil {
+			if _, err := resources.ParseMemory(q); err != nil {
 				return fieldError(mp+"."+field, "%v", err)
 			}
 		}

@@ -77,8 +77,8 @@ func TestBuiltinDetails(t *testing.T) {
 	t.Parallel()
 	tiered, _ := Builtin("tiered")
 	for _, d := range tiered.Deployments() {
-		r := d.Resources
-		if r.CPURequestMilli() != 700 || r.CPULimitMilli() != 700 || r.MemoryRequestBytes() != 500<<20 || r.MemoryLimitBytes() != 500<<20 {
+		r := d.Resources.Requirements()
+		if r.CPURequestMilli != 700 || r.CPULimitMilli != 700 || r.MemRequestBytes != 500<<20 || r.MemLimitBytes != 500<<20 {
 			t.Errorf("tiered %s resources = %+v, want 700m / 500Mi request = limit", d.Name, r)
 		}
 	}

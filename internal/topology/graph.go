@@ -1,5 +1,7 @@
 package topology
 
+import "github.com/meshbench/meshbench/internal/platform/resources"
+
 // Graph is a service graph: the services of one application and the calls
 // between them. Every namespace of a workload holds a full copy of it.
 type Graph struct {
@@ -80,28 +82,15 @@ type Resources struct {
 	MemoryLimit   string `json:"memory_limit,omitempty"`
 }
 
-// CPURequestMilli is the CPU request in millicores, 0 when unset.
-func (r Resources) CPURequestMilli() int64 { return mustCPU(r.CPURequest) }
-
-// CPULimitMilli is the CPU limit in millicores, 0 when unset.
-func (r Resources) CPULimitMilli() int64 { return mustCPU(r.CPULimit) }
-
-// MemoryRequestBytes is the memory request in bytes, 0 when unset.
-func (r Resources) MemoryRequestBytes() int64 { return mustMemory(r.MemoryRequest) }
-
-// MemoryLimitBytes is the memory limit in bytes, 0 when unset.
-func (r Resources) MemoryLimitBytes() int64 { return mustMemory(r.MemoryLimit) }
-
-// mustCPU parses a quantity a normalized graph has already validated, so an
-// error can only mean an unvalidated graph; it reads as 0 (no request).
-func mustCPU(q string) int64 {
-	v, _ := ParseCPU(q)
-	return v
-}
-
-func mustMemory(q string) int64 {
-	v, _ := ParseMemory(q)
-	return v
+// Requirements are the parsed requests and limits. A normalized graph
+// has validated them, so a quantity that does not parse can only come from
+// an unvalidated graph; it reads as unset.
+func (r Resources) Requirements() resources.Requirements {
+	cpuReq, _ := resources.ParseCPU(r.CPURequest)
+	cpuLim, _ := resources.ParseCPU(r.CPULimit)
+	memReq, _ := resources.ParseMemory(r.MemoryRequest)
+	memLim, _ := resources.ParseMemory(r.MemoryLimit)
+	return resources.Requirements{CPURequestMilli: cpuReq, CPULimitMilli: cpuLim, MemRequestBytes: memReq, MemLimitBytes: memLim}
 }
 
 // Service returns the named service, or nil.

@@ -61,7 +61,7 @@ func TestParseDefaultsAndOverrides(t *testing.T) {
 	if got := front.Script[1].Parallel; len(got) != 2 || got[0].Service != "back" || got[1].Service != "store" {
 		t.Errorf("parallel shorthand = %+v", got)
 	}
-	if front.Resources.CPULimitMilli() != 1000 || front.Resources.MemoryRequestBytes() != 64<<20 {
+	if front.Resources.Requirements().CPULimitMilli != 1000 || front.Resources.Requirements().MemRequestBytes != 64<<20 {
 		t.Errorf("resources = %+v", front.Resources)
 	}
 }

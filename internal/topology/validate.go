@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // dnsLabel is what Kubernetes accepts as a Service name (RFC 1035 label).
@@ -137,22 +139,19 @@ func (c *Call) validate(p string, known map[string]int) error {
 }
 
 func (r Resources) validate(p string) error {
-	cpuReq, err := ParseCPU(r.CPURequest)
-	if err != nil {
-		return fieldError(p+".cpu_request", "%v", err)
+	for _, q := range []struct{ field, value string }{
+		{"cpu_request", r.CPURequest}, {"cpu_limit", r.CPULimit}, {"memory_request", r.MemoryRequest}, {"memory_limit", r.MemoryLimit},
+	} {
+		parse := resources.ParseMemory
+		if strings.HasPrefix(q.field, "cpu") {
+			parse = resources.ParseCPU
+		}
+		if _, err := parse(q.value); err != nil {
+			return fieldError(p+"."+q.field, "%v", err)
+		}
 	}
-	cpuLim, err := ParseCPU(r.CPULimit)
-	if err != nil {
-		return fieldError(p+".cpu_limit", "%v", err)
-	}
-	memReq, err := ParseMemory(r.MemoryRequest)
-	if err != nil {
-		return fieldError(p+".memory_request", "%v", err)
-	}
-	memLim, err := ParseMemory(r.MemoryLimit)
-	if err != nil {
-		return fieldError(p+".memory_limit", "%v", err)
-	}
+	req := r.Requirements()
+	cpuReq, cpuLim, memReq, memLim := req.CPURequestMilli, req.CPULimitMilli, req.MemRequestBytes, req.MemLimitBytes
 	if cpuLim > 0 && cpuReq > cpuLim {
 		return fieldError(p+".cpu_request", "%s exceeds cpu_limit %s", r.CPURequest, r.CPULimit)
 	}

@@ -4,29 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-)
 
-// ChartSource says where a component's Helm chart comes from: a chart
-// name in a repository (Repo set), a "repo/chart" name from the user's
-// Helm repositories, an OCI reference, or a local directory or archive.
-// Values are merged over meshbench's values, so that a study can set
-// anything the chart offers.
-type ChartSource struct {
-	Chart   string         `json:"chart,omitempty"`
-	Repo    string         `json:"repo,omitempty"`
-	Version string         `json:"version,omitempty"`
-	Values  map[string]any `json:"values,omitempty"`
-}
-
-// Chart keys, the names a study's overrides use.
-const (
-	ChartIstioBase      = "istio-base"
-	ChartIstiod         = "istiod"
-	ChartIstioCNI       = "istio-cni"
-	ChartZtunnel        = "ztunnel"
-	ChartLinkerdCRDs    = "linkerd-crds"
-	ChartLinkerdControl = "linkerd-control-plane"
-	ChartCilium         = "cilium"
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 const istioRepo = "https://istio-release.storage.googleapis.com/charts"
@@ -35,22 +14,22 @@ const istioRepo = "https://istio-release.storage.googleapis.com/charts"
 // (Istio 1.22.0, Linkerd stable-2.14.10, Cilium 1.15.1). Linkerd's come
 // from the user's Helm repositories, added as "linkerd" with
 // `helm repo add linkerd https://helm.linkerd.io/stable`.
-func DefaultCharts() map[string]ChartSource {
-	return map[string]ChartSource{
-		ChartIstioBase:      {Chart: "base", Repo: istioRepo, Version: "1.22.0"},
-		ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: "1.22.0"},
-		ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: "1.22.0"},
-		ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: "1.22.0"},
-		ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
-		ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
-		ChartCilium:         {Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1"},
+func DefaultCharts() map[string]platform.ChartSource {
+	return map[string]platform.ChartSource{
+		platform.ChartIstioBase:      {Chart: "base", Repo: istioRepo, Version: "1.22.0"},
+		platform.ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: "1.22.0"},
+		platform.ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: "1.22.0"},
+		platform.ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: "1.22.0"},
+		platform.ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
+		platform.ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
+		platform.ChartCilium:         {Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1"},
 	}
 }
 
 // resolveCharts applies a study's overrides to the pinned charts. An
 // override naming a chart or repository replaces the source whole; one
 // giving only a version or values keeps the pinned source.
-func resolveCharts(overrides map[string]ChartSource) (map[string]ChartSource, error) {
+func resolveCharts(overrides map[string]platform.ChartSource) (map[string]platform.ChartSource, error) {
 	charts := DefaultCharts()
 	for key, o := range overrides {
 		c, ok := charts[key]
@@ -61,7 +40,7 @@ func resolveCharts(overrides map[string]ChartSource) (map[string]ChartSource, er
 			if o.Chart == "" {
 				return nil, fmt.Errorf("charts.%s: repo %q given without a chart name", key, o.Repo)
 			}
-			c = ChartSource{Chart: o.Chart, Repo: o.Repo}
+			c = platform.ChartSource{Chart: o.Chart, Repo: o.Repo}
 		}
 		if o.Version != "" || o.Chart != "" {
 			c.Version = o.Version
@@ -72,7 +51,7 @@ func resolveCharts(overrides map[string]ChartSource) (map[string]ChartSource, er
 	return charts, nil
 }
 
-func chartKeys(m map[string]ChartSource) []string {
+func chartKeys(m map[string]platform.ChartSource) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -4,26 +4,28 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 func TestResolveCharts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		over    map[string]ChartSource
+		over    map[string]platform.ChartSource
 		key     string
-		want    ChartSource
+		want    platform.ChartSource
 		wantErr string
 	}{
-		{name: "pinned", key: ChartIstiod, want: ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.22.0"}},
-		{name: "version only keeps the source", over: map[string]ChartSource{ChartIstiod: {Version: "1.24.2"}},
-			key: ChartIstiod, want: ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.24.2"}},
-		{name: "local chart drops the pinned version", over: map[string]ChartSource{ChartZtunnel: {Chart: "/charts/ztunnel"}},
-			key: ChartZtunnel, want: ChartSource{Chart: "/charts/ztunnel"}},
-		{name: "values ride along", over: map[string]ChartSource{ChartCilium: {Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
-			key: ChartCilium, want: ChartSource{Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1", Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
-		{name: "unknown key", over: map[string]ChartSource{"istio-gateway": {Version: "1"}}, wantErr: "charts.istio-gateway: unknown chart"},
-		{name: "repo without chart", over: map[string]ChartSource{ChartCilium: {Repo: "https://x"}}, wantErr: "without a chart name"},
+		{name: "pinned", key: platform.ChartIstiod, want: platform.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.22.0"}},
+		{name: "version only keeps the source", over: map[string]platform.ChartSource{platform.ChartIstiod: {Version: "1.24.2"}},
+			key: platform.ChartIstiod, want: platform.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.24.2"}},
+		{name: "local chart drops the pinned version", over: map[string]platform.ChartSource{platform.ChartZtunnel: {Chart: "/charts/ztunnel"}},
+			key: platform.ChartZtunnel, want: platform.ChartSource{Chart: "/charts/ztunnel"}},
+		{name: "values ride along", over: map[string]platform.ChartSource{platform.ChartCilium: {Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
+			key: platform.ChartCilium, want: platform.ChartSource{Chart: "cilium", Repo: "https://helm.cilium.io/", Version: "1.15.1", Values: map[string]any{"k8sServiceHost": "10.0.0.1"}}},
+		{name: "unknown key", over: map[string]platform.ChartSource{"istio-gateway": {Version: "1"}}, wantErr: "charts.istio-gateway: unknown chart"},
+		{name: "repo without chart", over: map[string]platform.ChartSource{platform.ChartCilium: {Repo: "https://x"}}, wantErr: "without a chart name"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,5 +55,12 @@ func TestMergeValues(t *testing.T) {
 	want := map[string]any{"a": map[string]any{"b": 1, "c": 20, "e": 5}, "d": map[string]any{"x": 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mergeValues = %v, want %v", got, want)
+	}
+}
+
+func TestDefaultChartsCoverTheRegistry(t *testing.T) {
+	t.Parallel()
+	if got, want := strings.Join(chartKeys(DefaultCharts()), ","), strings.Join(platform.ChartKeys(), ","); got != want {
+		t.Errorf("pinned charts %s, registry's chart keys %s", got, want)
 	}
 }

@@ -20,7 +20,7 @@ const (
 // values, such as k8sServiceHost, come from the study's overrides).
 func (p *kubePlatform) ciliumPlan(pl meshPlan) (meshPlan, error) {
 	sel, tol := placementValues(p.place(platform.NodeMesh))
-	pl.Releases = []helmRelease{{Chart: ChartCilium, Name: "cilium", Namespace: ciliumNamespace, Values: map[string]any{
+	pl.Releases = []helmRelease{{Chart: platform.ChartCilium, Name: "cilium", Namespace: ciliumNamespace, Values: map[string]any{
 		"encryption": map[string]any{"enabled": true, "type": "wireguard"},
 		"authentication": map[string]any{"mutual": map[string]any{"spire": map[string]any{
 			"enabled": true, "install": map[string]any{"enabled": true},

@@ -68,9 +68,9 @@ func meshObjectsCase(graph, profileName string) func(t *testing.T) []*unstructur
 var goldenCases = []goldenCase{
 	{name: "tiered two namespaces", golden: "workload-tiered.yaml", objects: workloadCase("tiered", 2, nil)},
 	{name: "bookinfo versions and replica override", golden: "workload-bookinfo.yaml", objects: workloadCase("bookinfo", 1, map[string]int{"productpage": 4})},
-	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", ProfileAmbientL4Policy)},
-	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", ProfileWaypointL7Policy)},
-	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", ProfileSidecarL7Policy)},
+	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", platform.ProfileAmbientL4Policy)},
+	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileWaypointL7Policy)},
+	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", platform.ProfileSidecarL7Policy)},
 }
 
 func TestGoldenManifests(t *testing.T) {

@@ -50,7 +50,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 	}
 
 	// Ambient from Istio's charts, installed in-process with Helm.
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: ProfileAmbient})
+	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileAmbient})
 	if err == nil {
 		t.Fatal("InstallMesh passed verification, but no CNI agent enrolled the simulated pods")
 	}
@@ -202,7 +202,7 @@ func TestIntegrationCancelRollsBack(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	_, err := p.InstallMesh(ictx, platform.MeshSpec{Profile: ProfileAmbient})
+	_, err := p.InstallMesh(ictx, platform.MeshSpec{Profile: platform.ProfileAmbient})
 	icancel()
 	if err == nil {
 		t.Fatal("InstallMesh succeeded despite the interruption")

@@ -48,11 +48,11 @@ func newTestPlatform(t *testing.T, c *testCluster) *kubePlatform {
 	p, err := newPlatform(Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
 		Prometheus: emptyPrometheus(t),
-		Charts: map[string]ChartSource{
-			ChartIstioBase: {Chart: c.Charts + "/base"},
-			ChartIstiod:    {Chart: c.Charts + "/istio-control/istio-discovery"},
-			ChartIstioCNI:  {Chart: c.Charts + "/istio-cni"},
-			ChartZtunnel:   {Chart: c.Charts + "/ztunnel"},
+		Charts: map[string]platform.ChartSource{
+			platform.ChartIstioBase: {Chart: c.Charts + "/base"},
+			platform.ChartIstiod:    {Chart: c.Charts + "/istio-control/istio-discovery"},
+			platform.ChartIstioCNI:  {Chart: c.Charts + "/istio-cni"},
+			platform.ChartZtunnel:   {Chart: c.Charts + "/ztunnel"},
 		},
 	})
 	if err != nil {
@@ -206,13 +206,13 @@ func TestIntegrationSidecarVerification(t *testing.T) {
 		pass                 bool
 		mention              string
 	}{
-		{name: "istio sidecar missing in details", profile: ProfileSidecar, check: "sidecar-injected", mention: "ns-1/details-"},
-		{name: "linkerd proxy missing everywhere", profile: ProfileLinkerd, check: "sidecar-injected", mention: "6 of 6"},
-		{name: "baseline sees proxies", profile: ProfileBaseline, check: "no-data-plane", mention: "5 of 6"},
+		{name: "istio sidecar missing in details", profile: platform.ProfileSidecar, check: "sidecar-injected", mention: "ns-1/details-"},
+		{name: "linkerd proxy missing everywhere", profile: platform.ProfileLinkerd, check: "sidecar-injected", mention: "6 of 6"},
+		{name: "baseline sees proxies", profile: platform.ProfileBaseline, check: "no-data-plane", mention: "5 of 6"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := findCheck(podChecks(profiles[tc.profile], pods), tc.check)
+			ch := findCheck(podChecks(mustProfile(t, tc.profile), pods), tc.check)
 			if ch.Pass != tc.pass || !strings.Contains(ch.Detail, tc.mention) {
 				t.Errorf("%s = %+v, want pass=%v mentioning %q", tc.check, ch, tc.pass, tc.mention)
 			}

@@ -18,7 +18,7 @@ type kubePlatform struct {
 	opts   Options
 	log    *slog.Logger
 	c      *clients
-	charts map[string]ChartSource
+	charts map[string]platform.ChartSource
 
 	places map[platform.NodeRole]placement
 	nodes  map[platform.NodeRole][]string // node names by role, from Up

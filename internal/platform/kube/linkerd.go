@@ -41,8 +41,8 @@ func (p *kubePlatform) linkerdPlan(pl meshPlan) (meshPlan, error) {
 		"config.linkerd.io/admission-webhooks": "disabled",
 	}}
 	pl.Releases = []helmRelease{
-		{Chart: ChartLinkerdCRDs, Name: "linkerd-crds", Namespace: linkerdNamespace, Values: map[string]any{}},
-		{Chart: ChartLinkerdControl, Name: "linkerd-control-plane", Namespace: linkerdNamespace, Values: map[string]any{
+		{Chart: platform.ChartLinkerdCRDs, Name: "linkerd-crds", Namespace: linkerdNamespace, Values: map[string]any{}},
+		{Chart: platform.ChartLinkerdControl, Name: "linkerd-control-plane", Namespace: linkerdNamespace, Values: map[string]any{
 			"identityTrustAnchorsPEM": anchor,
 			"identity": map[string]any{"issuer": map[string]any{"tls": map[string]any{
 				"crtPEM": issuerCert, "keyPEM": issuerKey,

@@ -146,9 +146,9 @@ func (p *kubePlatform) labelNamespaces(ctx context.Context, labels, annotations 
 // sidecar's name, "cilium", or nothing (ambient enrolls running pods).
 func podDataplane(pr profile) string {
 	switch pr.Plane {
-	case planeSidecar:
+	case platform.PlaneSidecar:
 		return pr.Proxy
-	case planeCilium:
+	case platform.PlaneCNI:
 		return "cilium"
 	}
 	return ""

@@ -25,7 +25,7 @@ type Options struct {
 	ImagePullPolicy string
 	// Charts override the pinned chart of a component, by key (see
 	// DefaultCharts): another version, repository, local path or values.
-	Charts map[string]ChartSource
+	Charts map[string]platform.ChartSource
 	// Prometheus is the URL of a Prometheus server scraping cAdvisor; empty
 	// samples the metrics API (metrics.k8s.io) instead.
 	Prometheus string

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // meshPlan is everything InstallMesh does for one profile, in order:
@@ -26,18 +27,8 @@ type meshPlan struct {
 	Objects       []*unstructured.Unstructured
 }
 
-// Defaults the studies used (Solo.io's 50-tenant study, seeds/002).
-const (
-	defaultWorkers         = 2
-	defaultProxyCPU        = "100m"
-	defaultProxyMemory     = "128Mi"
-	defaultNodeProxyCPU    = "200m"
-	defaultNodeProxyMemory = "512Mi"
-	defaultCNICPU          = "100m"
-	defaultCNIMemory       = "100Mi"
-)
-
-// withDefaults fills a mesh spec's zero values.
+// withDefaults fills a mesh spec's zero values with the registry's
+// Istio defaults. Only requests are set: charts keep their own limits.
 func withDefaults(m platform.MeshSpec) platform.MeshSpec {
 	def := func(s *string, v string) {
 		if *s == "" {
@@ -45,15 +36,15 @@ func withDefaults(m platform.MeshSpec) platform.MeshSpec {
 		}
 	}
 	if m.Workers == 0 {
-		m.Workers = defaultWorkers
+		m.Workers = platform.DefaultWorkers
 	}
 	if m.WaypointReplicas == 0 {
-		m.WaypointReplicas = 1
+		m.WaypointReplicas = platform.DefaultWaypointReplicas
 	}
-	def(&m.ProxyCPU, defaultProxyCPU)
-	def(&m.ProxyMemory, defaultProxyMemory)
-	def(&m.NodeProxyCPU, defaultNodeProxyCPU)
-	def(&m.NodeProxyMemory, defaultNodeProxyMemory)
+	def(&m.ProxyCPU, resources.FormatCPU(platform.DefaultProxy.CPURequestMilli))
+	def(&m.ProxyMemory, resources.FormatMemory(platform.DefaultProxy.MemRequestBytes))
+	def(&m.NodeProxyCPU, resources.FormatCPU(platform.DefaultNodeProxy.CPURequestMilli))
+	def(&m.NodeProxyMemory, resources.FormatMemory(platform.DefaultNodeProxy.MemRequestBytes))
 	return m
 }
 

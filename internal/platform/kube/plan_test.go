@@ -60,7 +60,7 @@ func TestIstioPlan(t *testing.T) {
 		objects  int
 	}{
 		{
-			name: "sidecar, the studies' defaults", spec: platform.MeshSpec{Profile: ProfileSidecar},
+			name: "sidecar, the studies' defaults", spec: platform.MeshSpec{Profile: platform.ProfileSidecar},
 			releases: "istio-base,istiod", nsLabels: map[string]string{labelInjection: "enabled"},
 			values: map[string]map[string]any{"istiod": {
 				"global.proxy.resources.requests.cpu": "100m", "global.proxy.resources.requests.memory": "128Mi",
@@ -69,7 +69,7 @@ func TestIstioPlan(t *testing.T) {
 			objects: 1, // PeerAuthentication
 		},
 		{
-			name: "ambient with settings", spec: platform.MeshSpec{Profile: ProfileAmbient, Workers: 4, NodeProxyCPU: "1", NodeProxyMemory: "1Gi"},
+			name: "ambient with settings", spec: platform.MeshSpec{Profile: platform.ProfileAmbient, Workers: 4, NodeProxyCPU: "1", NodeProxyMemory: "1Gi"},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient"},
 			values: map[string]map[string]any{
 				"istiod":    {"profile": "ambient", "meshConfig.defaultConfig.concurrency": 4},
@@ -79,13 +79,13 @@ func TestIstioPlan(t *testing.T) {
 			objects: 1,
 		},
 		{
-			name: "ambient defaults for ztunnel", spec: platform.MeshSpec{Profile: ProfileAmbientL4Policy},
+			name: "ambient defaults for ztunnel", spec: platform.MeshSpec{Profile: platform.ProfileAmbientL4Policy},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient"},
 			values:  map[string]map[string]any{"ztunnel": {"resources.requests.cpu": "200m", "resources.requests.memory": "512Mi"}},
 			objects: 1 + 2*4, // a policy per service per namespace
 		},
 		{
-			name: "waypoint", spec: platform.MeshSpec{Profile: ProfileAmbientWaypoint},
+			name: "waypoint", spec: platform.MeshSpec{Profile: platform.ProfileAmbientWaypoint},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient", labelUseWaypoint: waypointName},
 			values:  map[string]map[string]any{"istiod": {"global.waypoint.resources.requests.cpu": "100m"}},
 			objects: 1 + 2,
@@ -129,7 +129,7 @@ func TestIstioPlan(t *testing.T) {
 func TestLinkerdPlan(t *testing.T) {
 	t.Parallel()
 	p := testPlatformFor(t, "tiered")
-	pl, err := p.plan(platform.MeshSpec{Profile: ProfileLinkerd})
+	pl, err := p.plan(platform.MeshSpec{Profile: platform.ProfileLinkerd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestLinkerdPlan(t *testing.T) {
 func TestCiliumPlan(t *testing.T) {
 	t.Parallel()
 	p := testPlatformFor(t, "tiered")
-	pl, err := p.plan(platform.MeshSpec{Profile: ProfileCilium})
+	pl, err := p.plan(platform.MeshSpec{Profile: platform.ProfileCilium})
 	if err != nil {
 		t.Fatal(err)
 	}

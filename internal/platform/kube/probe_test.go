@@ -47,15 +47,15 @@ func TestProbesPerProfile(t *testing.T) {
 		profile string
 		want    []string
 	}{
-		{ProfileBaseline, nil},
-		{ProfileSidecar, []string{"meshed-call-succeeds", "plaintext-refused"}},
-		{ProfileAmbientL4Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
-		{ProfileWaypointL7Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-method"}},
+		{platform.ProfileBaseline, nil},
+		{platform.ProfileSidecar, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{platform.ProfileAmbientL4Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
+		{platform.ProfileWaypointL7Policy, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-method"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.profile, func(t *testing.T) {
 			t.Parallel()
-			ps := p.probes(profiles[tc.profile])
+			ps := p.probes(mustProfile(t, tc.profile))
 			if len(ps) != len(tc.want) {
 				t.Fatalf("%d probes, want %v", len(ps), tc.want)
 			}

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // sidecarNames are the injected proxy containers of the sidecar meshes.
@@ -54,10 +55,12 @@ func components(pods []corev1.Pod) map[string]metrics.Component {
 			}
 			comp := metrics.Component{
 				Role: role, Node: pod.Spec.NodeName, Namespace: pod.Namespace, Pod: pod.Name, Container: c.Name,
-				CPURequestMilli: c.Resources.Requests.Cpu().MilliValue(),
-				CPULimitMilli:   c.Resources.Limits.Cpu().MilliValue(),
-				MemRequestBytes: c.Resources.Requests.Memory().Value(),
-				MemLimitBytes:   c.Resources.Limits.Memory().Value(),
+				Requirements: resources.Requirements{
+					CPURequestMilli: c.Resources.Requests.Cpu().MilliValue(),
+					CPULimitMilli:   c.Resources.Limits.Cpu().MilliValue(),
+					MemRequestBytes: c.Resources.Requests.Memory().Value(),
+					MemLimitBytes:   c.Resources.Limits.Memory().Value(),
+				},
 			}
 			out[componentKey(pod.Namespace, pod.Name, c.Name)] = comp
 		}

@@ -57,15 +57,15 @@ func podChecks(pr profile, pods []corev1.Pod) []platform.Check {
 		podCheck("pods-ready", "every app pod is ready", pods, func(pod *corev1.Pod) bool { return podReady(pod) }),
 	}
 	switch pr.Plane {
-	case planeNone:
+	case platform.PlaneNone:
 		checks = append(checks, podCheck("no-data-plane", "no app pod has a proxy or is enrolled", pods, func(pod *corev1.Pod) bool {
 			return sidecarOf(pod) == "" && pod.Annotations[annotRedirection] != "enabled"
 		}))
-	case planeSidecar:
+	case platform.PlaneSidecar:
 		checks = append(checks, podCheck("sidecar-injected", "every app pod carries "+pr.Proxy, pods, func(pod *corev1.Pod) bool {
 			return sidecarOf(pod) == pr.Proxy
 		}))
-	case planeAmbient:
+	case platform.PlaneNodeProxy:
 		checks = append(checks, podCheck("ambient-enrolled",
 			"every app pod is enrolled ("+annotRedirection+"=enabled) and has no sidecar", pods, func(pod *corev1.Pod) bool {
 				return pod.Annotations[annotRedirection] == "enabled" && sidecarOf(pod) == ""

@@ -18,7 +18,7 @@ import (
 func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []corev1.Pod) ([]platform.Check, error) {
 	var checks []platform.Check
 	switch pr.Plane {
-	case planeAmbient:
+	case platform.PlaneNodeProxy:
 		c, err := p.namespaceLabelCheck(ctx, labelDataplane, "ambient")
 		if err != nil {
 			return nil, err
@@ -29,7 +29,7 @@ func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []cor
 			return nil, err
 		}
 		checks = append(checks, nodeAgentCheck("ztunnel-on-app-nodes", "ztunnel", pods, agents))
-	case planeCilium:
+	case platform.PlaneCNI:
 		agents, err := p.readyPodNodes(ctx, ciliumNamespace, "k8s-app=cilium")
 		if err != nil {
 			return nil, err

@@ -203,14 +203,12 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 	for _, up := range g.Calls(d.Service) {
 		cmd = append(cmd, "--upstream", up+"="+vips[ns+"/"+up])
 	}
-	r := d.Resources
 	return cluster.PodSpec{
 		Namespace: ns, Name: d.Name + "-" + strconv.Itoa(i), Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
 		Containers: []cluster.ContainerSpec{{
 			Name: "app", Command: cmd, Role: metrics.RoleApp,
-			Resources: cluster.Resources{CPURequestMilli: r.CPURequestMilli(), CPULimitMilli: r.CPULimitMilli(),
-				MemRequestBytes: r.MemoryRequestBytes(), MemLimitBytes: r.MemoryLimitBytes()},
+			Resources: d.Resources.Requirements(),
 			Readiness: &cluster.Probe{Port: d.Port, Path: "/readyz"},
 		}},
 	}

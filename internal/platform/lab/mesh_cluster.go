@@ -47,11 +47,8 @@ func (c *meshCluster) Inventory(ctx context.Context) (dataplane.Inventory, error
 }
 
 func labContainer(m dataplane.Container) cluster.ContainerSpec {
-	r := m.Resources
 	return cluster.ContainerSpec{
-		Name: m.Name, Command: m.Command, Role: m.Role, UID: m.UID, GID: m.GID,
-		Resources: cluster.Resources{CPURequestMilli: r.CPURequestMilli, CPULimitMilli: r.CPULimitMilli,
-			MemRequestBytes: r.MemRequestBytes, MemLimitBytes: r.MemLimitBytes},
+		Name: m.Name, Command: m.Command, Role: m.Role, UID: m.UID, GID: m.GID, Resources: m.Resources,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // cgroupRoot is the mount point of the cgroup file systems.
@@ -189,7 +191,7 @@ func (cg cgroups) setupNode(node, cpus string) error {
 // setupContainer creates a container's directories under its node, applies
 // its requests and limits, and returns the cgroup.procs files the
 // container's process must join.
-func (cg cgroups) setupContainer(rel string, r Resources) ([]string, error) {
+func (cg cgroups) setupContainer(rel string, r resources.Requirements) ([]string, error) {
 	if cg.V2 {
 		dir := filepath.Join(cg.Dirs[""], rel)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -200,7 +202,7 @@ func (cg cgroups) setupContainer(rel string, r Resources) ([]string, error) {
 			return nil, err
 		}
 		quota := "max"
-		if q := r.cpuQuotaUS(); q > 0 {
+		if q := cpuQuotaUS(r); q > 0 {
 			quota = strconv.FormatInt(q, 10)
 		}
 		mem := "max"
@@ -208,7 +210,7 @@ func (cg cgroups) setupContainer(rel string, r Resources) ([]string, error) {
 			mem = strconv.FormatInt(r.MemLimitBytes, 10)
 		}
 		for f, v := range map[string]string{
-			"cpu.weight": strconv.FormatUint(r.cpuWeight(), 10),
+			"cpu.weight": strconv.FormatUint(cpuWeight(r), 10),
 			"cpu.max":    fmt.Sprintf("%s %d", quota, cfsPeriodUS),
 			"memory.max": mem,
 		} {
@@ -233,9 +235,9 @@ func (cg cgroups) setupContainer(rel string, r Resources) ([]string, error) {
 	}
 	cpu := filepath.Join(cg.Dirs["cpu"], rel)
 	settings := [][2]string{
-		{filepath.Join(cpu, "cpu.shares"), strconv.FormatUint(r.cpuShares(), 10)},
+		{filepath.Join(cpu, "cpu.shares"), strconv.FormatUint(cpuShares(r), 10)},
 		{filepath.Join(cpu, "cpu.cfs_period_us"), strconv.Itoa(cfsPeriodUS)},
-		{filepath.Join(cpu, "cpu.cfs_quota_us"), strconv.FormatInt(r.cpuQuotaUS(), 10)},
+		{filepath.Join(cpu, "cpu.cfs_quota_us"), strconv.FormatInt(cpuQuotaUS(r), 10)},
 	}
 	if r.MemLimitBytes > 0 {
 		settings = append(settings, [2]string{filepath.Join(cg.Dirs["memory"], rel, "memory.limit_in_bytes"), strconv.FormatInt(r.MemLimitBytes, 10)})

@@ -1,33 +1,37 @@
 package cluster
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/platform/resources"
+)
 
 func TestCgroupValues(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		r      Resources
+		r      resources.Requirements
 		shares uint64
 		weight uint64
 		quota  int64
 	}{
-		{name: "best effort", r: Resources{}, shares: 2, weight: 1, quota: -1},
-		{name: "request only", r: Resources{CPURequestMilli: 100}, shares: 102, weight: 4, quota: -1},
-		{name: "guaranteed 700m", r: Resources{CPURequestMilli: 700, CPULimitMilli: 700}, shares: 716, weight: 28, quota: 70000},
-		{name: "limit defaults request", r: Resources{CPULimitMilli: 500}, shares: 512, weight: 20, quota: 50000},
-		{name: "one core", r: Resources{CPURequestMilli: 1000}, shares: 1024, weight: 39, quota: -1},
-		{name: "tiny limit floored", r: Resources{CPULimitMilli: 5}, shares: 5, weight: 1, quota: 1000},
-		{name: "huge request capped", r: Resources{CPURequestMilli: 1 << 30}, shares: 262144, weight: 10000, quota: -1},
+		{name: "best effort", r: resources.Requirements{}, shares: 2, weight: 1, quota: -1},
+		{name: "request only", r: resources.Requirements{CPURequestMilli: 100}, shares: 102, weight: 4, quota: -1},
+		{name: "guaranteed 700m", r: resources.Requirements{CPURequestMilli: 700, CPULimitMilli: 700}, shares: 716, weight: 28, quota: 70000},
+		{name: "limit defaults request", r: resources.Requirements{CPULimitMilli: 500}, shares: 512, weight: 20, quota: 50000},
+		{name: "one core", r: resources.Requirements{CPURequestMilli: 1000}, shares: 1024, weight: 39, quota: -1},
+		{name: "tiny limit floored", r: resources.Requirements{CPULimitMilli: 5}, shares: 5, weight: 1, quota: 1000},
+		{name: "huge request capped", r: resources.Requirements{CPURequestMilli: 1 << 30}, shares: 262144, weight: 10000, quota: -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.r.cpuShares(); got != tt.shares {
+			if got := cpuShares(tt.r); got != tt.shares {
 				t.Errorf("shares = %d, want %d", got, tt.shares)
 			}
-			if got := tt.r.cpuWeight(); got != tt.weight {
+			if got := cpuWeight(tt.r); got != tt.weight {
 				t.Errorf("weight = %d, want %d", got, tt.weight)
 			}
-			if got := tt.r.cpuQuotaUS(); got != tt.quota {
+			if got := cpuQuotaUS(tt.r); got != tt.quota {
 				t.Errorf("quota = %d, want %d", got, tt.quota)
 			}
 		})
@@ -36,7 +40,7 @@ func TestCgroupValues(t *testing.T) {
 
 func TestEffectiveResources(t *testing.T) {
 	t.Parallel()
-	r := Resources{CPULimitMilli: 200, MemLimitBytes: 64 << 20}.effective()
+	r := resources.Requirements{CPULimitMilli: 200, MemLimitBytes: 64 << 20}.Effective()
 	if r.CPURequestMilli != 200 || r.MemRequestBytes != 64<<20 {
 		t.Errorf("effective = %+v, want requests equal to limits", r)
 	}

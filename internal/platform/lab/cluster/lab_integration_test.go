@@ -15,6 +15,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // httpIn returns a client whose connections start in a network namespace,
@@ -171,7 +173,7 @@ func TestIntegrationCPULimitThrottles(t *testing.T) {
 	defer cancel()
 	spin := PodSpec{Namespace: "ns-1", Name: "spin", Node: "a", Containers: []ContainerSpec{{
 		Name: "spin", Command: []string{helperBin(t)}, Env: []string{"MB_LAB_HELPER=spin"},
-		Resources: Resources{CPULimitMilli: 200}}}}
+		Resources: resources.Requirements{CPULimitMilli: 200}}}}
 	if err := l.CreatePods(ctx, []PodSpec{spin}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func TestIntegrationMemoryLimitOOMKills(t *testing.T) {
 	defer cancel()
 	pod := PodSpec{Namespace: "ns-1", Name: "hog", Node: "a", Containers: []ContainerSpec{{
 		Name: "hog", Command: []string{helperBin(t)}, Env: []string{"MB_LAB_HELPER=alloc"},
-		Resources: Resources{MemLimitBytes: 64 << 20}, Restart: RestartNever}}}
+		Resources: resources.Requirements{MemLimitBytes: 64 << 20}, Restart: RestartNever}}}
 	if err := l.CreatePods(ctx, []PodSpec{pod}); err != nil {
 		t.Fatal(err)
 	}

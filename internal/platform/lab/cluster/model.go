@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // Node is one node of a running lab.
@@ -48,11 +49,11 @@ type ContainerSpec struct {
 	Command []string `json:"command"`
 	Env     []string `json:"env,omitempty"` // added to the lab's own
 	// UID and GID run the process as that user and group; 0 is root.
-	UID       int           `json:"uid,omitempty"`
-	GID       int           `json:"gid,omitempty"`
-	Resources Resources     `json:"resources"`
-	Role      metrics.Role  `json:"role"`
-	Restart   RestartPolicy `json:"restart,omitempty"`
+	UID       int                    `json:"uid,omitempty"`
+	GID       int                    `json:"gid,omitempty"`
+	Resources resources.Requirements `json:"resources"`
+	Role      metrics.Role           `json:"role"`
+	Restart   RestartPolicy          `json:"restart,omitempty"`
 	// Readiness, when set, is probed with HTTP GET from inside the pod's
 	// namespace; without it the container is ready once started.
 	Readiness *Probe `json:"readiness,omitempty"`
@@ -91,10 +92,10 @@ func (p Pod) Key() string { return podKey(p.Namespace, p.Name) }
 
 // Container is a container's observed state.
 type Container struct {
-	Name      string        `json:"name"`
-	Role      metrics.Role  `json:"role"`
-	Resources Resources     `json:"resources"`
-	Restart   RestartPolicy `json:"restart,omitempty"`
+	Name      string                 `json:"name"`
+	Role      metrics.Role           `json:"role"`
+	Resources resources.Requirements `json:"resources"`
+	Restart   RestartPolicy          `json:"restart,omitempty"`
 	// Cgroup is the container's directory relative to the lab's top
 	// cgroup, the same in every controller's tree.
 	Cgroup   string `json:"cgroup"`

@@ -81,14 +81,12 @@ func (s *Sampler) tick() {
 
 // component describes a container for the results.
 func component(p Pod, c Container) metrics.Component {
-	r := c.Resources.effective()
 	role := c.Role
 	if role == "" {
 		role = metrics.RoleApp
 	}
 	return metrics.Component{Role: role, Node: p.Node, Namespace: p.Namespace, Pod: p.Name, Container: c.Name,
-		CPURequestMilli: r.CPURequestMilli, CPULimitMilli: r.CPULimitMilli,
-		MemRequestBytes: r.MemRequestBytes, MemLimitBytes: r.MemLimitBytes}
+		Requirements: c.Resources.Effective()}
 }
 
 // Stop ends sampling after one last sample; Window still reads the

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // Cluster is what installing a mesh needs from the platform under it. The
@@ -100,15 +101,7 @@ type Container struct {
 	Role    metrics.Role `json:"role"`
 	// UID and GID run the process as that user; 0 means root. Sidecars
 	// run as 1337 so that capture rules can exempt their traffic.
-	UID       int       `json:"uid,omitempty"`
-	GID       int       `json:"gid,omitempty"`
-	Resources Resources `json:"resources"`
-}
-
-// Resources are requests and limits in millicores and bytes; zero is unset.
-type Resources struct {
-	CPURequestMilli int64 `json:"cpu_request_m,omitempty"`
-	CPULimitMilli   int64 `json:"cpu_limit_m,omitempty"`
-	MemRequestBytes int64 `json:"mem_request_bytes,omitempty"`
-	MemLimitBytes   int64 `json:"mem_limit_bytes,omitempty"`
+	UID       int                    `json:"uid,omitempty"`
+	GID       int                    `json:"gid,omitempty"`
+	Resources resources.Requirements `json:"resources"`
 }

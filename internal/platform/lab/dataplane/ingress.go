@@ -30,11 +30,11 @@ const (
 	hboneUpstream                     // ambient: HBONE to the pods' node proxies
 )
 
-func modeFor(f features) upstreamMode {
+func modeFor(f platform.Profile) upstreamMode {
 	switch {
-	case f.sidecars:
+	case f.Sidecars():
 		return mtlsUpstream
-	case f.nodeProxies:
+	case f.NodeProxies():
 		return hboneUpstream
 	}
 	return plainUpstream
@@ -122,7 +122,7 @@ func (in *Installation) startIngress(ctx context.Context) error {
 		in.o.Logger.Info("no ingress, mesh or load node: no ingress gateway")
 		return nil
 	}
-	p := buildIngress(in.inv, node, in.settings, filepath.Join(in.o.Dir, "ingress", node.Name), modeFor(profiles[in.settings.Profile]))
+	p := buildIngress(in.inv, node, in.settings, filepath.Join(in.o.Dir, "ingress", node.Name), modeFor(in.settings.profile()))
 	spec := PodSpec{Namespace: systemNamespace, Name: ingressName + "-" + node.Name, Node: node.Name, ServiceAccount: ingressAccount,
 		HostNetwork: true, Containers: []Container{in.container(p, "istio-proxy", in.settings.Ingress)}}
 	if _, err := in.addPod(ctx, spec, p); err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 // Options configure an installation.
@@ -100,7 +101,7 @@ func Install(ctx context.Context, c Cluster, spec platform.MeshSpec, o Options) 
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
 	}
-	if profiles[s.Profile].sidecars {
+	if s.profile().Sidecars() {
 		if err := checkTraversable(o.Dir); err != nil {
 			return nil, nil, fmt.Errorf("mesh install: %w", err)
 		}
@@ -124,23 +125,23 @@ func (in *Installation) install(ctx context.Context) error {
 		return err
 	}
 	in.inv = newView(inv)
-	f := profiles[in.settings.Profile]
+	f := in.settings.profile()
 	log := in.o.Logger
-	if f.waypoints {
-		if err := in.startWaypoints(ctx, f.l7Policy); err != nil {
+	if f.Waypoint {
+		if err := in.startWaypoints(ctx, f.L7Policy); err != nil {
 			return err
 		}
 	}
 	if err := in.startIngress(ctx); err != nil {
 		return err
 	}
-	if f.nodeProxies {
-		if err := in.startNodeProxies(ctx, f.l4Policy); err != nil {
+	if f.NodeProxies() {
+		if err := in.startNodeProxies(ctx, f.L4Policy); err != nil {
 			return err
 		}
 	}
-	if f.sidecars {
-		if err := in.startSidecars(ctx, f.l7Policy); err != nil {
+	if f.Sidecars() {
+		if err := in.startSidecars(ctx, f.L7Policy); err != nil {
 			return err
 		}
 	}
@@ -151,7 +152,7 @@ func (in *Installation) install(ctx context.Context) error {
 			return err
 		}
 	}
-	if f.sidecars || f.nodeProxies {
+	if f.Sidecars() || f.NodeProxies() {
 		if err := in.resetConnections(ctx); err != nil {
 			return err
 		}
@@ -161,14 +162,14 @@ func (in *Installation) install(ctx context.Context) error {
 }
 
 // plannedCaptures are the capture rules the profile needs.
-func (in *Installation) plannedCaptures(f features) []capture {
+func (in *Installation) plannedCaptures(f platform.Profile) []capture {
 	var out []capture
-	if f.sidecars {
+	if f.Sidecars() {
 		for _, p := range in.inv.meshedPods("") {
 			out = append(out, sidecarCapture(p.Netns))
 		}
 	}
-	if f.nodeProxies {
+	if f.NodeProxies() {
 		for i := range in.inv.Nodes {
 			n := &in.inv.Nodes[i]
 			var ips []netip.Addr
@@ -208,7 +209,7 @@ func (in *Installation) prepare(p *proxy) error {
 }
 
 // container is how a proxy runs.
-func (in *Installation) container(p *proxy, name string, r Resources) Container {
+func (in *Installation) container(p *proxy, name string, r resources.Requirements) Container {
 	return Container{Name: name, Command: p.command(in.envoy), Role: p.Role, UID: p.UID, GID: p.UID, Resources: r}
 }
 

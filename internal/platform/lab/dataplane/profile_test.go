@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
 func TestSettingsFor(t *testing.T) {
@@ -16,8 +17,8 @@ func TestSettingsFor(t *testing.T) {
 		wantErr string
 	}{
 		{name: "empty is baseline", spec: platform.MeshSpec{}, want: func(s Settings) string {
-			if s.Profile != Baseline {
-				return "profile " + string(s.Profile)
+			if s.Profile != platform.ProfileBaseline {
+				return "profile " + s.Profile
 			}
 			return ""
 		}},
@@ -25,9 +26,9 @@ func TestSettingsFor(t *testing.T) {
 			switch {
 			case s.Workers != 2:
 				return "workers"
-			case s.Sidecar != Resources{CPURequestMilli: 100, CPULimitMilli: 2000, MemRequestBytes: 128 << 20, MemLimitBytes: 1 << 30}:
+			case s.Sidecar != resources.Requirements{CPURequestMilli: 100, CPULimitMilli: 2000, MemRequestBytes: 128 << 20, MemLimitBytes: 1 << 30}:
 				return "sidecar resources"
-			case s.NodeProxy != Resources{CPURequestMilli: 200, MemRequestBytes: 512 << 20}:
+			case s.NodeProxy != resources.Requirements{CPURequestMilli: 200, MemRequestBytes: 512 << 20}:
 				return "node proxy resources"
 			case s.WaypointReplicas != 1:
 				return "waypoint replicas"
@@ -48,7 +49,7 @@ func TestSettingsFor(t *testing.T) {
 			}
 			return ""
 		}},
-		{name: "unknown profile", spec: platform.MeshSpec{Profile: "linkerd2"}, wantErr: "want one of"},
+		{name: "unknown profile", spec: platform.MeshSpec{Profile: "linkerd2"}, wantErr: "unknown on lab; known:"},
 		{name: "bad quantity", spec: platform.MeshSpec{Profile: "sidecar", ProxyCPU: "lots"}, wantErr: "proxy_cpu"},
 		{name: "negative workers", spec: platform.MeshSpec{Profile: "sidecar", Workers: -1}, wantErr: "negative"},
 	}

@@ -26,12 +26,12 @@ const (
 
 // Verify runs the profile's checks against the live data plane.
 func (in *Installation) Verify(ctx context.Context) []platform.Check {
-	f := profiles[in.settings.Profile]
+	f := in.settings.profile()
 	checks := []func(context.Context) platform.Check{in.checkConfig, in.checkReady}
-	if f.sidecars || f.nodeProxies {
+	if f.Sidecars() || f.NodeProxies() {
 		checks = append(checks, in.checkMeshed, in.checkPlaintext, in.checkIdentity)
 	}
-	if f.l4Policy || f.l7Policy {
+	if f.L4Policy || f.L7Policy {
 		checks = append(checks, in.checkAllowed, in.checkDenied)
 	}
 	if in.ingress != nil {
@@ -69,8 +69,9 @@ func (in *Installation) checkConfig(context.Context) platform.Check {
 	for _, r := range recs {
 		fmt.Fprintf(h, "%s %s\n", r.Name, r.ConfigSHA256)
 	}
-	return platform.Check{Name: CheckConfig, Pass: true, Detail: fmt.Sprintf("profile %s, envoy %s, %d proxies, bootstrap sha256 %s",
-		in.settings.Profile, in.version, len(recs), hex.EncodeToString(h.Sum(nil))[:16])}
+	hash := hex.EncodeToString(h.Sum(nil))[:16]
+	return platform.Check{Name: CheckConfig, Pass: true, ConfigHash: hash,
+		Detail: fmt.Sprintf("profile %s, envoy %s, %d proxies, bootstrap sha256 %s", in.settings.Profile, in.version, len(recs), hash)}
 }
 
 // allProxies lists every running proxy.
@@ -111,7 +112,7 @@ func (in *Installation) checkReady(ctx context.Context) platform.Check {
 // checkMeshed reads the capture rules back from each pod's (sidecar) or
 // node's (ambient) namespace and checks the proxy that takes them runs.
 func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
-	f := profiles[in.settings.Profile]
+	f := in.settings.profile()
 	pods := in.inv.meshedPods("")
 	var mu sync.Mutex
 	var bad []string
@@ -120,7 +121,7 @@ func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
 		var px *proxy
 		var rules []string
 		in.mu.Lock()
-		if f.sidecars {
+		if f.Sidecars() {
 			px = in.sidecars[p.Key()]
 		} else {
 			px = in.nodes[p.Node]
@@ -130,7 +131,7 @@ func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
 			fail(p.Key() + ": no proxy")
 			return
 		}
-		if f.sidecars {
+		if f.Sidecars() {
 			rules = []string{"-A PREROUTING -p tcp -j ISTIO_INBOUND", "-A ISTIO_INBOUND -p tcp -j ISTIO_IN_REDIRECT",
 				"-A OUTPUT -p tcp -j ISTIO_OUTPUT", "-A ISTIO_OUTPUT -j ISTIO_REDIRECT",
 				fmt.Sprintf("-A ISTIO_REDIRECT -p tcp -j REDIRECT --to-ports %d", portOutbound),
@@ -142,7 +143,7 @@ func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
 				fmt.Sprintf("-A %s -d %s/32 -p tcp -j TPROXY --on-port %d", chainAmbientPre, p.IP, portInbound)}
 		}
 		netns := p.Netns
-		if !f.sidecars {
+		if !f.Sidecars() {
 			netns = in.inv.nodes[p.Node].Netns
 		}
 		out, err := in.c.Run(ctx, netns, nil, "iptables-save")

@@ -49,7 +49,7 @@ func (in *Installation) checkIdentity(ctx context.Context) platform.Check {
 }
 
 func (in *Installation) probeIdentity(ctx context.Context, e edge) error {
-	f := profiles[in.settings.Profile]
+	f := in.settings.profile()
 	backends := in.inv.backends(e.to)
 	var endpoints []string
 	for _, ep := range e.to.Endpoints {
@@ -67,7 +67,7 @@ func (in *Installation) probeIdentity(ctx context.Context, e edge) error {
 	id := nonce()
 	in.mu.Lock()
 	switch {
-	case f.sidecars:
+	case f.Sidecars():
 		var logs []string
 		for _, b := range backends {
 			if p := in.sidecars[b.Key()]; p != nil {
@@ -144,7 +144,7 @@ func (in *Installation) checkAllowed(ctx context.Context) platform.Check {
 // connection, an L7 one answers 403); with an L7 policy, an allowed
 // caller asking for a path under /admin/ gets 403 too.
 func (in *Installation) checkDenied(ctx context.Context) platform.Check {
-	f := profiles[in.settings.Profile]
+	f := in.settings.profile()
 	type attempt struct {
 		what string
 		req  request
@@ -160,7 +160,7 @@ func (in *Installation) checkDenied(ctx context.Context) platform.Check {
 				break
 			}
 		}
-		if callers := in.inv.callerPods(s); f.l7Policy && len(callers) > 0 {
+		if callers := in.inv.callerPods(s); f.L7Policy && len(callers) > 0 {
 			as = append(as, attempt{fmt.Sprintf("%s -> %s%sdenied", callers[0].Key(), s.Key(), deniedPathPrefix),
 				request{Netns: callers[0].Netns, Addr: target, Host: target, Path: deniedPathPrefix + "denied"}})
 		}
@@ -170,7 +170,7 @@ func (in *Installation) checkDenied(ctx context.Context) platform.Check {
 	parallel(as, func(a attempt) {
 		status, err := in.get(ctx, a.req)
 		refused := err != nil || status == 403
-		if f.l4Policy {
+		if f.L4Policy {
 			refused = err != nil
 		}
 		if !refused {

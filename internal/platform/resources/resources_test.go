@@ -1,4 +1,4 @@
-package topology
+package resources
 
 import "testing"
 

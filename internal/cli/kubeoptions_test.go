@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/study"
+)
+
+func TestKubernetesOptions(t *testing.T) {
+	t.Parallel()
+	s, _, err := study.LoadFile("../study/testdata/valid-kubernetes-charts.yaml", study.PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := kubeOptions(s.Platform.Kubernetes)
+	pilot, _ := o.Charts["istiod"].Values["pilot"].(map[string]any)
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"image", o.Image, "registry.example/meshbench:v0.1.0"},
+		{"timeout", o.Timeout, 10 * time.Minute},
+		{"charts", len(o.Charts), 3},
+		{"istiod version", o.Charts["istiod"].Version, "1.22.3"},
+		{"istiod values", pilot != nil, true},
+		{"linkerd repo", o.Charts["linkerd-control-plane"].Repo, "https://helm.linkerd.io/stable"},
+		{"cilium values", o.Charts["cilium"].Values["k8sServiceHost"], "10.0.0.1"},
+		{"meshes", s.Meshes[2].Profile + "," + s.Meshes[3].Profile, "linkerd,cilium"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	if o := kubeOptions(nil); o.Image != "" || o.Kubeconfig != "" || o.Charts != nil {
+		t.Errorf("nil section gave %+v, want kube's defaults", o)
+	}
+}
