@@ -6,6 +6,7 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 // SchemaVersion is the version of the results format written here.
@@ -38,6 +39,9 @@ type Index struct {
 	Planned int `json:"planned_cells"`
 	// Resumed lists when the run was resumed after an interrupt.
 	Resumed []time.Time `json:"resumed,omitempty"`
+	// Capacity holds, for a study with a search section, each mesh's
+	// capacity at the SLO; its trials' cell files are not in Cells.
+	Capacity []Capacity `json:"capacity,omitempty"`
 	Cells   []Summary   `json:"cells"`
 }
 
@@ -108,3 +112,30 @@ type Cell struct {
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
 }
+
+// Capacity is one mesh's capacity at the study's SLO: rps with its 95%
+// interval (ci_low, ci_high), the slo, the bracket, and every trial that
+// decided it, each with its own cell file holding its histograms and
+// resource samples.
+type Capacity struct {
+	Mesh    string `json:"mesh"`
+	Profile string `json:"profile"`
+	search.Result
+	Trials []CapacityTrial `json:"trials"`
+	// Status is StatusOK once the search finished, StatusFailed when the
+	// mesh could not be installed (Reason says why); while the run goes on
+	// it is "running".
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// CapacityTrial is one trial of a capacity search and the cell file that
+// holds its full result.
+type CapacityTrial struct {
+	search.Trial
+	ID   string `json:"id"`
+	File string `json:"file"`
+}
+
+// CapacityRunning marks a capacity search still going on.
+const CapacityRunning = "running"

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -344,5 +345,37 @@ func TestConfirmationWithoutUpperEnd(t *testing.T) {
 	}
 	if res.RPS >= 400 || res.RPS <= 0 || math.IsInf(res.Lower, 0) {
 		t.Errorf("capacity %.1f (bracket %.1f..%.1f); want below 400, where full-length trials fail", res.RPS, res.Lower, res.Upper)
+	}
+}
+
+func TestSLOJSON(t *testing.T) {
+	t.Parallel()
+	in := SLO{P99: 10 * time.Millisecond, P50: 1500 * time.Microsecond, MaxErrorRate: 0.001}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"p50_ms":1.5,"p99_ms":10,"max_error_rate":0.001,"text":"p50 \u003c= 1.5ms, p99 \u003c= 10ms, errors \u003c= 0.1%"}`
+	if string(b) != want {
+		t.Errorf("got %s\nwant %s", b, want)
+	}
+	var out SLO
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Errorf("round trip: %+v, %v; want %+v", out, err, in)
+	}
+}
+
+// A trial whose sends fell more than MaxShortfall behind the rate fails,
+// whatever its latency: the requests it never sent have none.
+func TestShortfallFails(t *testing.T) {
+	t.Parallel()
+	slo := SLO{P99: 10 * time.Millisecond}
+	o := Outcome{Achieved: 900, Requests: 900, P99: time.Millisecond}
+	if v, why := slo.Judge(1000, o); v != Fail || !strings.Contains(why, "short of the rate") {
+		t.Errorf("10%% short: %s %q, want a fail naming the shortfall", v, why)
+	}
+	o.Achieved = 980
+	if v, _ := slo.Judge(1000, o); v != Pass {
+		t.Errorf("2%% short: %s, want pass", v)
 	}
 }

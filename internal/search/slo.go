@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -11,10 +12,34 @@ import (
 // their limits (zero leaves a percentile unchecked) and a share of failed
 // requests at or under MaxErrorRate.
 type SLO struct {
-	P50          time.Duration `json:"p50,omitempty"`
-	P95          time.Duration `json:"p95,omitempty"`
-	P99          time.Duration `json:"p99,omitempty"`
-	MaxErrorRate float64       `json:"max_error_rate"`
+	P50, P95, P99 time.Duration
+	MaxErrorRate  float64
+}
+
+// sloJSON is an SLO as results store it: limits in milliseconds, and the
+// SLO as text for a reader.
+type sloJSON struct {
+	P50Ms        float64 `json:"p50_ms,omitempty"`
+	P95Ms        float64 `json:"p95_ms,omitempty"`
+	P99Ms        float64 `json:"p99_ms,omitempty"`
+	MaxErrorRate float64 `json:"max_error_rate"`
+	Text         string  `json:"text"`
+}
+
+// MarshalJSON writes the limits in milliseconds.
+func (s SLO) MarshalJSON() ([]byte, error) {
+	return json.Marshal(sloJSON{P50Ms: ms(s.P50), P95Ms: ms(s.P95), P99Ms: ms(s.P99), MaxErrorRate: s.MaxErrorRate, Text: s.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *SLO) UnmarshalJSON(b []byte) error {
+	var j sloJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	d := func(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
+	*s = SLO{P50: d(j.P50Ms), P95: d(j.P95Ms), P99: d(j.P99Ms), MaxErrorRate: j.MaxErrorRate}
+	return nil
 }
 
 // Validate says what is wrong with an SLO, naming the field.
@@ -100,6 +125,8 @@ func (s SLO) Judge(rate float64, o Outcome) (Verdict, string) {
 		return Inconclusive, joinReason("the load generator saturated", o.Reason)
 	case o.Noisy:
 		return Inconclusive, joinReason("the host was noisy", o.Reason)
+	case o.Unmeasured:
+		return Inconclusive, joinReason("the trial could not be measured", o.Reason)
 	case o.Requests == 0:
 		return Fail, "no request completed"
 	}

@@ -14,11 +14,14 @@ type Outcome struct {
 	Errors        int64         `json:"errors"`
 	// Saturated says a load generator ran out of CPU, so that the figures
 	// may be its own; Noisy says something outside the system under test
-	// used the host's CPUs. Either makes the trial inconclusive; Reason
-	// says what was seen.
-	Saturated bool   `json:"saturated,omitempty"`
-	Noisy     bool   `json:"noisy,omitempty"`
-	Reason    string `json:"reason,omitempty"`
+	// used the host's CPUs. Either makes the trial inconclusive, as does
+	// Unmeasured; Reason says what was seen.
+	Saturated bool `json:"saturated,omitempty"`
+	Noisy     bool `json:"noisy,omitempty"`
+	// Unmeasured says the trial produced no figures at all (the
+	// measurement itself failed), which is no evidence either.
+	Unmeasured bool   `json:"unmeasured,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // ErrorRate is the share of completed requests that failed.
@@ -45,7 +48,7 @@ const (
 type Step struct {
 	Phase    string        `json:"phase"`
 	Rate     float64       `json:"rate"`
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"duration_ns"`
 	// Repetition numbers confirmation rounds from 1.
 	Repetition int `json:"repetition,omitempty"`
 }

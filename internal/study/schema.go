@@ -33,6 +33,9 @@ type Study struct {
 	// Scaling says how to fit a full-size study to a smaller platform; the
 	// lab applies it, a Kubernetes cluster runs the study as written.
 	Scaling *Scaling `json:"scaling,omitempty"`
+	// Search, when set, makes the study a capacity search: each mesh's
+	// highest rate within an SLO, rather than cells at given rates.
+	Search *Search `json:"search,omitempty"`
 
 	// Graph is the workload's graph, resolved and normalized by Parse.
 	Graph *topology.Graph `json:"-"`

@@ -61,6 +61,9 @@ func (s *Study) validate() error {
 			return fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup)
 		}
 	}
+	if err := s.validateSearch(); err != nil {
+		return err
+	}
 	_, err := s.axes()
 	return err
 }
