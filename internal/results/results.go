@@ -42,7 +42,7 @@ type Index struct {
 	// Capacity holds, for a study with a search section, each mesh's
 	// capacity at the SLO; its trials' cell files are not in Cells.
 	Capacity []Capacity `json:"capacity,omitempty"`
-	Cells   []Summary   `json:"cells"`
+	Cells    []Summary  `json:"cells"`
 }
 
 // Provenance is everything recorded about how the results were made.
