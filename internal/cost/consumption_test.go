@@ -186,3 +186,16 @@ func TestUsageFromSeries(t *testing.T) {
 		t.Errorf("control plane = %+v", cp)
 	}
 }
+
+func TestPerMillionRequests(t *testing.T) {
+	p := UnitPrices{PerVCPUMonth: 23, PerGBMonth: 3.33}
+	// 1 core and 1 GB for the 1e6/500 = 2000 s a million requests take at
+	// 500 req/s: (23 + 3.33) / (730 x 3600) x 2000.
+	want := (23 + 3.33) / (730 * 3600.0) * 2000
+	if got := p.PerMillionRequests(1, 1, 500); !near(got, want) {
+		t.Errorf("got %g, want %g", got, want)
+	}
+	if got := p.PerMillionRequests(1, 1, 0); got != 0 {
+		t.Errorf("at no rate: %g, want 0", got)
+	}
+}

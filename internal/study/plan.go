@@ -13,6 +13,7 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 // Cell is one measurement: a mesh under one combination of sweep values,
@@ -50,6 +51,9 @@ type Plan struct {
 	Groups      int             `json:"workload_groups"`
 	Cells       []Cell          `json:"cells"`
 	Estimate    time.Duration   `json:"estimate_ns"`
+	// Search is a search study's settings; it plans no cells, for its
+	// trials are decided as it runs.
+	Search *search.Config `json:"search,omitempty"`
 }
 
 // point is one combination of sweep values before meshes and repetitions.
@@ -82,6 +86,11 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)
+	}
+	if s.Search != nil {
+		cfg := s.Search.Config()
+		p.Search, p.Estimate = &cfg, s.searchEstimate(cfg)
+		return p, nil
 	}
 	var groups [][]point
 	byKey := map[string]int{}

@@ -1,6 +1,8 @@
 package study
 
 import (
+	"time"
+
 	"github.com/meshbench/meshbench/internal/search"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -98,4 +100,19 @@ func (s *Study) validateSearch() error {
 		return fieldError("search", "%v", err)
 	}
 	return nil
+}
+
+// searchTrialsAssumed is the number of short trials the estimate assumes a
+// search takes to grow and bisect: a few doublings, then a bracket halved
+// to 5%.
+const searchTrialsAssumed = 10
+
+// searchEstimate is a search study's expected duration: per mesh, the
+// assumed short trials and the confirmation rounds, each with its warm-up
+// and a mesh installation (the meshes interleave), and one deployment.
+func (s *Study) searchEstimate(cfg search.Config) time.Duration {
+	st := setupTimes[s.Platform.Type]
+	warm := s.Load.Warmup.D()
+	trials := searchTrialsAssumed*(cfg.Short+warm+st.install) + time.Duration(cfg.Confirmations)*(2*(cfg.Full+warm)+st.install)
+	return st.deploy + time.Duration(len(s.Meshes))*trials
 }
