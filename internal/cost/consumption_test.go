@@ -199,3 +199,18 @@ func TestPerMillionRequests(t *testing.T) {
 		t.Errorf("at no rate: %g, want 0", got)
 	}
 }
+
+// The average cores per 1000 req/s is labelled as what it is, so that idle
+// CPU over a low rate is not read as a marginal cost.
+func TestConsumptionSaysAverageIsNotMarginal(t *testing.T) {
+	e := &ConsumptionEstimate{Prices: UnitPrices{PerVCPUMonth: 23, PerGBMonth: 3}, Rows: []ConsumptionRow{{Mesh: "sidecar", CPUCores: 0.168, CPUPer1000RPS: 6.04}}}
+	var b strings.Builder
+	if err := e.Write(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CORES/1000 RPS AT RUN RATE", "6.040", "not the marginal cost", "idle part plus a per-request part"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
