@@ -6,8 +6,8 @@ import (
 	"math"
 )
 
-// maxShifts bounds how often the confirmation rounds may move the bracket
-// when its full-length trials disagree with the short ones.
+// maxShifts bounds how often the confirmation rounds may send the search
+// back when its full-length trials disagree with the short ones.
 const maxShifts = 2
 
 // Search is one search's state. Next says which trial to run, Record takes
@@ -32,6 +32,12 @@ type Search struct {
 	atHigh bool      // the current trial is the round's upper one
 	scores []float64 // per round and end: score at lower, at upper; NaN when inconclusive
 	shifts int
+	// full says the search has gone back from confirmation: its grow and
+	// bisect trials are now full-length, and grow and shrink move by step,
+	// which starts at the bracket's width and doubles (relative to the
+	// rate) at each move, as MLRsearch's external search does.
+	full bool
+	step float64
 
 	done   bool
 	result Result
@@ -61,7 +67,11 @@ func (s *Search) Next() (Step, bool) {
 		return Step{}, false
 	}
 	if s.phase != PhaseConfirm {
-		return Step{Phase: s.phase, Rate: s.rate, Duration: s.cfg.Short}, true
+		d := s.cfg.Short
+		if s.full {
+			d = s.cfg.Full
+		}
+		return Step{Phase: s.phase, Rate: s.rate, Duration: d}, true
 	}
 	rate := s.lower
 	if s.atHigh {
@@ -112,12 +122,12 @@ func (s *Search) searched(t Trial) {
 	switch {
 	case s.lower == 0 && s.upper > 0:
 		// The SLO broke at the start: shrink.
-		s.rate = roundRate(s.upper / s.cfg.Growth)
+		s.rate = roundRate(s.upper / s.factor())
 		if s.rate < s.cfg.MinRate {
 			s.finish(fmt.Sprintf("the SLO is not met even at %s req/s", rateText(s.upper)))
 		}
 	case s.upper == 0:
-		s.rate = roundRate(s.lower * s.cfg.Growth)
+		s.rate = roundRate(s.lower * s.factor())
 		if s.cfg.MaxRate > 0 && s.lower >= s.cfg.MaxRate {
 			s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s req/s", rateText(s.cfg.MaxRate))
 			s.startConfirm()
@@ -130,6 +140,17 @@ func (s *Search) searched(t Trial) {
 	default:
 		s.startConfirm()
 	}
+}
+
+// factor is what the next grow or shrink multiplies or divides the rate
+// by.
+func (s *Search) factor() float64 {
+	if !s.full {
+		return s.cfg.Growth
+	}
+	f := s.step
+	s.step = 1 + 2*(s.step-1)
+	return f
 }
 
 func (s *Search) startConfirm() {
@@ -173,16 +194,25 @@ func (s *Search) confirmed(t Trial) {
 	if s.upper > 0 {
 		width = s.upper / s.lower
 	}
+	// When most full-length trials disagree with the short ones, the
+	// search goes back: from the end that disagreed, it moves by a growing
+	// step with full-length trials until the SLO's verdict changes, then
+	// bisects and confirms again.
 	switch {
 	case s.shifts < maxShifts && n > 0 && 2*lowFails > n && s.lower/width >= s.cfg.MinRate:
 		s.shifts++
-		s.upper, s.lower, s.limited = s.lower, roundRate(s.lower/width), false
-		s.startConfirm()
+		s.full, s.step, s.phase = true, width, PhaseGrow
+		s.upper, s.lower, s.limited = s.lower, 0, false
+		s.rate = roundRate(s.upper / s.factor())
 	case s.shifts < maxShifts && s.hasUpper() && 2*highPasses > s.cfg.Confirmations &&
 		(s.cfg.MaxRate == 0 || s.upper*width <= s.cfg.MaxRate):
 		s.shifts++
-		s.lower, s.upper = s.upper, roundRate(s.upper*width)
-		s.startConfirm()
+		s.full, s.step, s.phase = true, width, PhaseGrow
+		s.lower, s.upper = s.upper, 0
+		s.rate = roundRate(s.lower * s.factor())
+		if s.cfg.MaxRate > 0 {
+			s.rate = min(s.rate, s.cfg.MaxRate)
+		}
 	default:
 		s.finish("")
 	}

@@ -107,7 +107,7 @@ func TestSearchFindsKnownCapacity(t *testing.T) {
 }
 
 // assertPhases checks that short trials come first and full-length
-// confirmation trials, at both ends of the bracket, last.
+// trials last.
 func assertPhases(t *testing.T, trials []Trial, short, full time.Duration) {
 	t.Helper()
 	confirming := false
@@ -120,7 +120,11 @@ func assertPhases(t *testing.T, trials []Trial, short, full time.Duration) {
 			continue
 		}
 		if confirming {
-			t.Errorf("trial %d: %s trial after confirmation began", i, tr.Phase)
+			// Gone back after a confirmation disagreed: full-length trials.
+			if tr.Duration != full {
+				t.Errorf("trial %d: %s trial of %s after confirmation began, want %s", i, tr.Phase, tr.Duration, full)
+			}
+			continue
 		}
 		if tr.Duration != short {
 			t.Errorf("trial %d: %s trial of %s, want %s", i, tr.Phase, tr.Duration, short)
@@ -334,17 +338,43 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // With no upper end (the highest rate allowed met the SLO in short
-// trials) a failed confirmation still moves the bracket down.
+// trials) failed confirmations send the search back down with
+// full-length trials, to the full-length answer.
 func TestConfirmationWithoutUpperEnd(t *testing.T) {
 	t.Parallel()
-	srv := &server{mu: 1100, longer: 3, full: 2 * time.Second}
+	srv := &server{mu: 900, longer: 1.5, full: 2 * time.Second}
 	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 100, MaxRate: 400, Short: time.Second, Full: 2 * time.Second}
 	res, err := Run(context.Background(), cfg, srv.trial, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RPS >= 400 || res.RPS <= 0 || math.IsInf(res.Lower, 0) {
-		t.Errorf("capacity %.1f (bracket %.1f..%.1f); want below 400, where full-length trials fail", res.RPS, res.Lower, res.Upper)
+	want := 900 - 1.5*math.Log(100)/0.010
+	if math.Abs(res.RPS-want) > 0.05*want {
+		t.Errorf("capacity %.1f (bracket %.1f..%.1f, note %q); want the full-length answer %.1f within 5%%", res.RPS, res.Lower, res.Upper, res.Note, want)
+	}
+	assertPhases(t, res.Trials, time.Second, 2*time.Second)
+}
+
+// A short trial that failed by chance ends the growth far too low; the
+// confirmation rounds see the upper end pass and send the search up again.
+func TestConfirmationRecoversFromASpuriousFail(t *testing.T) {
+	t.Parallel()
+	srv := &server{mu: 1500}
+	spurious := func(ctx context.Context, rate float64, d time.Duration) (Outcome, error) {
+		o, err := srv.trial(ctx, rate, d)
+		if srv.trials == 3 { // the grow trial at 400 req/s
+			o.P99 = 50 * time.Millisecond
+		}
+		return o, err
+	}
+	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 100, Short: time.Second, Full: 2 * time.Second}
+	res, err := Run(context.Background(), cfg, spurious, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := truth(1500, 10*time.Millisecond)
+	if math.Abs(res.RPS-want) > 0.05*want {
+		t.Errorf("capacity %.1f (bracket %.1f..%.1f); want %.1f within 5%% despite the spurious fail at 400", res.RPS, res.Lower, res.Upper, want)
 	}
 }
 
