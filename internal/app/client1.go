@@ -2,15 +2,14 @@ package app
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/http1wire"
 )
 
 const (
@@ -139,109 +138,20 @@ func (cc *clientConn) roundTrip(req, dst []byte) (status int, isJSON bool, body 
 	if _, err := cc.c.Write(req); err != nil {
 		return 0, false, dst, false, false, err
 	}
+	// Peek waits for the first byte: an error before it means the server
+	// closed or reset the connection without answering.
+	if _, err := cc.br.Peek(1); err != nil {
+		return 0, false, dst, false, false, err
+	}
 	for {
-		line, err := cc.br.ReadSlice('\n')
+		h, err := http1wire.ReadResponseHead(cc.br)
 		if err != nil {
-			return 0, false, dst, false, len(line) > 0, err
+			return 0, false, dst, false, true, fmt.Errorf("reading the answer: %w", err)
 		}
-		started = true
-		// HTTP/1.x SP 3DIGIT SP reason
-		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return 0, false, dst, false, true, fmt.Errorf("malformed status line %q", trimCRLF(line))
-		}
-		status, err = strconv.Atoi(string(line[9:12]))
-		if err != nil {
-			return 0, false, dst, false, true, fmt.Errorf("malformed status line %q", trimCRLF(line))
-		}
-		keep = line[7] == '1' // HTTP/1.1 keeps the connection by default
-		h, err := readResponseHeaders(cc.br, keep)
-		if err != nil {
-			return 0, false, dst, false, true, err
-		}
-		if status >= 100 && status < 200 {
+		if h.Status >= 100 && h.Status < 200 {
 			continue // an interim answer such as 100 Continue; the real one follows
 		}
-		body, err = readBody(cc.br, h, status, dst)
-		return status, h.isJSON, body, h.keepAlive && err == nil, true, err
+		body, err = http1wire.ReadBody(cc.br, h, dst, maxBody)
+		return h.Status, h.JSON, body, h.KeepAlive && err == nil, true, err
 	}
-}
-
-type responseHead struct {
-	length    int64 // -1: none given
-	chunked   bool
-	keepAlive bool
-	isJSON    bool
-}
-
-func readResponseHeaders(br *bufio.Reader, keepAlive bool) (responseHead, error) {
-	h := responseHead{length: -1, keepAlive: keepAlive}
-	total := 0
-	for {
-		line, err := br.ReadSlice('\n')
-		total += len(line)
-		if err != nil {
-			return h, fmt.Errorf("reading answer headers: %w", err)
-		}
-		if total > maxHeaderBytes {
-			return h, errors.New("answer headers too large")
-		}
-		line = trimCRLF(line)
-		if len(line) == 0 {
-			return h, nil
-		}
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return h, fmt.Errorf("malformed answer header %q", line)
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			if h.length, err = strconv.ParseInt(string(value), 10, 64); err != nil || h.length < 0 {
-				return h, fmt.Errorf("malformed Content-Length %q", value)
-			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			h.chunked = hasToken(value, "chunked")
-		case bytes.EqualFold(name, []byte("Connection")):
-			if hasToken(value, "close") {
-				h.keepAlive = false
-			} else if hasToken(value, "keep-alive") {
-				h.keepAlive = true
-			}
-		case bytes.EqualFold(name, []byte("Content-Type")):
-			h.isJSON = bytes.HasPrefix(value, []byte("application/json"))
-		}
-	}
-}
-
-// readBody reads an answer's body into dst, bounded by maxBody.
-func readBody(br *bufio.Reader, h responseHead, status int, dst []byte) ([]byte, error) {
-	switch {
-	case status == 204 || status == 304:
-		return dst, nil
-	case h.chunked:
-		return readChunked(br, dst)
-	case h.length >= 0:
-		if h.length > maxBody {
-			return dst, fmt.Errorf("answer of %d bytes is over the %d limit", h.length, maxBody)
-		}
-		n := len(dst)
-		dst = append(dst, make([]byte, h.length)...)
-		_, err := io.ReadFull(br, dst[n:])
-		return dst, err
-	default: // the body runs to the end of the connection
-		return readAll(br, dst, -1)
-	}
-}
-
-func readChunked(br *bufio.Reader, dst []byte) ([]byte, error) {
-	err := readChunks(br, func(n int64) error {
-		if int64(len(dst))+n > maxBody {
-			return fmt.Errorf("answer is over the %d-byte limit", maxBody)
-		}
-		m := len(dst)
-		dst = append(dst, make([]byte, n)...)
-		_, err := io.ReadFull(br, dst[m:])
-		return err
-	})
-	return dst, err
 }

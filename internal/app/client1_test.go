@@ -126,9 +126,9 @@ func TestHTTP1DownstreamErrors(t *testing.T) {
 		answer  string
 		wantErr string
 	}{
-		{name: "garbage", answer: "SSH-2.0-OpenSSH\r\n", wantErr: "malformed status line"},
-		{name: "bad header", answer: "HTTP/1.1 200 OK\r\nno colon\r\n\r\n", wantErr: "malformed answer header"},
-		{name: "bad length", answer: "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", wantErr: "malformed Content-Length"},
+		{name: "garbage", answer: "SSH-2.0-OpenSSH\r\n", wantErr: "bad status line"},
+		{name: "bad header", answer: "HTTP/1.1 200 OK\r\nno colon\r\n\r\n", wantErr: "bad header line"},
+		{name: "bad length", answer: "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", wantErr: "bad Content-Length"},
 		{name: "short body", answer: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", wantErr: "EOF"},
 		{name: "bad chunk", answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", wantErr: "bad chunk size"},
 	}

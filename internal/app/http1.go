@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/http1wire"
 )
 
 const (
-	// maxHeaderBytes bounds a request's line and headers together.
-	maxHeaderBytes = 64 << 10
 	// h2Preface is the first line of every h2c connection.
 	h2Preface = "PRI * HTTP/2.0\r\n"
 )
@@ -24,7 +24,7 @@ const (
 func (s *server) serveConn(c net.Conn) {
 	defer s.forget(c)
 	br := bufio.NewReaderSize(c, 4<<10)
-	var req request
+	var req http1wire.Request
 	var out []byte
 	for first := true; ; first = false {
 		line, err := readLine(br)
@@ -39,24 +39,24 @@ func (s *server) serveConn(c net.Conn) {
 			s.h2ln.hand(&replayConn{Conn: c, r: io.MultiReader(bytes.NewReader([]byte(h2Preface)), br)})
 			return
 		}
-		if status := readRequest(br, line, &req); status != 0 {
+		if status := http1wire.ReadRequest(br, line, &req); status != 0 {
 			writeError(c, status)
 			c.Close()
 			return
 		}
-		if req.expect100 && (req.chunked || req.length > 0) {
+		if req.Expect100 && (req.Chunked || req.Length > 0) {
 			c.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
 		}
-		if err := discardBody(br, &req); err != nil {
+		if err := http1wire.DiscardRequestBody(br, &req); err != nil {
 			writeError(c, http.StatusBadRequest)
 			c.Close()
 			return
 		}
 		buf := getBuf()
-		body, status := s.routeWatched(c, br, req.path, (*buf)[:0])
-		keepAlive := req.keepAlive && !s.closing.Load()
-		out = appendResponseHead(out[:0], status, contentType(req.path)[0], len(body), keepAlive)
-		if !req.head {
+		body, status := s.routeWatched(c, br, req.Path, (*buf)[:0])
+		keepAlive := req.KeepAlive && !s.closing.Load()
+		out = appendResponseHead(out[:0], status, contentType(req.Path)[0], len(body), keepAlive)
+		if !req.Head {
 			out = append(out, body...)
 		}
 		*buf = body

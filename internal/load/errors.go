@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/meshbench/meshbench/internal/http1wire"
 )
 
 // OptionError says which option is invalid. Field is the option's name as
@@ -33,14 +35,11 @@ const (
 	KindOther    = "other"
 )
 
-// errProtocol marks a response that does not parse as HTTP.
-var errProtocol = errors.New("malformed HTTP response")
-
 // errTimeout marks a request that completed after --timeout had passed.
 var errTimeout = errors.New("request exceeded the timeout")
 
 func protocolError(format string, a ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errProtocol}, a...)...)
+	return fmt.Errorf("%w: "+format, append([]any{http1wire.ErrProtocol}, a...)...)
 }
 
 // errorKind sorts a request's error into one of the kinds above, so that
@@ -60,7 +59,7 @@ func errorKind(err error) string {
 		return KindReset
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return KindClosed
-	case errors.Is(err, errProtocol):
+	case errors.Is(err, http1wire.ErrProtocol):
 		return KindProtocol
 	case errors.As(err, &dnsErr):
 		return KindDNS

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/http1wire"
 )
 
 // readBufferSize is the response read buffer of each connection; a status
@@ -84,7 +86,7 @@ func (c *http1Conn) exchange(now time.Time) (status int, keep bool, err error) {
 	} else if _, err := c.conn.Write(c.req); err != nil {
 		return 0, false, err
 	}
-	return readResponse(c.br, c.head)
+	return http1wire.DiscardResponse(c.br, c.head)
 }
 
 // extendDeadline keeps the connection's deadline at least one timeout ahead

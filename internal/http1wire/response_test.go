@@ -1,4 +1,4 @@
-package load
+package http1wire
 
 import (
 	"bufio"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestReadResponse(t *testing.T) {
+func TestDiscardResponse(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
@@ -37,18 +37,18 @@ func TestReadResponse(t *testing.T) {
 		{name: "cut in the headers", raw: "HTTP/1.1 200 OK\r\nContent-Le", wantErr: io.ErrUnexpectedEOF},
 		{name: "cut in the body", raw: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", wantErr: io.ErrUnexpectedEOF},
 		{name: "cut in a chunk", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", wantErr: io.ErrUnexpectedEOF},
-		{name: "not HTTP", raw: "SSH-2.0-OpenSSH\r\n\r\n", wantErr: errProtocol},
-		{name: "bad status code", raw: "HTTP/1.1 2x0 OK\r\n\r\n", wantErr: errProtocol},
-		{name: "bad content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", wantErr: errProtocol},
-		{name: "conflicting content lengths", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", wantErr: errProtocol},
-		{name: "bad chunk size", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", wantErr: errProtocol},
-		{name: "header without colon", raw: "HTTP/1.1 200 OK\r\nnonsense\r\n\r\n", wantErr: errProtocol},
-		{name: "header longer than the buffer", raw: "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", readBufferSize) + "\r\n\r\n", wantErr: errProtocol},
+		{name: "not HTTP", raw: "SSH-2.0-OpenSSH\r\n\r\n", wantErr: ErrProtocol},
+		{name: "bad status code", raw: "HTTP/1.1 2x0 OK\r\n\r\n", wantErr: ErrProtocol},
+		{name: "bad content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", wantErr: ErrProtocol},
+		{name: "conflicting content lengths", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", wantErr: ErrProtocol},
+		{name: "bad chunk size", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", wantErr: ErrProtocol},
+		{name: "header without colon", raw: "HTTP/1.1 200 OK\r\nnonsense\r\n\r\n", wantErr: ErrProtocol},
+		{name: "header longer than the buffer", raw: "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", 32<<10) + "\r\n\r\n", wantErr: ErrProtocol},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			br := bufio.NewReaderSize(strings.NewReader(tt.raw), readBufferSize)
-			status, keep, err := readResponse(br, tt.head)
+			br := bufio.NewReaderSize(strings.NewReader(tt.raw), 32<<10)
+			status, keep, err := DiscardResponse(br, tt.head)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("error %v, want %v", err, tt.wantErr)
@@ -69,16 +69,16 @@ func TestReadResponse(t *testing.T) {
 	}
 }
 
-func TestReadResponseAllocatesNothing(t *testing.T) {
+func TestDiscardResponseAllocatesNothing(t *testing.T) {
 	resp := "HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n" + strings.Repeat("x", 100)
 	chunked := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n" + strings.Repeat("x", 100) + "\r\n0\r\n\r\n"
 	for _, raw := range []string{resp, chunked} {
 		r := strings.NewReader(raw)
-		br := bufio.NewReaderSize(r, readBufferSize)
+		br := bufio.NewReaderSize(r, 32<<10)
 		allocs := testing.AllocsPerRun(1000, func() {
 			r.Reset(raw)
 			br.Reset(r)
-			if _, _, err := readResponse(br, false); err != nil {
+			if _, _, err := DiscardResponse(br, false); err != nil {
 				t.Fatal(err)
 			}
 		})
