@@ -26,7 +26,8 @@ type Config struct {
 	// Retries bounds the re-runs of an inconclusive trial; default 2.
 	Retries int `json:"retries"`
 	// MinRate and MaxRate bound the rates tried; MaxRate 0 is unbounded.
-	// Default MinRate: 1 request per second.
+	// Default MinRate: the rate at which a short trial holds MinSamples
+	// requests (at most Start), below which a p99 means little.
 	MinRate float64 `json:"min_rps"`
 	MaxRate float64 `json:"max_rps,omitempty"`
 	// MaxTrials bounds the search; default 40.
@@ -42,6 +43,9 @@ const (
 	DefaultConfirmations = 3
 	DefaultRetries       = 2
 	DefaultMaxTrials     = 40
+	// MinSamples is the fewest requests a short trial should hold for its
+	// p99 to be more than its maximum.
+	MinSamples = 100
 )
 
 // WithDefaults fills in zero fields.
@@ -65,7 +69,11 @@ func (c Config) WithDefaults() Config {
 		c.Retries = DefaultRetries
 	}
 	if c.MinRate == 0 {
-		c.MinRate = 1
+		// A p99 from fewer than 100 requests is the largest of a handful.
+		c.MinRate = MinSamples / c.Short.Seconds()
+		if c.Start > 0 {
+			c.MinRate = min(c.MinRate, c.Start)
+		}
 	}
 	if c.MaxTrials == 0 {
 		c.MaxTrials = DefaultMaxTrials

@@ -409,3 +409,15 @@ func TestShortfallFails(t *testing.T) {
 		t.Errorf("2%% short: %s, want pass", v)
 	}
 }
+
+// The search goes no lower than the rate at which a short trial holds
+// MinSamples requests: below it a p99 is the largest of a handful.
+func TestMinRateDefault(t *testing.T) {
+	t.Parallel()
+	if got := (Config{Start: 1000, Short: 4 * time.Second}).WithDefaults().MinRate; got != 25 {
+		t.Errorf("min rate %g, want 25 (100 requests in 4s)", got)
+	}
+	if got := (Config{Start: 10, Short: 4 * time.Second}).WithDefaults().MinRate; got != 10 {
+		t.Errorf("min rate %g, want the start rate 10", got)
+	}
+}
