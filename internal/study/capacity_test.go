@@ -157,3 +157,26 @@ func TestParseSearchErrors(t *testing.T) {
 		})
 	}
 }
+
+// With a generator per namespace, a trial's total rate is shared among
+// every generator of the study, and the platform runs them all.
+func TestTrialCellSharesTheRate(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(searchSource, "load: {connections: 16, warmup: 1s}", "load: {connections: 16, warmup: 1s, generators: per-namespace}", 1)
+	src = strings.Replace(src, "workload: {graph: small-graph.yaml}", "workload: {graph: small-graph.yaml, namespaces: 4}", 1)
+	s, err := Parse([]byte(src), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.trialCell(s.Meshes[1], search.Step{Phase: search.PhaseConfirm, Rate: 400, Duration: 5e9, Repetition: 2}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Load.Options
+	if o.Rate != 100 || !c.Load.PerNamespace || c.Namespaces != 4 || o.Duration != 5e9 || o.Warmup != 1e9 || o.Connections != 16 {
+		t.Errorf("trial cell load %+v per-namespace %v namespaces %d; want 100 req/s per generator x 4 for 5s after 1s", o, c.Load.PerNamespace, c.Namespaces)
+	}
+	if c.ID != "search-sidecar-t07" || c.Params["rate"] != "400" {
+		t.Errorf("id %q params %v", c.ID, c.Params)
+	}
+}
