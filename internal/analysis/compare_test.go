@@ -3,7 +3,7 @@ package analysis
 import (
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestCompareFindsARegression(t *testing.T) {
@@ -14,7 +14,7 @@ func TestCompareFindsARegression(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// The same study run again: new noise, and the sidecar 30% slower.
-	if _, err := fixture.Write(dir, fixture.Options{Seed: 2, Slowdown: map[string]float64{fixture.Sidecar: 1.3}}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 2, Slowdown: map[string]float64{resultstest.Sidecar: 1.3}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := Load(dir, Options{})
@@ -30,15 +30,15 @@ func TestCompareFindsARegression(t *testing.T) {
 	}
 	for _, ch := range c.Changes {
 		switch {
-		case ch.Mesh == fixture.Sidecar && ch.Metric == P50:
+		case ch.Mesh == resultstest.Sidecar && ch.Metric == P50:
 			if !ch.Regressed() || ch.Diff.Pct.Median < 20 {
 				t.Errorf("sidecar p50 at %s: %+v, want a regression of about 30%%", ch.Config.Label(), ch.Diff)
 			}
-		case ch.Mesh == fixture.Sidecar && ch.Metric == QPS:
+		case ch.Mesh == resultstest.Sidecar && ch.Metric == QPS:
 			if !ch.Regressed() {
 				t.Errorf("sidecar QPS at %s did not regress: %+v", ch.Config.Label(), ch.Diff)
 			}
-		case ch.Mesh == fixture.Baseline && ch.Metric == P50:
+		case ch.Mesh == resultstest.Baseline && ch.Metric == P50:
 			// Same model, different noise: nothing to report.
 			if ch.Regressed() || ch.Improved() {
 				if d := ch.Diff.Pct.Median; d > 5 || d < -5 {

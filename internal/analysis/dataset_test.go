@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func loadFixture(t *testing.T) *Dataset {
@@ -27,10 +27,10 @@ func cfg(conns, replicas int) Config {
 func TestLoadGroupsTheFixture(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t)
-	if want := []string{fixture.Baseline, fixture.Ambient, fixture.Sidecar}; !slices.Equal(d.Meshes, want) {
+	if want := []string{resultstest.Baseline, resultstest.Ambient, resultstest.Sidecar}; !slices.Equal(d.Meshes, want) {
 		t.Errorf("meshes %v, want %v", d.Meshes, want)
 	}
-	if d.Baseline != fixture.Baseline {
+	if d.Baseline != resultstest.Baseline {
 		t.Errorf("baseline %q", d.Baseline)
 	}
 	var labels []string
@@ -67,22 +67,22 @@ func TestLoadExcludesDistortedAndFailedCells(t *testing.T) {
 		kinds[e.Kind] = e
 	}
 	dist, fail := kinds[results.StatusDistorted], kinds[results.StatusFailed]
-	if dist.Summary.Mesh != fixture.DistortedMesh || dist.Summary.Repetition != fixture.DistortedRep {
+	if dist.Summary.Mesh != resultstest.DistortedMesh || dist.Summary.Repetition != resultstest.DistortedRep {
 		t.Errorf("distorted exclusion %+v", dist)
 	}
-	if fail.Summary.Mesh != fixture.FailedMesh || fail.Reason == "" {
+	if fail.Summary.Mesh != resultstest.FailedMesh || fail.Reason == "" {
 		t.Errorf("failed exclusion %+v", fail)
 	}
-	g := d.Group(fixture.DistortedMesh, cfg(fixture.DistortedConnections, fixture.DistortedReplicas))
+	g := d.Group(resultstest.DistortedMesh, cfg(resultstest.DistortedConnections, resultstest.DistortedReplicas))
 	if len(g.Reps) != 4 || len(g.Excluded) != 1 {
 		t.Errorf("distorted group has %d usable and %d excluded repetitions, want 4 and 1", len(g.Reps), len(g.Excluded))
 	}
 	for _, r := range g.Reps {
-		if r.Summary.Repetition == fixture.DistortedRep {
+		if r.Summary.Repetition == resultstest.DistortedRep {
 			t.Error("the distorted repetition is among the usable ones")
 		}
 	}
-	g = d.Group(fixture.FailedMesh, cfg(fixture.FailedConnections, fixture.FailedReplicas))
+	g = d.Group(resultstest.FailedMesh, cfg(resultstest.FailedConnections, resultstest.FailedReplicas))
 	if len(g.Reps) != 2 || g.Estimate(P50).N != 2 {
 		t.Errorf("failed group: %d usable repetitions, estimate %+v", len(g.Reps), g.Estimate(P50))
 	}
@@ -91,7 +91,7 @@ func TestLoadExcludesDistortedAndFailedCells(t *testing.T) {
 func TestGroupFiguresMatchTheCells(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t)
-	g := d.Group(fixture.Sidecar, cfg(64, 1))
+	g := d.Group(resultstest.Sidecar, cfg(64, 1))
 	var p99s, qps []float64
 	for _, r := range g.Reps {
 		p99s = append(p99s, r.Summary.LatencyMs.P99)
@@ -117,7 +117,7 @@ func TestParts(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t)
 	c := cfg(32, 1)
-	sc, amb, base := d.Group(fixture.Sidecar, c), d.Group(fixture.Ambient, c), d.Group(fixture.Baseline, c)
+	sc, amb, base := d.Group(resultstest.Sidecar, c), d.Group(resultstest.Ambient, c), d.Group(resultstest.Baseline, c)
 	r := sc.Reps[0]
 	// The load job's sidecar runs on the load node: in the data plane, but
 	// not on the app nodes.
@@ -128,10 +128,10 @@ func TestParts(t *testing.T) {
 	if a := r.Alloc["sidecar"]; a.Components != 7 || math.Abs(a.CPURequest-0.7) > 1e-9 || a.MemRequest != 7*128<<20 {
 		t.Errorf("sidecar allocation %+v, want 7 sidecars of 100m / 128Mi", a)
 	}
-	if len(base.Values(CPU(PartDataPlane))) != 0 || d.HasPart(fixture.Baseline, PartDataPlane) {
+	if len(base.Values(CPU(PartDataPlane))) != 0 || d.HasPart(resultstest.Baseline, PartDataPlane) {
 		t.Error("baseline has a data plane")
 	}
-	if !d.HasPart(fixture.Ambient, "node-proxy") || amb.Estimate(Memory("node-proxy")).Median <= 0 {
+	if !d.HasPart(resultstest.Ambient, "node-proxy") || amb.Estimate(Memory("node-proxy")).Median <= 0 {
 		t.Error("ambient has no ztunnel figures")
 	}
 	u := r.Usage["app"]
@@ -152,15 +152,15 @@ func TestOverhead(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t)
 	c := cfg(32, 1)
-	o, ok := d.Overhead(fixture.Sidecar, c, P50)
+	o, ok := d.Overhead(resultstest.Sidecar, c, P50)
 	if !ok || !o.Measurable() || o.Delta.Median <= 0 || o.Pct.Median < 15 {
 		t.Errorf("sidecar p50 overhead %+v, want a measurable increase of over 15%%", o)
 	}
-	if _, ok := d.Overhead(fixture.Baseline, c, P50); ok {
+	if _, ok := d.Overhead(resultstest.Baseline, c, P50); ok {
 		t.Error("the baseline has an overhead against itself")
 	}
-	want := Difference(d.Group(fixture.Baseline, c).Values(P95), d.Group(fixture.Ambient, c).Values(P95))
-	if got, _ := d.Overhead(fixture.Ambient, c, P95); got != want {
+	want := Difference(d.Group(resultstest.Baseline, c).Values(P95), d.Group(resultstest.Ambient, c).Values(P95))
+	if got, _ := d.Overhead(resultstest.Ambient, c, P95); got != want {
 		t.Errorf("ambient p95 overhead %+v, want %+v", got, want)
 	}
 }
@@ -175,13 +175,13 @@ func TestLoadErrors(t *testing.T) {
 func TestBaselineByProfile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ix, err := fixture.Write(dir, fixture.Options{Seed: 3})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A study may name its baseline anything; its profile says what it is.
 	for i := range ix.Cells {
-		if ix.Cells[i].Mesh == fixture.Baseline {
+		if ix.Cells[i].Mesh == resultstest.Baseline {
 			ix.Cells[i].Mesh = "no-mesh"
 		}
 	}
@@ -192,7 +192,7 @@ func TestBaselineByProfile(t *testing.T) {
 		name, option, want string
 	}{
 		{"by profile", "", "no-mesh"},
-		{"given", fixture.Ambient, fixture.Ambient},
+		{"given", resultstest.Ambient, resultstest.Ambient},
 		{"given but absent", "nothing", ""},
 	}
 	for _, tt := range tests {

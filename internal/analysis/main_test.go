@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // fixtureDir holds one fixture results directory that every test reads;
@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if _, err := fixture.Write(dir, fixture.Options{Seed: 1}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -10,8 +10,6 @@ import (
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
-func init() { subcommands = append(subcommands, newAppCmd) }
-
 func newAppCmd(s Streams, g *globals) *cobra.Command {
 	var (
 		o         app.Options

@@ -6,8 +6,6 @@ import (
 	"github.com/meshbench/meshbench/internal/cost"
 )
 
-func init() { subcommands = append(subcommands, newCostCmd) }
-
 func newCostCmd(s Streams, _ *globals) *cobra.Command {
 	var o cost.Options
 	cmd := &cobra.Command{

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
 	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // TestCostResultsFlags checks that --results and its companions reach the
@@ -16,7 +16,7 @@ import (
 func TestCostResultsFlags(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, err := fixture.Write(dir, fixture.Options{Seed: 1}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer

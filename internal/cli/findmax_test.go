@@ -16,8 +16,8 @@ func TestLoadFindMax(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	out, _, err := runCLI(t, "load", "-q", "--find-max", "--slo-p99", "50ms", "-c", "4",
-		"--start-rate", "50", "--max-rate", "200", "--warmup", "0s",
-		"--trial-duration", "200ms", "--confirm-duration", "300ms", "--confirmations", "2", srv.URL)
+		"--start-rate", "20", "--max-rate", "40", "--warmup", "0s",
+		"--trial-duration", "1s", "--confirm-duration", "1s", "--confirmations", "2", srv.URL)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -25,8 +25,8 @@ func TestLoadFindMax(t *testing.T) {
 		"p99 <= 50ms, errors <= 0.1%",
 		"    1  grow",
 		"  confirm",
-		"capacity: 200.0 req/s",
-		"the SLO held up to the highest rate allowed, 200 req/s",
+		"capacity: 40.0 req/s",
+		"the SLO held up to the highest rate allowed, 40 req/s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -11,8 +11,6 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
-func init() { subcommands = append(subcommands, newLabCmd) }
-
 func newLabCmd(s Streams, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lab",

@@ -16,8 +16,6 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 )
 
-func init() { subcommands = append(subcommands, newLoadCmd) }
-
 // loadFlags are the flags of `meshbench load` that are not load.Options.
 type loadFlags struct {
 	headers  []string

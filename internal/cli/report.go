@@ -8,8 +8,6 @@ import (
 	"github.com/meshbench/meshbench/internal/report"
 )
 
-func init() { subcommands = append(subcommands, newReportCmd) }
-
 func newReportCmd(s Streams, g *globals) *cobra.Command {
 	var o report.Options
 	cmd := &cobra.Command{

@@ -9,16 +9,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestReportCommand(t *testing.T) {
 	t.Parallel()
 	dir, dirB := t.TempDir(), t.TempDir()
-	if _, err := fixture.Write(dir, fixture.Options{Seed: 1}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fixture.Write(dirB, fixture.Options{Seed: 2, Slowdown: map[string]float64{fixture.Sidecar: 1.3}}); err != nil {
+	if _, err := resultstest.Write(dirB, resultstest.Options{Seed: 2, Slowdown: map[string]float64{resultstest.Sidecar: 1.3}}); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (string, string, error) {

@@ -55,16 +55,19 @@ func Run(ctx context.Context, s Streams, args []string) error {
 	root.SetErr(s.ErrOut)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log more, including debug detail")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "log errors only")
-	for _, add := range subcommands {
-		root.AddCommand(add(s, g))
-	}
+	// Every subcommand, registered here and nowhere else.
+	root.AddCommand(
+		newLoadCmd(s, g),
+		newAppCmd(s, g),
+		newLabCmd(s, g),
+		newRunCmd(s, g),
+		newStudiesCmd(s, g),
+		newReportCmd(s, g),
+		newCostCmd(s, g),
+	)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
-
-// subcommands holds the constructors of every subcommand; each file adds its
-// own from an init function, so that no file edits another's lines.
-var subcommands []func(Streams, *globals) *cobra.Command
 
 // Main runs meshbench and turns its error into one message and an exit code.
 func Main(ctx context.Context, s Streams, args []string) int {

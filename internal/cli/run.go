@@ -19,8 +19,6 @@ import (
 	"github.com/meshbench/meshbench/internal/study"
 )
 
-func init() { subcommands = append(subcommands, newRunCmd) }
-
 type runFlags struct {
 	file     string
 	preset   string

@@ -12,8 +12,6 @@ import (
 	"github.com/meshbench/meshbench/internal/study"
 )
 
-func init() { subcommands = append(subcommands, newStudiesCmd) }
-
 func newStudiesCmd(s Streams, g *globals) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // The fixture's last configuration, the one --results prices.
@@ -27,12 +27,12 @@ func priced(s results.Summary) bool {
 func writeResults(t *testing.T) (dir, distorted string, cells int) {
 	t.Helper()
 	dir = t.TempDir()
-	ix, err := fixture.Write(dir, fixture.Options{Seed: 7})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range ix.Cells {
-		if s.Mesh == fixture.Sidecar && priced(s) && s.Repetition == 2 {
+		if s.Mesh == resultstest.Sidecar && priced(s) && s.Repetition == 2 {
 			ix.Cells[i].Status, ix.Cells[i].Reason = results.StatusDistorted, "generator fell short of its rate"
 			distorted = s.ID
 		}
@@ -167,11 +167,11 @@ func TestRunResultsMatchesCellFiles(t *testing.T) {
 			t.Errorf("%s: projected %+v, cell files give %.6f cores, %.6f GB, $%.6f", r.Mesh, p, x.projCores, x.projGiB, x.projMonthly)
 		}
 	}
-	if r := e.Consumption.Rows[0]; r.Mesh != fixture.Baseline || r.CPUCores != 0 {
+	if r := e.Consumption.Rows[0]; r.Mesh != resultstest.Baseline || r.CPUCores != 0 {
 		t.Errorf("first row = %+v, want the baseline with no data plane", r)
 	}
 	for _, m := range e.Meshes {
-		if wantUsable := map[bool]int{true: 2, false: 3}[m.Mesh == fixture.Sidecar]; m.Usable != wantUsable || !approx(m.RequestRate, want[m.Mesh].rate) {
+		if wantUsable := map[bool]int{true: 2, false: 3}[m.Mesh == resultstest.Sidecar]; m.Usable != wantUsable || !approx(m.RequestRate, want[m.Mesh].rate) {
 			t.Errorf("%+v: want %d usable cells at %.3f RPS", m, wantUsable, want[m.Mesh].rate)
 		}
 	}
@@ -181,7 +181,7 @@ func TestRunResultsMatchesCellFiles(t *testing.T) {
 	// counted), istiod 500m / 2Gi, and ztunnel and istio-cni 200m / 512Mi
 	// and 100m / 100Mi on every node.
 	rows := e.Allocation.Rows
-	if len(rows) != 3 || rows[0].Mesh != fixture.Baseline || rows[1].Mesh != fixture.Ambient || rows[2].Mesh != fixture.Sidecar {
+	if len(rows) != 3 || rows[0].Mesh != resultstest.Baseline || rows[1].Mesh != resultstest.Ambient || rows[2].Mesh != resultstest.Sidecar {
 		t.Fatalf("allocation rows = %+v", rows)
 	}
 	const mi = int64(1) << 20
@@ -193,7 +193,7 @@ func TestRunResultsMatchesCellFiles(t *testing.T) {
 		{rows[1], Resources{MilliCPU: 500 + 300*int64(rows[1].Nodes), Bytes: 2048*mi + 612*mi*int64(rows[1].Nodes)}},
 		{rows[2], Resources{MilliCPU: 9*100 + 500, Bytes: 9*128*mi + 2048*mi}},
 	} {
-		if tc.row.Requests != tc.want || tc.row.Pods != map[bool]int{true: 9, false: 10}[tc.row.Mesh == fixture.Baseline] {
+		if tc.row.Requests != tc.want || tc.row.Pods != map[bool]int{true: 9, false: 10}[tc.row.Mesh == resultstest.Baseline] {
 			t.Errorf("%s: %v in %d pods, want %v", tc.row.Mesh, tc.row.Requests, tc.row.Pods, tc.want)
 		}
 	}

@@ -46,21 +46,30 @@ type ResponseHead struct {
 
 // ReadResponseHead reads a status line and headers.
 func ReadResponseHead(br *bufio.Reader) (ResponseHead, error) {
+	var h ResponseHead
+	err := readHead(br, &h, true)
+	return h, err
+}
+
+// readHead reads a status line and headers into h; the Content-Type only
+// when wantType, as the load engine, which discards bodies, need not pay
+// for it.
+func readHead(br *bufio.Reader, h *ResponseHead, wantType bool) error {
 	line, err := br.ReadSlice('\n')
 	if err != nil {
 		if err == io.EOF && len(line) > 0 {
 			err = io.ErrUnexpectedEOF
 		}
-		return ResponseHead{}, lineError(br, err)
+		return lineError(br, err)
 	}
 	// "HTTP/1.1 200 OK\r\n": version, space, three digits, then a space or
 	// the end of the line.
 	if len(line) < 13 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
 		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) ||
 		(line[12] != ' ' && line[12] != '\r' && line[12] != '\n') {
-		return ResponseHead{}, protocolError("bad status line %q", trimCRLF(line))
+		return protocolError("bad status line %q", trimCRLF(line))
 	}
-	h := ResponseHead{
+	*h = ResponseHead{
 		Status:    int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0'),
 		KeepAlive: line[7] == '1', // HTTP/1.1 keeps the connection by default
 		Length:    -1,
@@ -71,10 +80,10 @@ func ReadResponseHead(br *bufio.Reader) (ResponseHead, error) {
 		line, err = br.ReadSlice('\n')
 		total += len(line)
 		if err != nil {
-			return ResponseHead{}, lineError(br, unexpectedEOF(err))
+			return lineError(br, unexpectedEOF(err))
 		}
 		if total > MaxHeaderBytes {
-			return ResponseHead{}, protocolError("headers longer than %d bytes", MaxHeaderBytes)
+			return protocolError("headers longer than %d bytes", MaxHeaderBytes)
 		}
 		line = trimCRLF(line)
 		if len(line) == 0 {
@@ -82,7 +91,7 @@ func ReadResponseHead(br *bufio.Reader) (ResponseHead, error) {
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
-			return ResponseHead{}, protocolError("bad header line %q", line)
+			return protocolError("bad header line %q", line)
 		}
 		// Only four headers matter; the others are skipped unparsed.
 		name, value := line[:colon], line[colon+1:]
@@ -91,7 +100,7 @@ func ReadResponseHead(br *bufio.Reader) (ResponseHead, error) {
 			value = bytes.TrimSpace(value)
 			n, ok := parseDecimal(value)
 			if !ok || (h.Length >= 0 && n != h.Length) {
-				return ResponseHead{}, protocolError("bad Content-Length %q", value)
+				return protocolError("bad Content-Length %q", value)
 			}
 			h.Length = n
 		case equalFold(name, "transfer-encoding"):
@@ -103,7 +112,7 @@ func ReadResponseHead(br *bufio.Reader) (ResponseHead, error) {
 			} else if hasToken(value, "keep-alive") {
 				h.KeepAlive = true
 			}
-		case equalFold(name, "content-type"):
+		case wantType && equalFold(name, "content-type"):
 			h.JSON = bytes.HasPrefix(bytes.TrimSpace(value), []byte("application/json"))
 		}
 	}
@@ -117,22 +126,31 @@ func ReadResponseHead(br *bufio.Reader) (ResponseHead, error) {
 		// closes the connection.
 		h.Framing, h.KeepAlive = ByClose, false
 	}
-	return h, nil
+	return nil
 }
 
 // DiscardResponse reads one response and discards its body. It returns
 // the status, and keep when the connection can carry another request; a
 // response to HEAD (head) has no body. Interim 1xx responses are skipped.
 func DiscardResponse(br *bufio.Reader, head bool) (status int, keep bool, err error) {
+	var h ResponseHead
 	for {
-		h, err := ReadResponseHead(br)
-		if err != nil {
+		if err := readHead(br, &h, false); err != nil {
 			return 0, false, err
 		}
 		if head && h.Status >= 200 {
 			h.Framing = NoBody
 		}
-		err = DiscardBody(br, h.Framing, h.Length)
+		// The framings spelled out, as in DiscardBody, to spare the hot
+		// path a call.
+		switch h.Framing {
+		case ByLength:
+			err = discard(br, h.Length)
+		case ByChunks:
+			err = WalkChunks(br, func(n int64) error { return discard(br, n) })
+		case ByClose:
+			err = discardToEOF(br)
+		}
 		if err != nil || h.Status >= 200 || h.Status == 101 {
 			return h.Status, h.KeepAlive && err == nil, err
 		}

@@ -87,3 +87,16 @@ func TestDiscardResponseAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkDiscardResponse(b *testing.B) {
+	raw := "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Tue, 24 Nov 2026 20:00:00 GMT\r\nContent-Type: text/html\r\nContent-Length: 615\r\nLast-Modified: Tue, 24 Nov 2026 19:00:00 GMT\r\nConnection: keep-alive\r\nETag: \"x\"\r\nAccept-Ranges: bytes\r\n\r\n" + strings.Repeat("x", 615)
+	r := strings.NewReader(raw)
+	br := bufio.NewReaderSize(r, 32<<10)
+	for b.Loop() {
+		r.Reset(raw)
+		br.Reset(r)
+		if _, _, err := DiscardResponse(br, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

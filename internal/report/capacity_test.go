@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 	"github.com/meshbench/meshbench/internal/cost"
 )
 
 func loadCapacityFixture(t *testing.T) *analysis.Dataset {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := fixture.WriteCapacity(dir); err != nil {
+	if _, err := resultstest.WriteCapacity(dir); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})
@@ -53,7 +53,7 @@ func TestCapacitySection(t *testing.T) {
 	if caps == nil || len(caps.Rows) != 3 {
 		t.Fatalf("capacity table %+v", caps)
 	}
-	for i, m := range fixture.CapacityMeshes {
+	for i, m := range resultstest.CapacityMeshes {
 		row := caps.Rows[i]
 		if row[0] != m.Name || row[1] != num(m.Capacity) || row[2] != num(0.97*m.Capacity)+" to "+num(1.03*m.Capacity) {
 			t.Errorf("row %v, want %s at %s with its interval", row, m.Name, num(m.Capacity))
@@ -69,7 +69,7 @@ func TestCapacitySection(t *testing.T) {
 	for _, r := range cpu.Rows {
 		got[r[0]+"/"+r[1]] = r
 	}
-	for _, m := range fixture.CapacityMeshes {
+	for _, m := range resultstest.CapacityMeshes {
 		app := got[m.Name+"/app"]
 		if app == nil || app[2] != num(m.AppIdle) || app[3] != num(m.AppPerRPS*1000) {
 			t.Errorf("%s app row %v, want idle %s and %s per 1000 req/s", m.Name, app, num(m.AppIdle), num(m.AppPerRPS*1000))
@@ -96,7 +96,7 @@ func TestCapacitySection(t *testing.T) {
 	}
 	catalog, _ := cost.LoadCatalog("")
 	prices, _ := cost.DefaultUnitPrices(catalog)
-	for i, m := range fixture.CapacityMeshes {
+	for i, m := range resultstest.CapacityMeshes {
 		cores := m.AppIdle + m.AppPerRPS*m.Capacity + m.ProxyIdle + m.ProxyPerRPS*m.Capacity
 		gb := float64(m.MemoryBytes) / (1 << 30)
 		if m.ProxyRole != "" {
@@ -118,7 +118,7 @@ func TestCapacitySection(t *testing.T) {
 		}
 	}
 	want := []string{"capacity"}
-	for _, m := range fixture.CapacityMeshes {
+	for _, m := range resultstest.CapacityMeshes {
 		want = append(want, "capacity-curve-"+slug(m.Name))
 	}
 	if fmt.Sprint(charts) != fmt.Sprint(want) {

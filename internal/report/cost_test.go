@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // writeUnevenResults writes the analysis fixture and, at the configuration
@@ -23,7 +23,7 @@ import (
 func writeUnevenResults(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	ix, err := fixture.Write(dir, fixture.Options{Seed: 3})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestGenerateWritesReports(t *testing.T) {
@@ -108,15 +108,15 @@ func TestSMPExport(t *testing.T) {
 			t.Errorf("result %s latencies out of order: %+v", r.ID, l)
 		}
 		switch mesh := r.Labels["meshbench.mesh"]; mesh {
-		case fixture.Sidecar:
+		case resultstest.Sidecar:
 			if m.MeshType == nil || m.MeshType.Type != "ISTIO" || m.Sidecar == nil || m.Sidecar.Count == 0 || !m.MTLSEnabled {
 				t.Errorf("sidecar mesh config %+v", m)
 			}
-		case fixture.Ambient:
+		case resultstest.Ambient:
 			if m.Sidecar != nil || m.Labels["meshbench.node_proxy.count"] != "2" || m.ProxyBuild != "1.22.0" {
 				t.Errorf("ambient mesh config %+v", m)
 			}
-		case fixture.Baseline:
+		case resultstest.Baseline:
 			if m.MeshType != nil || m.MTLSEnabled {
 				t.Errorf("baseline mesh config %+v", m)
 			}
@@ -127,7 +127,7 @@ func TestSMPExport(t *testing.T) {
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	b := t.TempDir()
-	if _, err := fixture.Write(b, fixture.Options{Seed: 7, Slowdown: map[string]float64{fixture.Sidecar: 1.25}}); err != nil {
+	if _, err := resultstest.Write(b, resultstest.Options{Seed: 7, Slowdown: map[string]float64{resultstest.Sidecar: 1.25}}); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
@@ -151,11 +151,11 @@ func TestCompare(t *testing.T) {
 			continue
 		}
 		switch {
-		case row[0] == fixture.Sidecar && row[1] == "p50":
+		case row[0] == resultstest.Sidecar && row[1] == "p50":
 			if row[5] == "REGRESSED" {
 				sidecarP50++
 			}
-		case row[0] != fixture.Sidecar:
+		case row[0] != resultstest.Sidecar:
 			unchanged++
 			if row[5] == "REGRESSED" || row[5] == "improved" {
 				flagged++

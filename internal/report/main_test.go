@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/analysis/fixture"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if _, err := fixture.Write(dir, fixture.Options{Seed: 1}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)

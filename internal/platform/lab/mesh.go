@@ -3,30 +3,29 @@ package lab
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
-// The lab's meshes are internal/platform/lab/dataplane's profiles: real Envoy configured as
-// Istio configures it.
-func init() { newMeshDriver = newLabMesh }
-
-// labMesh drives internal/platform/lab/dataplane on the platform's lab.
+// labMesh is an installed mesh: internal/platform/lab/dataplane's real
+// Envoy, configured as Istio configures it, on the platform's lab.
 type labMesh struct {
 	p  *labPlatform
 	in *dataplane.Installation
 }
 
-func newLabMesh(p *labPlatform, profile string) (meshDriver, error) {
+func newLabMesh(p *labPlatform, profile string) (*labMesh, error) {
 	if _, err := dataplane.SettingsFor(platform.MeshSpec{Profile: profile}); err != nil {
 		return nil, err
 	}
 	return &labMesh{p: p}, nil
 }
 
-// Install implements meshDriver. The caller holds p.mu.
+// Install installs the profile on the deployed workload (p.lab, p.wl)
+// and runs its checks. The caller holds p.mu.
 func (d *labMesh) Install(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
 	c := &meshCluster{l: d.p.lab, g: d.p.wl.w.Graph}
 	in, checks, err := dataplane.Install(ctx, c, m, dataplane.Options{
@@ -37,7 +36,7 @@ func (d *labMesh) Install(ctx context.Context, m platform.MeshSpec) ([]platform.
 	return checks, err
 }
 
-// Remove implements meshDriver.
+// Remove undoes Install, leaving the workload as Deploy made it.
 func (d *labMesh) Remove(ctx context.Context) error {
 	if d.in == nil {
 		return nil
@@ -45,10 +44,46 @@ func (d *labMesh) Remove(ctx context.Context) error {
 	return d.in.Remove(ctx)
 }
 
-// IngressURL implements meshDriver.
+// IngressURL is where load for a namespace enters through the ingress
+// gateway, for platform.PathIngress.
 func (d *labMesh) IngressURL(namespace string) (string, error) {
 	if d.in == nil {
 		return "", errors.New("no mesh installed")
 	}
 	return d.in.IngressURL(namespace, d.p.wl.w.Graph.EntryPath)
+}
+
+// InstallMesh implements platform.Platform.
+func (p *labPlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, err := p.running(); err != nil {
+		return nil, err
+	}
+	if p.wl == nil {
+		return nil, fmt.Errorf("install mesh %s: deploy the workload first", m.Profile)
+	}
+	if p.msh != nil {
+		return nil, fmt.Errorf("install mesh %s: a mesh is installed; remove it first", m.Profile)
+	}
+	d, err := newLabMesh(p, m.Profile)
+	if err != nil {
+		return nil, err
+	}
+	// Recorded even when Install fails, so RemoveMesh and Down undo
+	// whatever part of it was done.
+	p.msh = d
+	return d.Install(ctx, m)
+}
+
+// RemoveMesh implements platform.Platform.
+func (p *labPlatform) RemoveMesh(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.msh == nil {
+		return nil
+	}
+	err := p.msh.Remove(ctx)
+	p.msh = nil
+	return err
 }

@@ -40,8 +40,8 @@ type labPlatform struct {
 	o   Options
 	mu  sync.Mutex
 	lab *cluster.Lab
-	wl  *workload  // the deployed workload, nil before Deploy
-	msh meshDriver // the installed mesh's driver, nil when none
+	wl  *workload // the deployed workload, nil before Deploy
+	msh *labMesh  // the installed mesh, nil when none
 
 	envoy envoyInfo
 }
