@@ -61,8 +61,8 @@ func ReadIndex(dir string) (*Index, error) {
 		}
 		return nil, err
 	}
-	if ix.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d", dir, ix.Schema, SchemaVersion)
+	if ix.Schema < OldestSchema || ix.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: results schema %d, this meshbench reads %d to %d", dir, ix.Schema, OldestSchema, SchemaVersion)
 	}
 	return &ix, nil
 }

@@ -33,6 +33,20 @@ func TestWriteJSONIsAtomicAndReadable(t *testing.T) {
 	}
 }
 
+// Results of schema 1, from before capacity searches, read as results
+// without them.
+func TestReadIndexSchema1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 1, "study": "quick", "cells": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := ReadIndex(dir)
+	if err != nil || ix.Study != "quick" || ix.Capacity != nil {
+		t.Fatalf("schema 1: %+v, %v", ix, err)
+	}
+}
+
 func TestReadIndexErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -43,6 +57,7 @@ func TestReadIndexErrors(t *testing.T) {
 		{"missing", "", "not a results directory"},
 		{"garbage", "{", "study.json"},
 		{"schema", `{"schema": 99}`, "schema 99"},
+		{"schema 0", `{"schema": 0}`, "reads 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

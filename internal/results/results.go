@@ -10,7 +10,12 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here.
-const SchemaVersion = 1
+// Version 2 added capacity searches (Index.Capacity); version 1 results
+// read as results without them.
+const SchemaVersion = 2
+
+// OldestSchema is the oldest results format this meshbench reads.
+const OldestSchema = 1
 
 // Cell statuses.
 const (
