@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/results/resultstest"
 	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func loadCapacityFixture(t *testing.T) *analysis.Dataset {
