@@ -33,6 +33,12 @@ type Result struct {
 func (s *Search) finish(stopped string) {
 	s.done = true
 	r := Result{SLO: s.cfg.SLO, Lower: s.lower, Upper: s.upper, Complete: stopped == ""}
+	if s.lower == 0 {
+		// No rate met the SLO: there is no capacity to estimate.
+		r.Complete, r.Note = false, stopped
+		s.result = r
+		return
+	}
 	for i := 0; i+1 < len(s.scores); i += 2 {
 		if e, ok := s.estimate(s.scores[i], s.scores[i+1]); ok {
 			r.Estimates = append(r.Estimates, e)

@@ -201,13 +201,13 @@ func (s *Search) confirmed(t Trial) {
 	switch {
 	case s.shifts < maxShifts && n > 0 && 2*lowFails > n && s.lower/width >= s.cfg.MinRate:
 		s.shifts++
-		s.full, s.step, s.phase = true, width, PhaseGrow
+		s.full, s.step, s.phase, s.scores = true, width, PhaseGrow, nil
 		s.upper, s.lower, s.limited = s.lower, 0, false
 		s.rate = roundRate(s.upper / s.factor())
 	case s.shifts < maxShifts && s.hasUpper() && 2*highPasses > s.cfg.Confirmations &&
 		(s.cfg.MaxRate == 0 || s.upper*width <= s.cfg.MaxRate):
 		s.shifts++
-		s.full, s.step, s.phase = true, width, PhaseGrow
+		s.full, s.step, s.phase, s.scores = true, width, PhaseGrow, nil
 		s.lower, s.upper = s.upper, 0
 		s.rate = roundRate(s.lower * s.factor())
 		if s.cfg.MaxRate > 0 {

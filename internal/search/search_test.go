@@ -421,3 +421,20 @@ func TestMinRateDefault(t *testing.T) {
 		t.Errorf("min rate %g, want the start rate 10", got)
 	}
 }
+
+// When the full-length trials fail everywhere the short ones passed, the
+// search goes back down and ends with no capacity, not with an estimate
+// from the abandoned confirmation rounds.
+func TestNoCapacityAfterGoingBack(t *testing.T) {
+	t.Parallel()
+	srv := &server{mu: 1500, longer: 100, full: 2 * time.Second}
+	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 100, MinRate: 10, Short: time.Second, Full: 2 * time.Second}
+	res, err := Run(context.Background(), cfg, srv.trial, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RPS != 0 || res.CILow != 0 || res.CIHigh != 0 || len(res.Estimates) != 0 || res.Complete || !strings.Contains(res.Note, "not met") {
+		t.Errorf("capacity %.1f (%.1f..%.1f), %d estimates, complete %v, note %q; want none, SLO not met",
+			res.RPS, res.CILow, res.CIHigh, len(res.Estimates), res.Complete, res.Note)
+	}
+}
