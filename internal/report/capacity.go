@@ -37,6 +37,10 @@ func (b *builder) capacity() Section {
 			t.Rows = append(t.Rows, []string{c.Mesh, "—", "—", "—", "—", fmt.Sprint(len(c.Trials)), strings.TrimSpace(c.Status + ": " + c.Reason)})
 			continue
 		}
+		if c.RPS <= 0 {
+			t.Rows = append(t.Rows, []string{c.Mesh, "none", "—", "—", bracketText(c), trialsText(c), c.Note})
+			continue
+		}
 		rel := "—"
 		if base := caps[0]; base.RPS > 0 && c.Mesh != base.Mesh {
 			rel = fmt.Sprintf("%s%%", signed(100*(c.RPS/base.RPS-1)))
@@ -65,6 +69,9 @@ func intervalText(c *analysis.CapacityMesh) string {
 }
 
 func bracketText(c *analysis.CapacityMesh) string {
+	if c.Lower == 0 {
+		return "— / " + num(c.Upper)
+	}
 	if c.Upper == 0 {
 		return num(c.Lower) + " / —"
 	}
@@ -146,31 +153,35 @@ func (b *builder) capacityCurve(c *analysis.CapacityMesh) *Chart {
 func (b *builder) capacityCPU() []Block {
 	t := &Table{Header: []string{"Mesh", "Component", "Idle (cores)", "Per 1000 req/s (cores)", "At capacity: cores per 1000 req/s", "of which idle", "of which per-request", "Fit (trials, R²)"}}
 	for _, c := range b.d.Capacity {
-		if c.Status != results.StatusOK || c.RPS <= 0 {
+		if c.Status != results.StatusOK {
 			continue
 		}
 		var total float64
 		for _, f := range c.Fits {
-			per := f.At(c.RPS) / c.RPS * 1000
 			name := string(f.Role)
 			if f.Role == metrics.RoleLoad {
 				name += " (not counted)"
-			} else {
-				total += per
 			}
-			t.Rows = append(t.Rows, []string{c.Mesh, name, num(f.Idle), num(f.PerRPS * 1000), num(per),
-				num(f.Idle / c.RPS * 1000), num(f.PerRPS * 1000), fmt.Sprintf("%d, %s", f.N, num(f.R2))})
+			row := []string{c.Mesh, name, num(f.Idle), num(f.PerRPS * 1000), "—", "—", "—", fmt.Sprintf("%d, %s", f.N, num(f.R2))}
+			if c.RPS > 0 {
+				per := f.At(c.RPS) / c.RPS * 1000
+				if f.Role != metrics.RoleLoad {
+					total += per
+				}
+				row[4], row[5], row[6] = num(per), num(f.Idle/c.RPS*1000), num(f.PerRPS*1000)
+			}
+			t.Rows = append(t.Rows, row)
 		}
-		if len(c.Fits) > 0 {
+		if len(c.Fits) > 0 && c.RPS > 0 {
 			t.Rows = append(t.Rows, []string{c.Mesh, "all but load", "", "", num(total), "", "", ""})
 		}
 	}
 	if len(t.Rows) == 0 {
-		return []Block{text("No CPU per request: the trials hold no resource samples.")}
+		return []Block{text("No CPU per request: no conclusive trial holds resource samples.")}
 	}
 	return []Block{heading("CPU per 1000 req/s at capacity"),
 		text("Each component's mean CPU in each conclusive trial, fitted against the trial's achieved rate as idle + slope x rate (least squares), " +
-			"then read at the capacity. The idle part is what the component burns with no traffic, divided over the capacity's requests; " +
+			"then read at the capacity (a dash where a mesh has none). The idle part is what the component burns with no traffic, divided over the capacity's requests; " +
 			"the per-request part is the slope. A CPU figure divided by a low rate is mostly idle CPU and no marginal cost; this split says which is which."),
 		table(t)}
 }
