@@ -3,12 +3,10 @@ package cli
 import (
 	"errors"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	platlab "github.com/meshbench/meshbench/internal/platform/lab"
-	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 func newLabCmd(s Streams, g *globals) *cobra.Command {
@@ -24,8 +22,6 @@ and limits. It needs root. Everything it makes carries its name prefix, and
 	cmd.AddCommand(newLabUpCmd(s, g), newLabStatusCmd(s), newLabExecCmd(s), newLabDownCmd(s, g), newLabSuperviseCmd(s, g))
 	return cmd
 }
-
-func stateDir(name string) string { return filepath.Join(cluster.DefaultStateRoot, name) }
 
 func newLabUpCmd(s Streams, g *globals) *cobra.Command {
 	var file string
@@ -53,7 +49,7 @@ func newLabStatusCmd(s Streams) *cobra.Command {
 		Short: "Show the lab's nodes, Services and pods with their CPU and memory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cluster.Status(cmd.Context(), stateDir(name), s.Out)
+			return platlab.Status(cmd.Context(), name, s.Out)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
@@ -73,8 +69,7 @@ environment as NAME_SERVICE_HOST and NAME_SERVICE_PORT.`,
 			if cmd.ArgsLenAtDash() != 1 {
 				return errors.New("give the command after --: meshbench lab exec POD -- COMMAND")
 			}
-			return cluster.Exec(cmd.Context(), cluster.ExecOptions{StateDir: stateDir(name), Target: args[0], Argv: args[1:],
-				Stdin: s.In, Stdout: s.Out, Stderr: s.ErrOut})
+			return platlab.Exec(cmd.Context(), name, args[0], args[1:], s.In, s.Out, s.ErrOut)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
@@ -88,7 +83,7 @@ func newLabDownCmd(s Streams, g *globals) *cobra.Command {
 		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cluster.Teardown(cmd.Context(), cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: g.logger(s)})
+			return platlab.Teardown(cmd.Context(), name, prefix, g.logger(s))
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "mb", "lab name")

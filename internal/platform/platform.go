@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,29 @@ type NodeSpec struct {
 	// Taints are taints the role's nodes carry on Kubernetes, as
 	// "key=value:Effect" or "key:Effect"; the role's pods tolerate them.
 	Taints []string `json:"taints,omitempty"`
+}
+
+// ParseCPUList parses a Linux CPU list such as "0-2,5", as NodeSpec.CPUs gives
+// it, into CPU numbers.
+func ParseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("cpu list %q: %q is not a CPU number", s, lo)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("cpu list %q: bad range %q", s, part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
 }
 
 // ClusterSpec is the cluster a study needs.

@@ -49,3 +49,34 @@ func TestNameNodes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCPUList(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    []int
+		wantErr bool
+	}{
+		{name: "single", in: "1", want: []int{1}},
+		{name: "range and single", in: "0-2,5", want: []int{0, 1, 2, 5}},
+		{name: "reversed range", in: "3-1", wantErr: true},
+		{name: "word", in: "all", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseCPUList(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("got %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -66,30 +66,13 @@ func smpEnv(d *analysis.Dataset) smpEnvironment {
 	for _, n := range d.Index.Provenance.Cluster.Nodes {
 		cores := int32(pi.CPUs)
 		if n.CPUs != "" {
-			cores = int32(cpuCount(n.CPUs))
+			cpus, _ := platform.ParseCPUList(n.CPUs)
+			cores = int32(len(cpus))
 			e.Labels["meshbench.node."+n.Name+".cpus"] = n.CPUs
 		}
 		e.Nodes = append(e.Nodes, smpNode{Type: string(n.Role), Cores: cores})
 	}
 	return e
-}
-
-// cpuCount counts the CPUs in a list such as "0-1,4".
-func cpuCount(list string) int {
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, found := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b := a
-		var err2 error
-		if found {
-			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
-		}
-		if err1 == nil && err2 == nil && b >= a {
-			n += b - a + 1
-		}
-	}
-	return n
 }
 
 func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {

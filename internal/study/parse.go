@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 
 	"sigs.k8s.io/yaml"
 
@@ -208,4 +210,24 @@ func (s *Study) resolveGraph(loadGraph func(string) (*topology.Graph, error)) er
 	}
 	s.Graph = g
 	return nil
+}
+
+// DefaultLabNodes is the lab's cluster when a study names no nodes: one
+// node per role. With two or more CPUs the load generators are pinned to
+// CPU 0 and the application (with its proxies) to the others, so that the
+// generators do not take the cycles of what they measure; the mesh node
+// (control plane and ingress) floats.
+func DefaultLabNodes() []platform.NodeSpec {
+	nodes := []platform.NodeSpec{
+		{Name: "app", Role: platform.NodeApp},
+		{Name: "load", Role: platform.NodeLoad},
+		{Name: "mesh", Role: platform.NodeMesh},
+	}
+	switch n := runtime.NumCPU(); {
+	case n == 2:
+		nodes[0].CPUs, nodes[1].CPUs = "1", "0"
+	case n > 2:
+		nodes[0].CPUs, nodes[1].CPUs = "1-"+strconv.Itoa(n-1), "0"
+	}
+	return nodes
 }

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,8 +18,7 @@ const BaselineProfile = platform.ProfileBaseline
 var (
 	// nameRE is what names become part of: directories, cell IDs and, on
 	// the lab, namespaces and cgroups.
-	nameRE    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
-	cpuListRE = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+	nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
 )
 
 // fieldError names the field at fault, as "meshes[1].profile".
@@ -117,7 +117,7 @@ func (p Platform) validate() error {
 		if !slices.Contains(roles, n.Role) {
 			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress", n.Role)
 		}
-		if n.CPUs != "" && !cpuListRE.MatchString(n.CPUs) {
+		if _, err := platform.ParseCPUList(n.CPUs); n.CPUs != "" && err != nil {
 			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)
 		}
 	}
@@ -210,6 +210,29 @@ func (l Load) validate(path string) error {
 		return fieldError(path+".path", "%q: want service or ingress", l.Path)
 	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
 		return fieldError(path+".generators", "%q: want %s or %s", l.Generators, GeneratorsOne, GeneratorsPerNamespace)
+	}
+	return nil
+}
+
+// validate checks a Kubernetes section; a study on Kubernetes must have
+// one, as it must name meshbench's image.
+func (k *Kubernetes) validate() error {
+	if k == nil || k.Image == "" {
+		return fieldError("platform.kubernetes.image", "required on Kubernetes: the registry and tag of meshbench's image (or --image)")
+	}
+	if k.Timeout < 0 {
+		return fieldError("platform.kubernetes.timeout", "must not be negative, got %s", k.Timeout)
+	}
+	// A chart source either names a chart or keeps the pinned one.
+	known := platform.ChartKeys()
+	for _, key := range slices.Sorted(maps.Keys(k.Charts)) {
+		path := "platform.kubernetes.charts." + key
+		if !slices.Contains(known, key) {
+			return fieldError(path, "unknown chart; known: %s", joinNames(known))
+		}
+		if c := k.Charts[key]; c.Repo != "" && c.Chart == "" {
+			return fieldError(path+".repo", "%q given without a chart name: set chart too", c.Repo)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"path/filepath"
 	"regexp"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // Config says what lab to bring up.
@@ -83,7 +85,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		seen[n.Name] = true
 		if n.CPUs != "" {
-			if _, err := parseCPUList(n.CPUs); err != nil {
+			if _, err := platform.ParseCPUList(n.CPUs); err != nil {
 				return c, fmt.Errorf("node %s cpus: %w", n.Name, err)
 			}
 		}

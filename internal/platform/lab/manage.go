@@ -1,0 +1,36 @@
+package lab
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+)
+
+// The functions below manage a lab by its name from outside the process
+// that runs it, for `meshbench lab`, so that no caller outside the lab
+// provider reaches into its cluster package.
+
+// stateDir is where the lab named name keeps its state.
+func stateDir(name string) string { return filepath.Join(cluster.DefaultStateRoot, name) }
+
+// Status writes the state of the lab named name to w.
+func Status(ctx context.Context, name string, w io.Writer) error {
+	return cluster.Status(ctx, stateDir(name), w)
+}
+
+// Exec runs argv inside a pod's (or, as "node/NAME", a node's) network
+// namespace of the lab named name, with the Services' environment.
+func Exec(ctx context.Context, name, target string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return cluster.Exec(ctx, cluster.ExecOptions{StateDir: stateDir(name), Target: target, Argv: argv,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// Teardown removes every process, namespace, cgroup and rule of the lab
+// named name, even after a crash; prefix, when set, also finds leftovers
+// whose state is gone.
+func Teardown(ctx context.Context, name, prefix string, log *slog.Logger) error {
+	return cluster.Teardown(ctx, cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: log})
+}
