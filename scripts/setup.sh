@@ -12,8 +12,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # Debian packages: networking for the lab, nginx as the benchmarks' server,
-# chromium to check the HTML report, curl for lab exec examples.
-pkgs=(iptables nftables iproute2 procps curl nginx-light chromium ca-certificates)
+# chromium to check the HTML report, curl for lab exec examples, gcc and
+# libc6-dev for the race detector in make test (it needs cgo).
+pkgs=(iptables nftables iproute2 procps curl nginx-light chromium ca-certificates gcc libc6-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

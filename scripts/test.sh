@@ -1,14 +1,74 @@
 #!/usr/bin/env bash
-# Runs meshbench's whole test suite: unit tests, then the integration tests
-# (root, network namespaces, Envoy, a local Kubernetes control plane) one
-# package at a time, since they share the machine's CPUs and namespaces.
+# Runs meshbench's whole test suite: unit tests; the concurrent packages
+# under the race detector; each fuzz target for a bounded time; then the
+# integration tests (root, network namespaces, Envoy, a local Kubernetes
+# control plane) one package at a time, since they share the machine's CPUs
+# and namespaces, with a per-package count of what ran.
+#
+# A missing integration prerequisite fails the run (make test installs
+# them all through scripts/setup.sh): MESHBENCH_REQUIRE_INTEGRATION=0 lets
+# such tests skip instead, for a machine that cannot run them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export MESHBENCH_ENVOY="$PWD/.venv/bin/envoy"
-export MESHBENCH_BIN="$PWD/bin/meshbench"
+export MESHBENCH_ENVOY="${MESHBENCH_ENVOY:-$PWD/.venv/bin/envoy}"
+export MESHBENCH_BIN="${MESHBENCH_BIN:-$PWD/bin/meshbench}"
+export MESHBENCH_REQUIRE_INTEGRATION="${MESHBENCH_REQUIRE_INTEGRATION:-1}"
+FUZZTIME="${FUZZTIME:-15s}"
+
+stage() { printf '\n== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+took() { printf '== %s took %ds\n' "$1" $((SECONDS - $2)); }
+
+stage "unit tests"
+t=$SECONDS
 go test -short -count=1 ./...
+took "unit tests" $t
+
+# The race detector needs cgo (the Makefile builds static binaries with
+# CGO_ENABLED=0) and a C compiler, which scripts/setup.sh installs.
+stage "race detector"
+t=$SECONDS
+CGO_ENABLED=1 go test -race -short -count=1 \
+	./internal/load/... ./internal/app/... ./internal/platform/lab/cluster/... \
+	./internal/study/... ./internal/analysis/... ./internal/results/...
+took "race detector" $t
+
+# Each fuzz target runs for $FUZZTIME from its seed corpus
+# (testdata/fuzz/FuzzX); a crasher it finds is written there and fails
+# the run.
+stage "fuzzing, $FUZZTIME per target"
+t=$SECONDS
+fuzz=(
+	"./internal/http1wire FuzzResponse"
+	"./internal/http1wire FuzzRequest"
+	"./internal/study FuzzParse"
+	"./internal/results FuzzRead"
+	"./internal/cost FuzzLoadCatalog"
+)
+for f in "${fuzz[@]}"; do
+	set -- $f
+	go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"
+done
+took "fuzzing" $t
+
 # The Kubernetes integration tests run against a control plane built from
 # the Go module proxy; the build is cached outside the clone, so only the
 # first run on a machine pays for it.
+stage "control plane for the Kubernetes tests"
+t=$SECONDS
 scripts/k8s-testbin.sh >/dev/null
-go test -count=1 -p 1 -timeout 75m -run 'Integration' ./...
+took "control plane" $t
+
+stage "integration tests (MESHBENCH_REQUIRE_INTEGRATION=$MESHBENCH_REQUIRE_INTEGRATION)"
+t=$SECONDS
+strict=()
+[ "$MESHBENCH_REQUIRE_INTEGRATION" = 1 ] && strict=(-strict)
+go build -o bin/testsummary ./internal/testenv/testsummary
+set +e
+go test -json -count=1 -p 1 -timeout 75m -run 'Integration' ./... | bin/testsummary "${strict[@]}"
+rc=("${PIPESTATUS[@]}")
+set -e
+took "integration tests" $t
+if [ "${rc[0]}" != 0 ] || [ "${rc[1]}" != 0 ]; then
+	echo "test.sh: integration tests failed (go test exit ${rc[0]}, summary exit ${rc[1]})" >&2
+	exit 1
+fi

@@ -19,7 +19,7 @@ import (
 type cellFile struct {
 	results.Summary
 	MeshSpec  platform.MeshSpec `json:"mesh_spec"`
-	Load      platform.LoadSpec `json:"load"`
+	Load      results.Load      `json:"load"`
 	Merged    *mergedResult     `json:"merged"`
 	Resources []metrics.Series  `json:"resources"`
 }

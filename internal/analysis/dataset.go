@@ -47,7 +47,8 @@ type Dataset struct {
 
 // Load reads dir's index and every cell, and groups the cells by mesh and
 // load configuration. Unusable cells are kept as exclusions, not errors;
-// only an unreadable index is an error.
+// an unreadable index is an error, and so is a cell file that is not what
+// the run wrote (a *results.DamagedError naming each).
 func Load(dir string, opts Options) (*Dataset, error) {
 	log := opts.Logger
 	if log == nil {
@@ -59,6 +60,9 @@ func Load(dir string, opts Options) (*Dataset, error) {
 	}
 	if len(ix.Cells) == 0 && len(ix.Capacity) == 0 {
 		return nil, fmt.Errorf("%s: the study has no cells yet", dir)
+	}
+	if damaged := results.CheckCells(dir, ix); len(damaged) > 0 {
+		return nil, &results.DamagedError{Dir: dir, Cells: damaged}
 	}
 	d := &Dataset{Dir: dir, Index: ix, groups: map[string]*Group{}}
 	if b, err := os.ReadFile(filepath.Join(dir, results.StudyFile)); err == nil {

@@ -13,7 +13,7 @@ import (
 type Rep struct {
 	Summary  results.Summary
 	MeshSpec platform.MeshSpec
-	Load     platform.LoadSpec
+	Load     results.Load
 	Start    time.Time // of the measured phase
 	Values   map[Metric]float64
 	Usage    map[Part][]UsagePoint

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // scriptedServer answers the requests on each connection with answers
@@ -196,9 +198,7 @@ func TestHTTP1DownstreamDropsDeadPool(t *testing.T) {
 }
 
 func TestHTTP1DownstreamTimeoutAndCancel(t *testing.T) {
-	if raceEnabled {
-		t.Skip("timing-sensitive")
-	}
+	testenv.SkipUnderRace(t, "timing-sensitive: downstream timeout bounds")
 	t.Parallel()
 	srv := startScripted(t, nil, false) // reads the request, never answers
 	d := newHTTP1Downstream(srv.addr, "b:8080")

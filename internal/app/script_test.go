@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/topology"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 func parseGraph(t *testing.T, yaml string) *topology.Graph {
@@ -104,9 +106,7 @@ func TestDownstreamDown(t *testing.T) {
 }
 
 func TestDownstreamTimeout(t *testing.T) {
-	if raceEnabled {
-		t.Skip("timing-sensitive")
-	}
+	testenv.SkipUnderRace(t, "timing-sensitive: downstream timeout bounds")
 	t.Parallel()
 	g := parseGraph(t, `
 name: slow

@@ -69,8 +69,14 @@ func readHead(br *bufio.Reader, h *ResponseHead, wantType bool) error {
 		(line[12] != ' ' && line[12] != '\r' && line[12] != '\n') {
 		return protocolError("bad status line %q", trimCRLF(line))
 	}
+	status := int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+	if status < 100 {
+		// Found by FuzzResponse: "000" passed for an interim response, so
+		// a request waited for a final one until it timed out.
+		return protocolError("bad status line %q: status below 100", trimCRLF(line))
+	}
 	*h = ResponseHead{
-		Status:    int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0'),
+		Status:    status,
 		KeepAlive: line[7] == '1', // HTTP/1.1 keeps the connection by default
 		Length:    -1,
 	}

@@ -39,6 +39,7 @@ func TestDiscardResponse(t *testing.T) {
 		{name: "cut in a chunk", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", wantErr: io.ErrUnexpectedEOF},
 		{name: "not HTTP", raw: "SSH-2.0-OpenSSH\r\n\r\n", wantErr: ErrProtocol},
 		{name: "bad status code", raw: "HTTP/1.1 2x0 OK\r\n\r\n", wantErr: ErrProtocol},
+		{name: "status below 100, not an interim response", raw: "HTTP/1.1 000 X\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", wantErr: ErrProtocol},
 		{name: "bad content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", wantErr: ErrProtocol},
 		{name: "conflicting content lengths", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", wantErr: ErrProtocol},
 		{name: "bad chunk size", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", wantErr: ErrProtocol},

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // countingServer serves 200 "ok" and counts requests, new connections and
@@ -162,6 +164,7 @@ func TestRunStatusClassesAndChunks(t *testing.T) {
 // it well inside the warm-up, so any 202 in the results means the warm-up
 // leaked in.
 func TestRunWarmupExcluded(t *testing.T) {
+	testenv.SkipUnderRace(t, "timing-sensitive: requests made within a 300 ms warm-up")
 	t.Parallel()
 	var start atomic.Pointer[time.Time]
 	warmup := 300 * time.Millisecond
@@ -190,9 +193,7 @@ func TestRunWarmupExcluded(t *testing.T) {
 }
 
 func TestRunOpenLoopRate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("timing-sensitive")
-	}
+	testenv.SkipUnderRace(t, "timing-sensitive: achieved open-loop rate")
 	t.Parallel()
 	srv := newCountingServer(t, nil, nil)
 	res := run(t, Options{URL: srv.URL, Connections: 8, Rate: 500, Duration: time.Second})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // cannedServer answers every request it reads on a connection with resp,
@@ -55,9 +57,7 @@ func cannedServer(t *testing.T, resp string) string {
 }
 
 func TestHTTP1RoundTripAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
+	testenv.SkipUnderRace(t, "counts allocations, and the race detector allocates")
 	url := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
 	o := Options{URL: url, Method: "GET", Timeout: time.Second}
 	tg, err := parseTarget(url)

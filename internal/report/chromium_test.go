@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -88,12 +90,9 @@ func withProbe(t *testing.T, html, extraBody string) string {
 var probeRE = regexp.MustCompile(`charts=(\d+) drawn=(\d+) marks=(\d+)`)
 
 func TestIntegrationReportInChromium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skip("chromium is not installed")
-	}
+	testenv.Integration(t)
+	_, err := os.Stat(chromiumPath)
+	testenv.Need(t, err == nil, "Chromium at %s (scripts/setup.sh installs it with apt-get)", chromiumPath)
 	html, doc := renderHTML(t)
 
 	t.Run("every chart drawn, no console errors", func(t *testing.T) {

@@ -91,7 +91,7 @@ func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
 	for k, v := range c.Params {
 		t.Labels["meshbench.params."+k] = v
 	}
-	cl := smpClient{Internal: r.Load.Path != platform.PathIngress, LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
+	cl := smpClient{Internal: r.Load.Path != string(platform.PathIngress), LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
 		Connections: int32(o.Connections), RPS: int64(math.Round(o.Rate))}
 	if o.URL != "" {
 		cl.EndpointURLs = []string{o.URL}

@@ -3,18 +3,20 @@ package results
 import (
 	"time"
 
-	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/search"
 )
 
-// SchemaVersion is the version of the results format written here.
-// Version 2 added capacity searches (Index.Capacity); version 1 results
-// read as results without them.
-const SchemaVersion = 2
+// SchemaVersion is the version of the results format written here. 2
+// added each cell file's sha256 and bytes to study.json; 3 added capacity
+// searches (Index.Capacity).
+const SchemaVersion = 3
 
-// OldestSchema is the oldest results format this meshbench reads.
+// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
+// only by lacking the cell files' hashes, so it is read as it is, and its
+// cell files go unchecked; versions 1 and 2 read as results without
+// capacity searches.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -79,10 +81,6 @@ type Scaling struct {
 	Note          string             `json:"note,omitempty"`
 }
 
-// Latency is a set of latency percentiles in milliseconds, the load
-// engine's own summary of a histogram (load.LatencyOf).
-type Latency = load.LatencyMS
-
 // Summary is one cell's line in study.json.
 type Summary struct {
 	ID   string `json:"id"`
@@ -104,17 +102,23 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// SHA256 and Bytes are the hash and size of the cell file as the run
+	// wrote it (WriteCell), so that a report can tell a missing, truncated
+	// or changed file; empty in a cell file itself, and in results written
+	// before they were recorded.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // Cell is one cell's full result, cells/<id>.json.
 type Cell struct {
 	Summary
 	MeshSpec platform.MeshSpec `json:"mesh_spec"`
-	Load     platform.LoadSpec `json:"load"`
+	Load     Load              `json:"load"`
 	// Merged is the exact merge of every generator's result; Generators
 	// keeps each one, so per-namespace figures can be recomputed.
-	Merged     *load.Result     `json:"merged"`
-	Generators []load.Result    `json:"generators"`
+	Merged     *Generator       `json:"merged"`
+	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
 }
 
@@ -140,6 +144,9 @@ type CapacityTrial struct {
 	search.Trial
 	ID   string `json:"id"`
 	File string `json:"file"`
+	// SHA256 and Bytes are the cell file's, as written.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
 }
 
 // CapacityRunning marks a capacity search still going on.

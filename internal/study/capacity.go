@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -101,11 +100,11 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 		return err
 	}
 	started := time.Now()
-	cell, err := r.runCell(ctx, c)
+	cell, gens, err := r.measureCell(ctx, c)
 	if err != nil {
 		return err
 	}
-	if err := results.WriteJSON(filepath.Join(r.dir, cell.File), cell); err != nil {
+	if err := results.WriteCell(r.dir, cell); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	entry := &r.ix.Capacity[ms.entry]
@@ -116,8 +115,8 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 		r.printf("[trial %d] %s: failed: %s\n", n, ms.mesh.Name, cell.Reason)
 		return r.writeIndex()
 	}
-	t := ms.s.Record(trialOutcome(cell))
-	entry.Trials = append(entry.Trials, results.CapacityTrial{Trial: t, ID: cell.ID, File: cell.File})
+	t := ms.s.Record(trialOutcome(cell, gens))
+	entry.Trials = append(entry.Trials, results.CapacityTrial{Trial: t, ID: cell.ID, File: cell.File, SHA256: cell.SHA256, Bytes: cell.Bytes})
 	if ms.s.Done() {
 		entry.Result = ms.s.Result()
 		entry.Result.Trials = nil
@@ -130,11 +129,11 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 // trialOutcome is what the search judges of a trial's cell: its
 // generators' merged figures, saturated when any generator was. A
 // measurement that failed outright is no evidence.
-func trialOutcome(cell *results.Cell) search.Outcome {
-	if cell.Status == results.StatusFailed && len(cell.Generators) == 0 {
+func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
+	if len(gens) == 0 {
 		return search.Outcome{Unmeasured: true, Reason: cell.Reason}
 	}
-	o, _ := load.Outcome(cell.Generators)
+	o, _ := load.Outcome(gens)
 	return o
 }
 

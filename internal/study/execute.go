@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 )
@@ -25,7 +26,7 @@ func (r *runner) execute(ctx context.Context, plan *Plan) error {
 		if err != nil {
 			return err
 		}
-		if err := results.WriteJSON(filepath.Join(r.dir, cell.File), cell); err != nil {
+		if err := results.WriteCell(r.dir, cell); err != nil {
 			return fmt.Errorf("results: %w", err)
 		}
 		r.ix.Cells = append(r.ix.Cells, cell.Summary)
@@ -42,22 +43,29 @@ func (r *runner) execute(ctx context.Context, plan *Plan) error {
 // previous cell left when it fits. A failure becomes a failed cell; only
 // the context ending returns an error, and then the cell is not recorded.
 func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
+	cell, _, err := r.measureCell(ctx, c)
+	return cell, err
+}
+
+// measureCell is runCell that also returns the generators' results as the
+// engine gave them, nil when nothing was measured.
+func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load.Result, error) {
 	start := time.Now().UTC()
 	cell := &results.Cell{
 		Summary: results.Summary{
 			ID: c.ID, File: results.CellFile(c.ID), Mesh: c.Mesh.Name, Profile: c.Mesh.Profile, Params: c.Params,
 			Repetition: c.Repetition, Verification: []platform.Check{},
 		},
-		MeshSpec: c.Mesh.MeshSpec, Load: c.Load,
+		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
-	fail := func(format string, args ...any) (*results.Cell, error) {
+	fail := func(format string, args ...any) (*results.Cell, []load.Result, error) {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		cell.Status, cell.Reason = results.StatusFailed, fmt.Sprintf(format, args...)
 		cell.Start, cell.End = start, time.Now().UTC()
 		r.log.Debug("cell failed", "cell", c.ID, "reason", cell.Reason)
-		return cell, nil
+		return cell, nil, nil
 	}
 	if err := r.deploy(ctx, c); err != nil {
 		return fail("%v", err)
@@ -73,7 +81,7 @@ func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
 		return fail("measure: %v", err)
 	}
 	record(cell, m)
-	return cell, nil
+	return cell, m.Generators, nil
 }
 
 // withLogDir is a cell's load with the directory for its measurement's

@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 
 	"sigs.k8s.io/yaml"
@@ -32,7 +34,8 @@ const (
 
 // LoadFile reads and parses the study file at path, with the command
 // line's platform settings over its own; a custom graph's path is relative
-// to the file.
+// to the file. Errors in the file are FieldErrors naming the file, line
+// and field, all of them at once.
 func LoadFile(path string, o PlatformOverride) (*Study, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -40,9 +43,19 @@ func LoadFile(path string, o PlatformOverride) (*Study, []byte, error) {
 	}
 	s, err := parse(data, graphFiles(filepath.Dir(path)), o)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, inFile(path, err)
 	}
 	return s, data, nil
+}
+
+// inFile names file in err: in each field error, or as a prefix.
+func inFile(file string, err error) error {
+	var errs FieldErrors
+	if errors.As(err, &errs) {
+		errs.inFile(file)
+		return errs
+	}
+	return fmt.Errorf("%s: %w", file, err)
 }
 
 // Parse reads a study from YAML, refuses unknown fields, fills in defaults,
@@ -78,15 +91,23 @@ func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 	}
 	s, err := parse(data, func(string) (*topology.Graph, error) { return topology.Parse(graph) }, o)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, results.StudyFile), err)
+		return nil, nil, inFile(filepath.Join(dir, results.StudyFile), err)
 	}
 	return s, data, nil
 }
 
 // parse is Parse with the way the workload's graph is found and the
 // command line's platform settings, applied before validation so that
-// they can complete a platform section.
+// they can complete a platform section. Its errors in the file's content
+// are FieldErrors, each placed at its line.
 func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o PlatformOverride) (*Study, error) {
+	fm, err := checkYAML(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(fm.errs) > 0 {
+		return nil, fm.errs
+	}
 	var s Study
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
 		return nil, fmt.Errorf("parse study: %w", err)
@@ -94,19 +115,40 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 	sum := sha256.Sum256(data)
 	s.SHA256 = hex.EncodeToString(sum[:])
 	if err := s.checkHeader(); err != nil {
-		return nil, err
+		return nil, fm.placed(FieldErrors{err.(*FieldError)})
 	}
 	s.defaults(binary.BigEndian.Uint64(sum[:8]))
-	if err := s.Platform.override(o); err != nil {
-		return nil, err
+	var errs FieldErrors
+	for _, err := range []error{s.Platform.override(o), s.resolveGraph(loadGraph)} {
+		if err != nil {
+			errs = append(errs, asFieldError(err))
+		}
 	}
-	if err := s.resolveGraph(loadGraph); err != nil {
-		return nil, err
-	}
-	if err := s.validate(); err != nil {
-		return nil, err
+	errs = append(errs, s.validate()...)
+	if len(errs) > 0 {
+		return nil, fm.placed(errs)
 	}
 	return &s, nil
+}
+
+// asFieldError is err as a FieldError, with no field when it names none.
+func asFieldError(err error) *FieldError {
+	if fe, ok := err.(*FieldError); ok {
+		return fe
+	}
+	return &FieldError{Msg: err.Error()}
+}
+
+// placed gives each error the line of its field, and sorts them in file
+// order.
+func (m *fileMap) placed(errs FieldErrors) FieldErrors {
+	for _, e := range errs {
+		m.place(e)
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		return errs[i].Line < errs[j].Line || errs[i].Line == errs[j].Line && errs[i].Column < errs[j].Column
+	})
+	return errs
 }
 
 func (s *Study) checkHeader() error {

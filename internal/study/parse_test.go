@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -82,8 +83,12 @@ func TestParseAppliesResources(t *testing.T) {
 	}
 }
 
-// TestParseInvalidFiles checks that each invalid file fails with an error
-// naming the field; the file's first line says what the error must hold.
+// TestParseInvalidFiles checks that each invalid file fails with every
+// error it holds, each naming the file, the line and column where the
+// field's value is known, and the field: the file's first lines say, as
+// "# want: LINE:COL: field: message" (or "# want: field: message" for a
+// field the file leaves out), what each error line must begin with, in
+// order.
 func TestParseInvalidFiles(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/invalid-*.yaml")
@@ -93,30 +98,45 @@ func TestParseInvalidFiles(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
-			want := wantLine(t, f)
+			wants := wantLines(t, f)
 			_, _, err := LoadFile(f, PlatformOverride{})
 			if err == nil {
-				t.Fatalf("LoadFile accepted it; want an error holding %q", want)
+				t.Fatalf("LoadFile accepted it; want errors %q", wants)
 			}
-			if !strings.Contains(err.Error(), want) {
-				t.Fatalf("error %q\nwant it to hold %q", err, want)
+			got := strings.Split(err.Error(), "\n")
+			if len(got) != len(wants) {
+				t.Errorf("%d errors, want %d:\n%s", len(got), len(wants), err)
 			}
-			if !strings.HasPrefix(err.Error(), f+": ") {
-				t.Errorf("error %q does not name the file", err)
+			for i, want := range wants {
+				if want[0] >= '0' && want[0] <= '9' {
+					want = f + ":" + want
+				} else {
+					want = f + ": " + want
+				}
+				if i >= len(got) || !strings.HasPrefix(got[i], want) {
+					t.Errorf("error %d does not begin %q; errors:\n%s", i, want, err)
+				}
 			}
 		})
 	}
 }
 
-func wantLine(t *testing.T, path string) string {
+// wantLines is the "# want: " lines a file begins with.
+func wantLines(t *testing.T, path string) []string {
 	t.Helper()
-	data := readFile(t, path)
-	line, _, _ := bufio.NewReader(bytes.NewReader(data)).ReadLine()
-	want, ok := strings.CutPrefix(string(line), "# want: ")
-	if !ok {
+	var wants []string
+	sc := bufio.NewScanner(bytes.NewReader(readFile(t, path)))
+	for sc.Scan() {
+		want, ok := strings.CutPrefix(sc.Text(), "# want: ")
+		if !ok {
+			break
+		}
+		wants = append(wants, want)
+	}
+	if len(wants) == 0 {
 		t.Fatalf("%s: first line must be \"# want: <error text>\"", path)
 	}
-	return want
+	return wants
 }
 
 func TestPresets(t *testing.T) {
@@ -202,5 +222,23 @@ func TestParseNodesByRoleAlone(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "app-1,load-1,mesh-1" {
 		t.Errorf("node names %s, want app-1,load-1,mesh-1", got)
+	}
+}
+
+// A mesh written as a profile's name alone is that profile, named after
+// it; a mapping beside it keeps its own name and settings.
+func TestParseMeshShorthand(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-shorthand-meshes.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Mesh{
+		{Name: "baseline", MeshSpec: platform.MeshSpec{Profile: "baseline"}},
+		{Name: "sidecar", MeshSpec: platform.MeshSpec{Profile: "sidecar"}},
+		{Name: "sidecar-4w", MeshSpec: platform.MeshSpec{Profile: "sidecar", Workers: 4}},
+	}
+	if !reflect.DeepEqual(s.Meshes, want) {
+		t.Errorf("meshes %+v, want %+v", s.Meshes, want)
 	}
 }

@@ -18,13 +18,17 @@ import (
 // can leave it out of averages rather than silently include it.
 func record(cell *results.Cell, m platform.Measurement) {
 	cell.Start, cell.End = m.Start.UTC(), m.End.UTC()
-	cell.Generators, cell.Resources = m.Generators, m.Resources
+	cell.Generators, cell.Resources = make([]results.Generator, len(m.Generators)), m.Resources
+	for i, g := range m.Generators {
+		cell.Generators[i] = results.GeneratorOf(g)
+	}
 	merged := merge(m.Generators)
-	cell.Merged = merged
 	if merged != nil {
+		g := results.GeneratorOf(*merged)
+		cell.Merged = &g
 		cell.Requests, cell.Errors, cell.AchievedRate = merged.Requests, merged.Errors, merged.AchievedRate
 		if merged.Latency != nil && merged.Latency.Count() > 0 {
-			cell.LatencyMs = load.LatencyOf(merged.Latency)
+			cell.LatencyMs = results.LatencyOf(merged.Latency)
 		}
 	}
 	cell.Status, cell.Reason = status(m.Generators, merged)

@@ -378,3 +378,41 @@ func TestRunWithScaleFactor(t *testing.T) {
 		t.Errorf("calls %q", f.calls)
 	}
 }
+
+// TestResumeRepairsDamagedCells damages two cell files of a complete run,
+// one truncated and one deleted: resuming measures exactly those two
+// again, and the results are whole.
+func TestResumeRepairsDamagedCells(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := run(t, runOptions(t, studySource, newFake(), dir, nil))
+	if !first.Complete || len(first.Cells) != 12 {
+		t.Fatalf("first run: complete=%v, %d cells", first.Complete, len(first.Cells))
+	}
+	truncated, deleted := first.Cells[2], first.Cells[5]
+	if err := os.Truncate(filepath.Join(dir, truncated.File), 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, deleted.File)); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake()
+	var progress bytes.Buffer
+	o := runOptions(t, studySource, f, dir, &progress)
+	o.Resume = true
+	final := run(t, o)
+	if f.measures != 2 {
+		t.Errorf("resume measured %d cells, want the 2 damaged", f.measures)
+	}
+	for _, want := range []string{"re-running cell " + truncated.ID + ": " + truncated.File + ": truncated", "re-running cell " + deleted.ID + ": " + deleted.File + ": missing"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+	if !final.Complete || len(final.Cells) != 12 {
+		t.Fatalf("resumed: complete=%v, %d cells", final.Complete, len(final.Cells))
+	}
+	if d := results.CheckCells(dir, final); len(d) != 0 {
+		t.Errorf("still damaged after resume: %v", d)
+	}
+}

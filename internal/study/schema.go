@@ -1,7 +1,9 @@
 package study
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -97,6 +99,28 @@ type Workload struct {
 type Mesh struct {
 	Name string `json:"name,omitempty"`
 	platform.MeshSpec
+}
+
+// UnmarshalJSON reads a mesh as a mapping, or as the shorthand a user
+// writes first, a profile's name alone (meshes: [baseline, sidecar]).
+func (m *Mesh) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var profile string
+		if err := json.Unmarshal(b, &profile); err != nil {
+			return err
+		}
+		*m = Mesh{MeshSpec: platform.MeshSpec{Profile: profile}}
+		return nil
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return fmt.Errorf("want a profile's name such as sidecar, or a mapping with profile and name, got %s", b)
+	}
+	// plain has Mesh's fields without this method.
+	type plain Mesh
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(m))
 }
 
 // Generator layouts.

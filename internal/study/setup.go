@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/platform"
@@ -105,6 +106,18 @@ func (r *runner) openResults() error {
 	if err != nil {
 		return err
 	}
+	// A cell whose file is missing or not what the run wrote is measured
+	// again: resuming is the way to repair damaged results, even of a
+	// complete run.
+	if damaged := results.CheckCells(r.dir, ix); len(damaged) > 0 {
+		bad := map[string]bool{}
+		for _, d := range damaged {
+			r.printf("re-running cell %s: %s\n", d.ID, d.Error())
+			bad[d.ID] = true
+		}
+		ix.Cells = slices.DeleteFunc(ix.Cells, func(s results.Summary) bool { return bad[s.ID] })
+		ix.Complete = false
+	}
 	switch {
 	case ix.Complete:
 		return fmt.Errorf("resume %s: %w", r.dir, ErrComplete)
@@ -120,6 +133,8 @@ func (r *runner) openResults() error {
 		r.done[c.ID] = true
 	}
 	ix.Resumed = append(ix.Resumed, time.Now().UTC())
+	// An older schema only lacks fields this run adds (the cell hashes).
+	ix.Schema = results.SchemaVersion
 	r.ix = ix
 	return nil
 }

@@ -21,51 +21,58 @@ var (
 	nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
 )
 
-// fieldError names the field at fault, as "meshes[1].profile".
-func fieldError(path, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
-}
-
 func joinNames(names []string) string { return strings.Join(names, ", ") }
 
-func (s *Study) validate() error {
-	if !nameRE.MatchString(s.Name) {
-		if s.Name == "" {
-			return fieldError("name", "required")
+// validate checks the parsed study. It goes on after an error, so that a
+// user sees every section's first error at once (and each mesh's).
+func (s *Study) validate() FieldErrors {
+	var errs FieldErrors
+	add := func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *FieldError:
+			errs = append(errs, e)
+		case FieldErrors:
+			errs = append(errs, e...)
+		default:
+			errs = append(errs, &FieldError{Msg: err.Error()})
 		}
-		return fieldError("name", "%q: want lower-case letters, digits and '-', at most 40", s.Name)
 	}
-	if err := s.Platform.validate(); err != nil {
-		return err
+	switch {
+	case s.Name == "":
+		add(fieldError("name", "required"))
+	case !nameRE.MatchString(s.Name):
+		add(fieldError("name", "%q: want lower-case letters, digits and '-', at most 40", s.Name))
 	}
-	if err := s.Workload.validate(s.Graph); err != nil {
-		return err
+	add(s.Platform.validate())
+	if s.Graph != nil {
+		add(s.Workload.validate(s.Graph))
 	}
-	if err := validateMeshes(s.Meshes, s.Platform.Type); err != nil {
-		return err
+	// Which profiles are known depends on the platform: with an unknown
+	// one, its error alone says what is wrong.
+	if s.Platform.Type == PlatformLab || s.Platform.Type == PlatformKubernetes {
+		add(validateMeshes(s.Meshes, s.Platform.Type))
 	}
-	if err := s.Load.validate("load"); err != nil {
-		return err
-	}
+	add(s.Load.validate("load"))
 	if s.Repetitions < 0 {
-		return fieldError("repetitions", "must not be negative, got %d", s.Repetitions)
+		add(fieldError("repetitions", "must not be negative, got %d", s.Repetitions))
 	}
 	if sc := s.Scaling; sc != nil {
-		if sc.Fraction <= 0 || sc.Fraction > 1 {
-			return fieldError("scaling.fraction", "want a fraction of capacity in (0, 1], got %g", sc.Fraction)
-		}
-		if sc.Measure < 0 {
-			return fieldError("scaling.measure", "must not be negative, got %s", sc.Measure)
-		}
-		if sc.Warmup < 0 {
-			return fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup)
+		switch {
+		case sc.Fraction <= 0 || sc.Fraction > 1:
+			add(fieldError("scaling.fraction", "want a fraction of capacity in (0, 1], got %g", sc.Fraction))
+		case sc.Measure < 0:
+			add(fieldError("scaling.measure", "must not be negative, got %s", sc.Measure))
+		case sc.Warmup < 0:
+			add(fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup))
 		}
 	}
-	if err := s.validateSearch(); err != nil {
-		return err
+	add(s.validateSearch())
+	if s.Graph != nil {
+		_, err := s.axes()
+		add(err)
 	}
-	_, err := s.axes()
-	return err
+	return errs
 }
 
 // axes decodes the sweeps, refusing a parameter swept twice.
@@ -140,47 +147,62 @@ func (w Workload) validate(g *topology.Graph) error {
 }
 
 // validateMeshes checks the meshes against the profiles the platform
-// runs: the lab's, or on Kubernetes those plus linkerd and cilium.
+// runs: the lab's, or on Kubernetes those plus linkerd and cilium. It
+// reports each mesh's first error.
 func validateMeshes(meshes []Mesh, platformType string) error {
 	known := platform.ProfileNames(platformType)
 	if len(meshes) == 0 {
 		return fieldError("meshes", "required: at least one mesh profile (%s)", joinNames(known))
 	}
+	var errs FieldErrors
 	seen := map[string]int{}
 	for i, m := range meshes {
-		mp := fmt.Sprintf("meshes[%d]", i)
-		switch {
-		case m.Profile == "":
-			return fieldError(mp+".profile", "required: one of %s", joinNames(known))
-		case slices.Contains(known, m.Profile):
-		case slices.Contains(platform.ProfileNames(""), m.Profile):
-			pr, _ := platform.LookupProfile(m.Profile)
-			return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, joinNames(pr.Platforms))
-		default:
-			return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
+		if err := validateMesh(fmt.Sprintf("meshes[%d]", i), m, known, seen); err != nil {
+			errs = append(errs, err.(*FieldError))
 		}
-		if !nameRE.MatchString(m.Name) {
-			return fieldError(mp+".name", "%q: want lower-case letters, digits and '-', at most 40", m.Name)
+		if _, dup := seen[m.Name]; !dup {
+			seen[m.Name] = i
 		}
-		if j, dup := seen[m.Name]; dup {
-			return fieldError(mp+".name", "duplicate mesh %q (also meshes[%d]); give one of them another name", m.Name, j)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// validateMesh checks one mesh, at path mp; seen holds the names of the
+// meshes before it.
+func validateMesh(mp string, m Mesh, known []string, seen map[string]int) error {
+	switch {
+	case m.Profile == "":
+		return fieldError(mp+".profile", "required: one of %s", joinNames(known))
+	case slices.Contains(known, m.Profile):
+	case slices.Contains(platform.ProfileNames(""), m.Profile):
+		pr, _ := platform.LookupProfile(m.Profile)
+		return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, joinNames(pr.Platforms))
+	default:
+		return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
+	}
+	if !nameRE.MatchString(m.Name) {
+		return fieldError(mp+".name", "%q: want lower-case letters, digits and '-', at most 40", m.Name)
+	}
+	if j, dup := seen[m.Name]; dup {
+		return fieldError(mp+".name", "duplicate mesh %q (also meshes[%d]); give one of them another name", m.Name, j)
+	}
+	if m.Workers < 0 {
+		return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)
+	}
+	if m.WaypointReplicas < 0 {
+		return fieldError(mp+".waypoint_replicas", "must not be negative, got %d", m.WaypointReplicas)
+	}
+	for _, q := range []struct{ field, value string }{{"proxy_cpu", m.ProxyCPU}, {"node_proxy_cpu", m.NodeProxyCPU}} {
+		if _, err := resources.ParseCPU(q.value); err != nil {
+			return fieldError(mp+"."+q.field, "%v", err)
 		}
-		seen[m.Name] = i
-		if m.Workers < 0 {
-			return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)
-		}
-		if m.WaypointReplicas < 0 {
-			return fieldError(mp+".waypoint_replicas", "must not be negative, got %d", m.WaypointReplicas)
-		}
-		for field, q := range map[string]string{"proxy_cpu": m.ProxyCPU, "node_proxy_cpu": m.NodeProxyCPU} {
-			if _, err := resources.ParseCPU(q); err != nil {
-				return fieldError(mp+"."+field, "%v", err)
-			}
-		}
-		for field, q := range map[string]string{"proxy_memory": m.ProxyMemory, "node_proxy_memory": m.NodeProxyMemory} {
-			if _, err := resources.ParseMemory(q); err != nil {
-				return fieldError(mp+"."+field, "%v", err)
-			}
+	}
+	for _, q := range []struct{ field, value string }{{"proxy_memory", m.ProxyMemory}, {"node_proxy_memory", m.NodeProxyMemory}} {
+		if _, err := resources.ParseMemory(q.value); err != nil {
+			return fieldError(mp+"."+q.field, "%v", err)
 		}
 	}
 	return nil

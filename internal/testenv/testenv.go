@@ -14,6 +14,10 @@ import (
 // RequireEnv is the variable under which a missing prerequisite fails.
 const RequireEnv = "MESHBENCH_REQUIRE_INTEGRATION"
 
+// MissingPrefix begins the message of a test stopped for a missing
+// prerequisite, so that a summary of the run can tell it from a failure.
+const MissingPrefix = "missing prerequisite: "
+
 // Strict reports whether missing prerequisites fail rather than skip.
 func Strict() bool { return os.Getenv(RequireEnv) == "1" }
 
@@ -34,7 +38,7 @@ func Need(t testing.TB, ok bool, format string, args ...any) {
 	if ok {
 		return
 	}
-	msg := "missing prerequisite: " + fmt.Sprintf(format, args...)
+	msg := MissingPrefix + fmt.Sprintf(format, args...)
 	if Strict() {
 		t.Fatal(msg + " (" + RequireEnv + "=1: a missing prerequisite fails)")
 	}
@@ -45,4 +49,17 @@ func Need(t testing.TB, ok bool, format string, args ...any) {
 func NeedRoot(t testing.TB) {
 	t.Helper()
 	Need(t, os.Geteuid() == 0, "root (network namespaces, cgroups, iptables)")
+}
+
+// SkipUnderRace skips a timing- or allocation-sensitive test when the race
+// detector is compiled in: it slows every memory access several-fold and
+// allocates, so wall-clock bounds and allocation counts mean nothing
+// there. why says what the test measures; the skip message names the race
+// detector so that a -race run's skips are not mistaken for missing
+// prerequisites.
+func SkipUnderRace(t testing.TB, why string) {
+	t.Helper()
+	if Race {
+		t.Skip("skipped under the race detector (-race): " + why)
+	}
 }

@@ -26,11 +26,11 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration must be a string such as \"10ms\", got %s", b)
+		return fmt.Errorf("want a duration such as \"30s\" or \"10ms\", got %s", b)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("duration %q: want a string such as \"10ms\" or \"1.5s\"", s)
+		return fmt.Errorf("%q: want a duration such as \"30s\" or \"1.5s\"", s)
 	}
 	*d = Duration(v)
 	return nil

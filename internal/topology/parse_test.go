@@ -83,7 +83,7 @@ func TestParseInvalid(t *testing.T) {
 		{"quantity", `services[0].resources.memory_request: quantity "500MB"`},
 		{"request-over-limit", `services[0].resources.cpu_request: 2 exceeds cpu_limit 700m`},
 		{"unknown-field", `unknown field "replica"`},
-		{"duration", `duration must be a string`},
+		{"duration", `want a duration such as "30s"`},
 		{"negative-latency", `services[0].latency: must not be negative`},
 		{"step-both", `services[0].script[0]: has both call and parallel`},
 		{"duplicate-version", `services[0].versions[1].name: duplicate version "v1"`},

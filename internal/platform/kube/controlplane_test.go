@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshbench/meshbench/internal/load"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // testCluster is a real API server, etcd, controller-manager, scheduler
@@ -60,15 +62,10 @@ var testNodes = []struct {
 // missing.
 func needCluster(t *testing.T) *testCluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs a local control plane (skipped under -short)")
-	}
-	if why := os.Getenv(envNoReason); why != "" {
-		t.Skip(why)
-	}
-	if os.Getenv(envInNetns) == "" {
-		t.Skip("integration test: run through TestMain, which enters a network namespace")
-	}
+	testenv.Integration(t)
+	why := os.Getenv(envNoReason)
+	testenv.Need(t, why == "", "the local control plane (scripts/k8s-testbin.sh builds it; root enters its network namespace): %s", why)
+	testenv.Need(t, os.Getenv(envInNetns) != "", "the test's own network namespace, which TestMain enters when -run selects integration tests")
 	clusterOnce.Do(func() { cluster, clusterErr = startCluster() })
 	if clusterErr != nil {
 		t.Fatalf("start control plane: %v", clusterErr)

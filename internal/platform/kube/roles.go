@@ -7,8 +7,15 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/resources"
 )
 
-// sidecarNames are the injected proxy containers of the sidecar meshes.
-var sidecarNames = map[string]bool{"istio-proxy": true, "linkerd-proxy": true}
+// isSidecar says whether a container is a sidecar mesh's injected proxy.
+func isSidecar(container string) bool {
+	for _, name := range sidecarProxies {
+		if container == name {
+			return true
+		}
+	}
+	return false
+}
 
 // classify says what role a pod's container plays, the same grouping the
 // lab reports. ok is false for containers meshbench does not measure.
@@ -16,7 +23,7 @@ func classify(pod *corev1.Pod, container string) (role metrics.Role, ok bool) {
 	l := pod.Labels
 	switch {
 	case l[labelComponent] == componentLoad:
-		if sidecarNames[container] {
+		if isSidecar(container) {
 			return metrics.RoleSidecar, true
 		}
 		return metrics.RoleLoad, true

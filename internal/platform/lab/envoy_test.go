@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // fakeEnvoy writes an executable script that stands for Envoy, points
@@ -97,12 +99,9 @@ func TestEnvoyVersion(t *testing.T) {
 }
 
 func TestIntegrationEnvoyVersion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs Envoy")
-	}
-	if _, err := dataplane.FindEnvoy(); err != nil {
-		t.Skip(err)
-	}
+	testenv.Integration(t)
+	_, err := dataplane.FindEnvoy()
+	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
 	in, err := newPlatform(Options{}).Info(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // meshLab is a 3-node lab (app, load, ingress) running the tiered graph in
@@ -31,15 +33,10 @@ type meshLab struct {
 
 func newMeshLab(t *testing.T) *meshLab {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs root, network namespaces and Envoy")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := dataplane.FindEnvoy(); err != nil {
-		t.Skip(err)
-	}
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
+	_, err := dataplane.FindEnvoy()
+	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	prefix := "mbm" + hex.EncodeToString(b)

@@ -10,22 +10,18 @@ import (
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
-// needLab skips unless the test can run a real lab with the meshbench
-// binary (MESHBENCH_BIN, set by scripts/test.sh).
+// needLab stops the test (testenv's rule) unless it can run a real lab
+// with the meshbench binary (MESHBENCH_BIN, set by scripts/test.sh).
 func needLab(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs root, network namespaces and bin/meshbench")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
 	bin := os.Getenv("MESHBENCH_BIN")
-	if bin == "" {
-		t.Skip("MESHBENCH_BIN is not set (make build; scripts/test.sh sets it)")
-	}
+	testenv.Need(t, bin != "", "MESHBENCH_BIN, the meshbench binary (make build; scripts/test.sh sets it)")
 	return bin
 }
 

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // The test binary doubles as the containers' program: with MB_LAB_HELPER
@@ -103,12 +105,8 @@ func testPrefix(t testing.TB) string {
 // ends whatever happens.
 func newTestLab(t *testing.T, nodes ...NodeConfig) *Lab {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs root and network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
 	prefix := testPrefix(t)
 	state := filepath.Join(t.TempDir(), "state")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // httpIn returns a client whose connections start in a network namespace,
@@ -165,9 +166,8 @@ func TestIntegrationServiceLoadBalancing(t *testing.T) {
 func (s PodSpec) Netns(l *Lab) string { return PodNetns(l.Prefix(), s.Namespace, s.Name) }
 
 func TestIntegrationCPULimitThrottles(t *testing.T) {
-	if raceEnabled {
-		t.Skip("timing-sensitive")
-	}
+	testenv.Integration(t)
+	testenv.SkipUnderRace(t, "timing-sensitive: CPU consumed under a CFS quota")
 	l := newTestLab(t, NodeConfig{Name: "a", Role: "app"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

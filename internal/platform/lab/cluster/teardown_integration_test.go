@@ -11,17 +11,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // A lab whose owner is killed with SIGKILL leaves processes, namespaces
 // and cgroups behind; Teardown finds and removes them all.
 func TestIntegrationTeardownAfterKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs root and network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
 	prefix := testPrefix(t)
 	state := filepath.Join(t.TempDir(), "state")
 	cmd := exec.Command(helperBin(t))

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // validateConfig writes a proxy's files and has Envoy check them.
@@ -14,9 +16,7 @@ func validateConfig(t *testing.T, ca *CA, p *proxy) {
 		t.Fatal(err)
 	}
 	bin, err := FindEnvoy()
-	if err != nil {
-		t.Skip(err)
-	}
+	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", p.path(configFile), "-l", "error").CombinedOutput()
@@ -26,9 +26,7 @@ func validateConfig(t *testing.T, ca *CA, p *proxy) {
 }
 
 func TestIntegrationEnvoyAcceptsSidecar(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Envoy")
-	}
+	testenv.Integration(t)
 	ca, err := NewCA()
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +43,7 @@ func TestIntegrationEnvoyAcceptsSidecar(t *testing.T) {
 }
 
 func TestIntegrationEnvoyAcceptsNodeProxy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Envoy")
-	}
+	testenv.Integration(t)
 	ca, err := NewCA()
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +60,7 @@ func TestIntegrationEnvoyAcceptsNodeProxy(t *testing.T) {
 }
 
 func TestIntegrationEnvoyAcceptsWaypointAndIngress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Envoy")
-	}
+	testenv.Integration(t)
 	ca, err := NewCA()
 	if err != nil {
 		t.Fatal(err)

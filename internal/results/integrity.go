@@ -1,0 +1,95 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WriteCell writes c to dir/c.File atomically, then records the file's
+// SHA-256 and size in c.SHA256 and c.Bytes for the index.
+func WriteCell(dir string, c *Cell) error {
+	c.SHA256, c.Bytes = "", 0
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", c.File, err)
+	}
+	b = append(b, '\n')
+	if err := WriteFile(filepath.Join(dir, c.File), b); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	c.SHA256, c.Bytes = hex.EncodeToString(sum[:]), int64(len(b))
+	return nil
+}
+
+// DamagedCell is a cell file that is not what the run wrote.
+type DamagedCell struct {
+	ID, File string
+	// Problem says how: missing, truncated or changed.
+	Problem string
+}
+
+func (d *DamagedCell) Error() string { return d.File + ": " + d.Problem }
+
+// CheckCell compares s's cell file with the hash and size the index
+// recorded; nil when it matches, or when the index recorded none.
+func CheckCell(dir string, s Summary) *DamagedCell {
+	if s.SHA256 == "" {
+		return nil
+	}
+	damaged := func(format string, args ...any) *DamagedCell {
+		return &DamagedCell{ID: s.ID, File: s.File, Problem: fmt.Sprintf(format, args...)}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, s.File))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return damaged("missing")
+	case err != nil:
+		return damaged("unreadable: %v", err)
+	}
+	sum := sha256.Sum256(b)
+	got := hex.EncodeToString(sum[:])
+	switch {
+	case got == s.SHA256:
+		return nil
+	case s.Bytes > 0 && int64(len(b)) < s.Bytes:
+		return damaged("truncated: %d of the %d bytes the run wrote", len(b), s.Bytes)
+	default:
+		return damaged("changed since the run wrote it (sha256 %.12s…, recorded %.12s…)", got, s.SHA256)
+	}
+}
+
+// CheckCells checks every cell file the index lists.
+func CheckCells(dir string, ix *Index) []*DamagedCell {
+	var out []*DamagedCell
+	for _, s := range ix.Cells {
+		if d := CheckCell(dir, s); d != nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// DamagedError refuses results whose cell files are not what the run
+// wrote, naming each and the way to measure them again.
+type DamagedError struct {
+	Dir   string
+	Cells []*DamagedCell
+}
+
+func (e *DamagedError) Error() string {
+	lines := make([]string, 0, len(e.Cells)+2)
+	lines = append(lines, fmt.Sprintf("%s: %d cell file(s) are not what the run wrote, so their figures cannot be trusted:", e.Dir, len(e.Cells)))
+	for _, d := range e.Cells {
+		lines = append(lines, "  "+d.Error())
+	}
+	lines = append(lines, fmt.Sprintf("re-run those cells with: meshbench run --resume %s", e.Dir))
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,89 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckCell damages a written cell file each way a disk, an editor or
+// a careless copy can, and checks that the check names how.
+func TestCheckCell(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		damage func(path string) error
+		// unrecorded: the index holds no hash (results written before
+		// hashes were recorded), so nothing can be checked.
+		unrecorded bool
+		want       string
+	}{
+		{name: "intact", damage: func(string) error { return nil }},
+		{name: "missing", damage: os.Remove, want: "missing"},
+		{name: "truncated", damage: func(p string) error { return os.Truncate(p, 40) }, want: "truncated: 40 of the"},
+		{name: "changed", damage: func(p string) error {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, []byte(strings.Replace(string(b), `"requests": 1000`, `"requests": 2000`, 1)), 0o644)
+		}, want: "changed since the run wrote it"},
+		{name: "unrecorded and missing", damage: os.Remove, unrecorded: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			c := &Cell{Summary: Summary{ID: "c1", File: CellFile("c1"), Status: StatusOK, Requests: 1000}}
+			if err := WriteCell(dir, c); err != nil {
+				t.Fatal(err)
+			}
+			if len(c.SHA256) != 64 || c.Bytes == 0 {
+				t.Fatalf("WriteCell recorded sha256 %q, %d bytes", c.SHA256, c.Bytes)
+			}
+			if err := tt.damage(filepath.Join(dir, c.File)); err != nil {
+				t.Fatal(err)
+			}
+			s := c.Summary
+			if tt.unrecorded {
+				s.SHA256, s.Bytes = "", 0
+			}
+			d := CheckCell(dir, s)
+			switch {
+			case tt.want == "" && d != nil:
+				t.Fatalf("CheckCell: %v, want none", d)
+			case tt.want != "" && (d == nil || !strings.Contains(d.Error(), tt.want) || !strings.HasPrefix(d.Error(), c.File+": ")):
+				t.Fatalf("CheckCell: %v, want %s: ...%s...", d, c.File, tt.want)
+			}
+		})
+	}
+}
+
+// The cell file itself holds no hash (it cannot hold its own); the
+// index's summary does.
+func TestWriteCellKeepsTheHashOutOfTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &Cell{Summary: Summary{ID: "c1", File: CellFile("c1"), SHA256: "stale", Bytes: 7}}
+	if err := WriteCell(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, c.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "sha256") || int64(len(b)) != c.Bytes {
+		t.Errorf("cell file holds a hash, or %d bytes recorded for %d:\n%s", c.Bytes, len(b), b)
+	}
+}
+
+func TestDamagedErrorSaysHowToRecover(t *testing.T) {
+	t.Parallel()
+	err := &DamagedError{Dir: "results/q", Cells: []*DamagedCell{{ID: "a", File: "cells/a.json", Problem: "missing"}}}
+	for _, want := range []string{"results/q: 1 cell file(s)", "  cells/a.json: missing", "meshbench run --resume results/q"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err.Error(), want)
+		}
+	}
+}
