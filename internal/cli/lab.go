@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -52,7 +54,7 @@ func newLabStatusCmd(s Streams) *cobra.Command {
 			return platlab.Status(cmd.Context(), name, s.Out)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&name, "name", platlab.DefaultName, "lab name")
 	return cmd
 }
 
@@ -72,7 +74,7 @@ environment as NAME_SERVICE_HOST and NAME_SERVICE_PORT.`,
 			return platlab.Exec(cmd.Context(), name, args[0], args[1:], s.In, s.Out, s.ErrOut)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&name, "name", platlab.DefaultName, "lab name")
 	return cmd
 }
 
@@ -81,14 +83,38 @@ func newLabDownCmd(s Streams, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
-		Args:  cobra.NoArgs,
+		Long: `Remove a lab: --name (its state names everything it made), or --prefix for
+leftovers whose state is gone. With neither, remove the lab 'lab up' made
+(named mb) and every lab whose owner is gone, such as a 'meshbench run'
+killed outright, and list them; a lab whose owner still runs (another
+run's) is left alone.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return platlab.Teardown(cmd.Context(), name, prefix, g.logger(s))
+			if name != "" || prefix != "" {
+				if name == "" {
+					name = platlab.DefaultName
+				}
+				return platlab.Teardown(cmd.Context(), name, prefix, g.logger(s))
+			}
+			return labDownAll(cmd.Context(), s, g)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "mb", "lab name")
+	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the lab 'lab up' made, and every lab whose owner is gone)")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "remove leftovers with this name prefix even when the lab's state is gone")
 	return cmd
+}
+
+// labDownAll removes the `lab up` lab and every lab whose owner is gone,
+// listing each.
+func labDownAll(ctx context.Context, s Streams, g *globals) error {
+	removed, err := platlab.TeardownAll(ctx, g.logger(s))
+	for _, line := range removed {
+		fmt.Fprintf(s.Out, "removed %s\n", line)
+	}
+	if len(removed) == 0 && err == nil {
+		fmt.Fprintln(s.Out, "no lab to remove: every lab's owner is running (remove one with --name)")
+	}
+	return err
 }
 
 // newLabSuperviseCmd is the detached process `lab up` starts: it owns the

@@ -60,6 +60,7 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newLoadCmd(s, g),
 		newAppCmd(s, g),
 		newLabCmd(s, g),
+		newDoctorCmd(s, g),
 		newRunCmd(s, g),
 		newStudiesCmd(s, g),
 		newReportCmd(s, g),

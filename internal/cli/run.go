@@ -20,15 +20,16 @@ import (
 )
 
 type runFlags struct {
-	file     string
-	preset   string
-	validate bool
-	plan     bool
-	output   string
-	out      string
-	resume   string
-	scale    float64
-	platform study.PlatformOverride
+	file       string
+	preset     string
+	validate   bool
+	plan       bool
+	output     string
+	out        string
+	resume     string
+	scale      float64
+	platform   study.PlatformOverride
+	sharedHost bool
 }
 
 func newRunCmd(s Streams, g *globals) *cobra.Command {
@@ -49,6 +50,10 @@ mesh difference. On the lab a built-in study keeps its topology, namespaces
 and load model and is scaled to the machine: a short baseline measurement
 finds the capacity first, or --scale gives the factor.
 
+Before it creates anything, run makes the checks 'meshbench doctor' makes
+and stops, one line per problem with its fix, when one fails; among them,
+another lab's processes on the study's CPUs (--shared-host accepts them).
+
 --validate checks a study file and --plan prints the cells, their order and
 an estimated duration; neither runs anything. Ctrl-C stops cleanly, leaving
 every finished cell on disk; --resume DIR continues from there.
@@ -60,8 +65,8 @@ cluster; see docs/kubernetes.md.
 On the lab each run makes its own lab, named mbr<pid in base 36>, and
 removes it at the end, keeping every pod's log in the results' logs/pods
 and each cell's load generator output in logs/cells/<cell>; should the
-process be killed outright, 'meshbench lab down --name NAME' (the name is
-in the results' logs/run.log) removes it.`,
+process be killed outright, its pods die with it (a parent-death signal)
+and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 		Example: `  meshbench run                          # the quick study on the lab
   meshbench run --study solo-tiered --plan
   meshbench run my-study.yaml --out results/mine
@@ -85,10 +90,7 @@ in the results' logs/run.log) removes it.`,
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<study>-<time>)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted run in this results directory")
 	fl.Float64Var(&f.scale, "scale", 0, "scale open-loop rates and request counts by this factor instead of calibrating")
-	fl.StringVar(&f.platform.Type, "platform", "", "run on this platform instead of the study's: lab or kubernetes")
-	fl.StringVar(&f.platform.Kubeconfig, "kubeconfig", "", "kubeconfig file for kubernetes (default $KUBECONFIG or ~/.kube/config)")
-	fl.StringVar(&f.platform.Context, "context", "", "kubeconfig context for kubernetes (default the current one)")
-	fl.StringVar(&f.platform.Image, "image", "", "meshbench's image for kubernetes, such as ghcr.io/you/meshbench:v0.1.0")
+	addPlatformFlags(cmd, &f)
 	return cmd
 }
 
@@ -136,6 +138,11 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 		o.Dir = f.resume
 	} else if o.Dir == "" {
 		o.Dir = study.DefaultDir(st.Name, time.Now())
+	}
+	// Before anything exists: a missing prerequisite found now costs
+	// nothing to fix, found in the third cell it costs a run.
+	if err := platform.Problems(preflight(ctx, st, o.Dir, f.sharedHost)); err != nil {
+		return err
 	}
 	if _, err := study.Run(ctx, o); err != nil {
 		return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -21,5 +22,14 @@ func TestMain(m *testing.M) {
 // TestScripts runs every testdata/script/*.txtar: each is a small
 // shell-like session with its files and the output it expects.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Condition: condition})
+}
+
+// condition adds [root]: whether the scripts run as root, which the
+// lab's preflight checks for.
+func condition(cond string) (bool, error) {
+	if cond == "root" {
+		return os.Geteuid() == 0, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -141,6 +141,31 @@ type Check struct {
 	ConfigHash string `json:"config_hash,omitempty"`
 }
 
+// The verification checks that, passing together, prove mutual TLS
+// between meshed pods: a plaintext connection from outside the mesh was
+// refused, and a meshed call reached its server carrying the caller's
+// identity, which only the mTLS handshake conveys. Every platform that
+// makes these checks names them so; reports read mTLS from them alone.
+const (
+	CheckPlaintextRefused = "plaintext-refused"
+	CheckPeerIdentity     = "peer-identity"
+)
+
+// MTLSProven reports whether the checks prove mutual TLS: both of the
+// checks above are there and passed.
+func MTLSProven(checks []Check) bool {
+	var refused, identity bool
+	for _, c := range checks {
+		switch c.Name {
+		case CheckPlaintextRefused:
+			refused = c.Pass
+		case CheckPeerIdentity:
+			identity = c.Pass
+		}
+	}
+	return refused && identity
+}
+
 // FailedChecks describes the checks that did not pass, as "name: detail"
 // joined by "; ", or returns "" when every check passed.
 func FailedChecks(checks []Check) string {

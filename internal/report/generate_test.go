@@ -109,11 +109,13 @@ func TestSMPExport(t *testing.T) {
 		}
 		switch mesh := r.Labels["meshbench.mesh"]; mesh {
 		case resultstest.Sidecar:
-			if m.MeshType == nil || m.MeshType.Type != "ISTIO" || m.Sidecar == nil || m.Sidecar.Count == 0 || !m.MTLSEnabled {
+			// The fixture is a lab run: upstream Envoy, never exported as Istio.
+			if m.MeshType != nil || m.Sidecar == nil || m.Sidecar.Count == 0 || !m.MTLSEnabled || m.ProxyBuild != "1.40.0" ||
+				!strings.HasPrefix(m.Labels["meshbench.dataplane"], "upstream Envoy as Istio's sidecar") {
 				t.Errorf("sidecar mesh config %+v", m)
 			}
 		case resultstest.Ambient:
-			if m.Sidecar != nil || m.Labels["meshbench.node_proxy.count"] != "2" || m.ProxyBuild != "1.22.0" {
+			if m.Sidecar != nil || m.Labels["meshbench.node_proxy.count"] != "2" || m.ProxyBuild != "1.40.0" || m.MeshType != nil || !m.MTLSEnabled {
 				t.Errorf("ambient mesh config %+v", m)
 			}
 		case resultstest.Baseline:

@@ -63,6 +63,9 @@ func smpEnv(d *analysis.Dataset) smpEnvironment {
 			"meshbench.platform": pi.Name, "meshbench.kernel": pi.Kernel, "meshbench.cpu_model": pi.CPUModel,
 			"meshbench.study": d.Index.Study, "meshbench.study_sha256": d.Index.StudyHash,
 		}}
+	if pi.EnvoyVersion != "" {
+		e.Labels["meshbench.envoy_version"] = pi.EnvoyVersion
+	}
 	for _, n := range d.Index.Provenance.Cluster.Nodes {
 		cores := int32(pi.CPUs)
 		if n.CPUs != "" {
@@ -102,20 +105,31 @@ func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
 
 func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 	pi := d.Index.Provenance.Platform
-	m := smpMeshConfig{SMPVersion: SMPVersion, ID: "mesh-" + r.Summary.ID, Profile: r.MeshSpec.Profile,
+	profile := r.Summary.Profile
+	if profile == "" {
+		profile = r.MeshSpec.Profile
+	}
+	m := smpMeshConfig{SMPVersion: SMPVersion, ID: "mesh-" + r.Summary.ID, Profile: profile,
 		ProxyConcurrency: int32(r.MeshSpec.Workers), Labels: map[string]string{"meshbench.mesh": r.Summary.Mesh}}
-	if m.Profile == "" {
-		m.Profile = r.Summary.Mesh
-	}
-	if t, v := smpMeshKind(r.Summary.Mesh, r.MeshSpec.Profile, pi.Versions); t != "" {
-		m.MeshType = &smpMeshType{Type: t, Version: v}
-		m.MeshBuild = v
-		m.ProxyBuild = proxyBuild(t, r, pi)
-	}
-	for _, ch := range r.Summary.Verification {
-		if ch.Pass && strings.Contains(strings.ToLower(ch.Name), "mtls") {
-			m.MTLSEnabled = true
+	if prof, ok := platform.LookupProfile(profile); ok && prof.Mesh != "" {
+		if pi.Name == platform.Lab {
+			labMesh(&m, prof, pi)
+		} else {
+			kubeMesh(&m, prof, pi)
 		}
+	}
+	// Only the checks that proved it: plaintext refused and the peer's
+	// identity seen; a mesh that could do mTLS but was not shown to is
+	// exported without it.
+	m.MTLSEnabled = platform.MTLSProven(r.Summary.Verification)
+	if m.MTLSEnabled {
+		var ev []string
+		for _, c := range r.Summary.Verification {
+			if c.Name == platform.CheckPlaintextRefused || c.Name == platform.CheckPeerIdentity {
+				ev = append(ev, c.Name+": "+c.Detail)
+			}
+		}
+		m.Labels["meshbench.mtls_evidence"] = strings.Join(ev, "; ")
 	}
 	m.Sidecar = usage(r, analysis.RolePart(metrics.RoleSidecar))
 	m.IngressGateway = usage(r, analysis.RolePart(metrics.RoleIngress))
@@ -132,35 +146,53 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 	return m
 }
 
-// smpMeshKind maps a mesh to SMP's ServiceMesh.Type and the version the
-// results recorded for it; the baseline has none.
-func smpMeshKind(mesh, profile string, versions map[string]string) (string, string) {
-	s := strings.ToLower(mesh + " " + profile)
-	switch {
-	case strings.Contains(s, "linkerd"):
-		return "LINKERD", versions["linkerd"]
-	case strings.Contains(s, "cilium"):
-		return "CILIUM_SERVICE_MESH", versions["cilium"]
-	case strings.Contains(s, "istio"), strings.Contains(s, "ambient"), strings.Contains(s, "sidecar"), strings.Contains(s, "waypoint"):
-		return "ISTIO", versions["istio"]
+// labMesh exports a lab mesh as what it is: upstream Envoy, configured by
+// meshbench in the roles Istio gives its proxies, with no Istio build or
+// control plane. SMP's mesh type would claim Istio, so it is left out and
+// labels say what ran.
+func labMesh(m *smpMeshConfig, prof platform.Profile, pi platform.Info) {
+	role, absent := "Istio's sidecar in every pod", "no Istio control plane ran"
+	if prof.NodeProxies() {
+		role, absent = "Istio ambient's per-node proxy (ztunnel's role)", "no Istio control plane or ztunnel ran"
 	}
-	return "", ""
+	if prof.Waypoint {
+		role += " and its per-namespace waypoint"
+	}
+	m.Labels["meshbench.dataplane"] = "upstream Envoy as " + role + ", configured by meshbench; " + absent
+	m.Labels["meshbench.emulates"] = prof.Mesh
+	m.Labels["meshbench.proxy"] = "envoy"
+	m.ProxyBuild = pi.EnvoyVersion
 }
 
-// proxyBuild is the version of the mesh's data-plane proxy: Envoy for
-// Istio's sidecars, ztunnel for its node proxies, Linkerd's own proxy.
-func proxyBuild(meshType string, r *analysis.Rep, pi platform.Info) string {
-	_, sidecars := r.Alloc[analysis.RolePart(metrics.RoleSidecar)]
-	_, nodeProxies := r.Alloc[analysis.RolePart(metrics.RoleNodeProxy)]
+// smpMeshTypes maps the registry's meshes to SMP's ServiceMesh.Type.
+var smpMeshTypes = map[string]string{"istio": "ISTIO", "linkerd": "LINKERD", "cilium": "CILIUM_SERVICE_MESH"}
+
+// meshReleases is the Helm release whose version is a mesh's version.
+var meshReleases = map[string]string{"istio": platform.ChartIstiod, "linkerd": platform.ChartLinkerdControl, "cilium": platform.ChartCilium}
+
+// kubeMesh exports a mesh installed from its charts, with the versions the
+// platform recorded: what a release installed, else the chart version the
+// study asked for; what was not recorded is left out.
+func kubeMesh(m *smpMeshConfig, prof platform.Profile, pi platform.Info) {
+	v := recordedVersion(pi, meshReleases[prof.Mesh])
+	m.MeshType = &smpMeshType{Type: smpMeshTypes[prof.Mesh], Version: v}
+	m.MeshBuild = v
 	switch {
-	case meshType == "LINKERD":
-		return pi.Versions["linkerd-proxy"]
-	case sidecars:
-		return pi.EnvoyVersion
-	case nodeProxies:
-		return pi.Versions["ztunnel"]
+	case prof.NodeProxies():
+		m.ProxyBuild = recordedVersion(pi, platform.ChartZtunnel)
+	case prof.Mesh == "istio":
+		m.ProxyBuild = pi.EnvoyVersion
 	}
-	return ""
+}
+
+func recordedVersion(pi platform.Info, release string) string {
+	if release == "" {
+		return ""
+	}
+	if v := pi.Versions["release/"+release]; v != "" {
+		return v
+	}
+	return pi.Versions["chart/"+release]
 }
 
 // usage is a part's component count, mean CPU in millicores and mean

@@ -96,7 +96,8 @@ func (r *runner) createResults() error {
 			Cluster: platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
 		},
 	}
-	return nil
+	// At once, so that a run killed at any later point can be resumed.
+	return r.writeIndex()
 }
 
 // openResults reads an interrupted run's index and checks that it was
@@ -168,7 +169,8 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
 	}
-	if r.o.Resume {
+	// A run killed before it recorded the platform records it now.
+	if r.o.Resume && r.ix.Provenance.Platform.Name != "" {
 		old := r.ix.Provenance.Platform
 		if old.Kernel != info.Kernel || old.CPUModel != info.CPUModel || old.EnvoyVersion != info.EnvoyVersion {
 			r.log.Warn("resuming on a different host or Envoy than the run started on",

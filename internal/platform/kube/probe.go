@@ -60,7 +60,7 @@ func (p *kubePlatform) probes(pr profile) []probe {
 	ps := []probe{
 		{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
 			Job: job("meshed", ns, loadServiceAccount, http.MethodGet)},
-		{Check: "plaintext-refused", What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
+		{Check: platform.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
 			Job: job("plaintext", probeNamespace, "default", http.MethodGet)},
 	}
 	if pr.L4Policy || pr.L7Policy {

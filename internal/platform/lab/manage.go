@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -33,4 +35,30 @@ func Exec(ctx context.Context, name, target string, argv []string, stdin io.Read
 // whose state is gone.
 func Teardown(ctx context.Context, name, prefix string, log *slog.Logger) error {
 	return cluster.Teardown(ctx, cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: log})
+}
+
+// DefaultName is the name of a lab whose cluster file gives none, as
+// `meshbench lab up` makes it.
+const DefaultName = "mb"
+
+// TeardownAll removes the lab `lab up` made, when it runs under its
+// detached supervisor, and every lab whose owner is gone (a run killed
+// outright), and describes each it removed. A lab whose owner still runs,
+// such as another run's, is left alone.
+func TeardownAll(ctx context.Context, log *slog.Logger) ([]string, error) {
+	var removed []string
+	var errs []error
+	if st, err := cluster.ReadState(stateDir(DefaultName)); err == nil && st.Supervisor {
+		if err := Teardown(ctx, DefaultName, "", log); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed = append(removed, fmt.Sprintf("lab %s (started by lab up, supervisor pid %d)", DefaultName, st.Owner))
+		}
+	}
+	orphans, err := cluster.TeardownOrphans(ctx, cluster.DefaultStateRoot, log)
+	errs = append(errs, err)
+	for _, o := range orphans {
+		removed = append(removed, fmt.Sprintf("lab %s (owner pid %d gone, %d processes left)", o.Name, o.Owner, o.Procs))
+	}
+	return removed, errors.Join(errs...)
 }

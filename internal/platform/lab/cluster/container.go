@@ -163,8 +163,11 @@ func (c *container) start() (*exec.Cmd, error) {
 	argv := []string{"/bin/sh", "-c", shimScript, "meshbench-shim"}
 	if c.spec.UID != 0 || c.spec.GID != 0 {
 		// The shim must stay root to join the cgroups; setpriv drops to
-		// the container's user just before the command runs.
-		argv = append(argv, "setpriv", fmt.Sprintf("--reuid=%d", c.spec.UID), fmt.Sprintf("--regid=%d", c.spec.GID), "--clear-groups", "--")
+		// the container's user just before the command runs. The kernel
+		// clears the parent-death signal when credentials change, so
+		// setpriv sets it again after the drop.
+		argv = append(argv, "setpriv", fmt.Sprintf("--reuid=%d", c.spec.UID), fmt.Sprintf("--regid=%d", c.spec.GID), "--clear-groups",
+			"--pdeathsig=KILL", "--")
 	}
 	argv = append(argv, c.spec.Command...)
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -66,9 +68,69 @@ func onOwnThread(name string, fn func() error) error {
 	return <-errc
 }
 
-// startIn starts cmd inside the named network namespace.
+// startIn starts cmd inside the named network namespace, from the
+// spawner thread, with SIGKILL as its parent-death signal: no process of
+// the lab outlives the process that owns the lab, even after kill -9.
 func startIn(netnsName string, cmd *exec.Cmd) error {
-	return inNetns(netnsName, cmd.Start)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	spawnOnce.Do(func() { go spawner() })
+	req := spawnReq{netns: netnsName, cmd: cmd, errc: make(chan error, 1)}
+	spawnc <- req
+	return <-req.errc
+}
+
+// The kernel sends the parent-death signal when the *thread* that forked
+// a process exits, not the process: a process forked from a thread the Go
+// runtime later retires (any goroutine that exits while locked to it)
+// would be killed with it. So every process is forked from one thread
+// that is locked for the life of this process and never exits.
+var (
+	spawnOnce sync.Once
+	spawnc    = make(chan spawnReq)
+)
+
+type spawnReq struct {
+	netns string
+	cmd   *exec.Cmd
+	errc  chan error
+}
+
+func spawner() {
+	runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+	orig, err := netns.Get()
+	for req := range spawnc {
+		if err != nil {
+			req.errc <- fmt.Errorf("open current network namespace: %w", err)
+			continue
+		}
+		req.errc <- spawnOne(orig, req)
+	}
+}
+
+// spawnOne sets the thread's namespace explicitly for every request (the
+// caller's own when none is named), so that a failed switch back cannot
+// leak into the next start.
+func spawnOne(orig netns.NsHandle, req spawnReq) error {
+	target := orig
+	if req.netns != "" {
+		t, err := netns.GetFromName(req.netns)
+		if err != nil {
+			return fmt.Errorf("open network namespace %s: %w", req.netns, err)
+		}
+		defer t.Close()
+		target = t
+	}
+	if err := netns.Set(target); err != nil {
+		return fmt.Errorf("enter network namespace %s: %w", req.netns, err)
+	}
+	err := req.cmd.Start()
+	if req.netns != "" {
+		_ = netns.Set(orig) // best effort: the next request sets its own
+	}
+	return err
 }
 
 // DialIn opens a connection from inside the named network namespace; the

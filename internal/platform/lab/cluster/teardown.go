@@ -146,3 +146,26 @@ func killAll(ctx context.Context, tops []string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TeardownOrphans removes every lab under the state root whose owner is
+// gone, as Teardown does, and returns what it removed. A lab whose owner
+// still runs, another run's or another user's, is left alone.
+func TeardownOrphans(ctx context.Context, root string, log *slog.Logger) ([]Other, error) {
+	others, err := Others(root, "")
+	if err != nil {
+		return nil, err
+	}
+	var removed []Other
+	var errs []error
+	for _, o := range others {
+		if o.OwnerAlive {
+			continue
+		}
+		if err := Teardown(ctx, TeardownOptions{Name: o.Name, StateDir: o.StateDir, Logger: log}); err != nil {
+			errs = append(errs, fmt.Errorf("lab %s: %w", o.Name, err))
+			continue
+		}
+		removed = append(removed, o)
+	}
+	return removed, errors.Join(errs...)
+}

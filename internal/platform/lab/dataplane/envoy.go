@@ -18,6 +18,10 @@ import (
 // EnvoyEnv names the variable that overrides the Envoy binary.
 const EnvoyEnv = "MESHBENCH_ENVOY"
 
+// ExpectedEnvoy is the Envoy release (major.minor) the data planes
+// configurations are written for, the one scripts/setup.sh installs.
+const ExpectedEnvoy = "1.40"
+
 // defaultEnvoy is where scripts/setup.sh installs Envoy.
 const defaultEnvoy = ".venv/bin/envoy"
 

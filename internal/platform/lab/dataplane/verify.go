@@ -14,14 +14,14 @@ import (
 
 // Verification check names, stored with every run.
 const (
-	CheckConfig    = "mesh-config"       // provenance: what was installed
-	CheckReady     = "proxies-ready"     // every proxy reports LIVE
-	CheckMeshed    = "pods-meshed"       // every app and load pod is captured by a ready proxy
-	CheckPlaintext = "plaintext-refused" // plaintext to a meshed pod from outside the mesh gets no answer
-	CheckIdentity  = "peer-identity"     // pod-to-pod mTLS carries the caller's SPIFFE ID
-	CheckAllowed   = "policy-allows"     // each Service's callers get through
-	CheckDenied    = "policy-denies"     // a principal (or path) the policy excludes is refused
-	CheckIngress   = "ingress-routes"    // the gateway reaches every namespace's entry
+	CheckConfig    = "mesh-config"                  // provenance: what was installed
+	CheckReady     = "proxies-ready"                // every proxy reports LIVE
+	CheckMeshed    = "pods-meshed"                  // every app and load pod is captured by a ready proxy
+	CheckPlaintext = platform.CheckPlaintextRefused // plaintext to a meshed pod from outside the mesh gets no answer
+	CheckIdentity  = platform.CheckPeerIdentity     // pod-to-pod mTLS carries the caller's SPIFFE ID
+	CheckAllowed   = "policy-allows"                // each Service's callers get through
+	CheckDenied    = "policy-denies"                // a principal (or path) the policy excludes is refused
+	CheckIngress   = "ingress-routes"               // the gateway reaches every namespace's entry
 )
 
 // Verify runs the profile's checks against the live data plane.

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/study"
+)
+
+// sharedHostEnv turns --shared-host on by default, for test suites and
+// development hosts where several labs run at once.
+const sharedHostEnv = "MESHBENCH_SHARED_HOST"
+
+func newDoctorCmd(s Streams, g *globals) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "doctor [FILE]",
+		Short: "Check that this host can run a study, creating nothing; 'meshbench run' runs the same checks first",
+		Long: `Check what a study (a file, --study, or the default quick) needs of its
+platform before anything is created. On the lab: root, network namespaces,
+iptables with the socket match, TPROXY, REDIRECT and the owner match, the
+cgroup controllers, the CPUs the study's nodes pin, no other lab's processes
+on those CPUs (--shared-host accepts them), Envoy at the version the data
+planes are written for (when the study installs a mesh), and free disk
+where the results go. Each failed check is one line with its fix.`,
+		Example: `  meshbench doctor
+  meshbench doctor my-study.yaml
+  MESHBENCH_ENVOY=/opt/envoy/bin/envoy meshbench doctor --study solo-tiered`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				f.file = args[0]
+			}
+			st, _, _, err := loadStudy(f)
+			if err != nil {
+				return err
+			}
+			dir := f.out
+			if dir == "" {
+				dir = "results"
+			}
+			fs := preflight(cmd.Context(), st, dir, f.sharedHost)
+			for _, x := range fs {
+				mark := "ok  "
+				if !x.OK {
+					mark = "FAIL"
+				}
+				fmt.Fprintf(s.Out, "%s %s\n", mark, x.Line())
+			}
+			if platform.Problems(fs) != nil {
+				return errors.New("some checks failed: fix them as each line says")
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.preset, "study", "", "check for a built-in study; default "+study.DefaultPreset)
+	fl.StringVar(&f.out, "out", "", "where the results would go (default results)")
+	addPlatformFlags(cmd, &f)
+	return cmd
+}
+
+// addPlatformFlags adds the flags doctor shares with run: the platform
+// override and --shared-host.
+func addPlatformFlags(cmd *cobra.Command, f *runFlags) {
+	fl := cmd.Flags()
+	shared, _ := strconv.ParseBool(os.Getenv(sharedHostEnv))
+	fl.BoolVar(&f.sharedHost, "shared-host", shared, "measure even while another lab's processes run on the study's CPUs (default $"+sharedHostEnv+")")
+	fl.StringVar(&f.platform.Type, "platform", "", "run on this platform instead of the study's: lab or kubernetes")
+	fl.StringVar(&f.platform.Kubeconfig, "kubeconfig", "", "kubeconfig file for kubernetes (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.platform.Context, "context", "", "kubeconfig context for kubernetes (default the current one)")
+	fl.StringVar(&f.platform.Image, "image", "", "meshbench's image for kubernetes, such as ghcr.io/you/meshbench:v0.1.0")
+}
+
+// preflight runs the checks of the study's platform; each platform
+// produces its own findings, and the disk check applies to all.
+func preflight(ctx context.Context, st *study.Study, resultsDir string, shared bool) []platform.Finding {
+	n := platform.Needs{Nodes: st.Platform.Nodes, ResultsDir: resultsDir, SharedHost: shared}
+	for _, m := range st.Meshes {
+		n.Profiles = append(n.Profiles, m.Profile)
+	}
+	if st.Platform.Type == study.PlatformLab {
+		return platformlab.Doctor(ctx, n, "")
+	}
+	return []platform.Finding{platform.DiskFinding(resultsDir, platform.MinFreeDisk)}
+}

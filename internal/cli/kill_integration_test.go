@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/testenv"
+)
+
+// killStudy is as small as a study with a mesh gets: one tenant, the
+// baseline and the sidecar, calibrated, one repetition of 1+2 s cells.
+const killStudy = `apiVersion: meshbench.dev/v1alpha1
+kind: Study
+name: kill
+workload: {graph: tiered}
+meshes: [{profile: baseline}, {profile: sidecar}]
+load: {rate: 20, connections: 4, duration: 2s, warmup: 1s}
+repetitions: 1
+order: {seed: 7}
+scaling: {fraction: 0.2, measure: 1s, warmup: 1s}
+`
+
+// TestIntegrationKillRunInEveryPhase kills `meshbench run` with SIGKILL in
+// each phase of a run, found from its progress output: the lab's
+// processes must die with it, `meshbench lab down` must leave nothing of
+// the run's lab, and `meshbench run --resume` must finish with the same
+// cells as a run never interrupted.
+func TestIntegrationKillRunInEveryPhase(t *testing.T) {
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
+	bin := os.Getenv("MESHBENCH_BIN")
+	testenv.Need(t, bin != "", "MESHBENCH_BIN, the built binary (make build; scripts/test.sh sets it)")
+	_, err := dataplane.FindEnvoy()
+	testenv.Need(t, err == nil, "Envoy for the sidecar: %v", err)
+	dir := t.TempDir()
+	studyFile := filepath.Join(dir, "kill.yaml")
+	if err := os.WriteFile(studyFile, []byte(killStudy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Other labs may run on this host's CPUs (the suite runs in parallel).
+	run := func(args ...string) *exec.Cmd {
+		return exec.Command(bin, append(args, "--shared-host", "-v")...)
+	}
+
+	full := filepath.Join(dir, "full")
+	if out, err := run("run", studyFile, "--out", full).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	want := cellsOf(t, full)
+
+	phases := []struct {
+		name    string
+		trigger *regexp.Regexp // the stderr line that starts the phase
+		after   time.Duration  // how far into it to kill
+	}{
+		{"lab bring-up", regexp.MustCompile(`msg="the run's lab"`), 0},
+		{"calibration", regexp.MustCompile(`msg="mesh installed" profile=baseline`), time.Second},
+		{"mesh install", regexp.MustCompile(`msg="installing mesh" mesh=sidecar`), 200 * time.Millisecond},
+		{"measurement", regexp.MustCompile(`msg=measuring`), 1500 * time.Millisecond},
+		{"result writing", regexp.MustCompile(`^\[1/2\] .* rep 1: ok`), 0},
+	}
+	for _, ph := range phases {
+		t.Run(strings.ReplaceAll(ph.name, " ", "-"), func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(ph.name, " ", "-"))
+			name := killAt(t, run("run", studyFile, "--out", out), ph.trigger, ph.after)
+			assertNoProcesses(t, name)
+			if b, err := exec.Command(bin, "lab", "down", "--name", name).CombinedOutput(); err != nil {
+				t.Fatalf("lab down --name %s: %v\n%s", name, err, b)
+			}
+			assertNothingLeft(t, name)
+			if b, err := run("run", "--resume", out).CombinedOutput(); err != nil {
+				t.Fatalf("resume after kill during %s: %v\n%s", ph.name, err, b)
+			}
+			if got := cellsOf(t, out); !slices.Equal(got, want) {
+				t.Errorf("resumed run's cells %v, an uninterrupted run's %v", got, want)
+			}
+		})
+	}
+}
+
+// killAt starts cmd, SIGKILLs it once a stderr line matches trigger and
+// after has passed, and returns the name of the run's lab.
+func killAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Duration) string {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		_ = cmd.Process.Kill() // never hang the suite on a trigger not seen
+	}()
+	nameRE := regexp.MustCompile(`msg="the run's lab" name=(\w+)`)
+	var name string
+	var seen []string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		seen = append(seen, line)
+		if m := nameRE.FindStringSubmatch(line); m != nil {
+			name = m[1]
+		}
+		if trigger.MatchString(line) {
+			time.Sleep(after)
+			_ = cmd.Process.Kill()
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	_ = cmd.Wait()
+	if ctx.Err() != nil || name == "" {
+		t.Fatalf("the run never reached %q (lab %q):\n%s", trigger, name, strings.Join(seen, "\n"))
+	}
+	return name
+}
+
+// assertNoProcesses waits a little for the parent-death signal to end
+// every process of the lab: none may outlive the run.
+func assertNoProcesses(t *testing.T, name string) {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		left = labProcesses(name)
+		if len(left) == 0 {
+			return
+		}
+	}
+	t.Errorf("processes of lab %s outlived the killed run: %v", name, left)
+}
+
+// labProcesses lists the processes in the lab's cgroups, as "pid cmd".
+func labProcesses(name string) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	var out []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "/"+name+"-lab/") {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+		out = append(out, filepath.Base(filepath.Dir(p))+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return out
+}
+
+// assertNothingLeft checks that no namespace (and so no veth or iptables
+// rule, which live only in the lab's namespaces), process, cgroup, state
+// or log file of the lab is left.
+func assertNothingLeft(t *testing.T, name string) {
+	t.Helper()
+	if ns, _ := filepath.Glob("/run/netns/" + name + "-*"); len(ns) > 0 {
+		t.Errorf("network namespaces left: %v", ns)
+	}
+	if p := labProcesses(name); len(p) > 0 {
+		t.Errorf("processes left: %v", p)
+	}
+	// The run made its cgroups below its own, which is this test's.
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(own)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c = strings.TrimPrefix(c, "name="); c == "" {
+				c = "unified"
+			}
+			cg := filepath.Join("/sys/fs/cgroup", c, f[2], name+"-lab")
+			if _, err := os.Stat(cg); err == nil {
+				t.Errorf("cgroup left: %s", cg)
+			}
+		}
+	}
+	if f, _ := filepath.Glob(filepath.Join(cluster.DefaultStateRoot, name+"*")); len(f) > 0 {
+		t.Errorf("state or temporary files left: %v", f)
+	}
+}
+
+// cellsOf lists a finished run's cells as "mesh rN", sorted, and fails
+// on a cell that was not measured. Whether a measured cell is ok or
+// distorted (its load generator short of CPU) depends on the shared
+// host's load at the time, not on how the run got there, so it is logged
+// rather than compared.
+func cellsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.Complete {
+		t.Errorf("%s: the run is not complete", dir)
+	}
+	var out []string
+	for _, c := range ix.Cells {
+		switch c.Status {
+		case results.StatusOK:
+		case results.StatusDistorted:
+			t.Logf("%s: cell %s distorted: %s", dir, c.ID, c.Reason)
+		default:
+			t.Errorf("%s: cell %s %s: %s", dir, c.ID, c.Status, c.Reason)
+		}
+		out = append(out, fmt.Sprintf("%s r%d", c.Mesh, c.Repetition))
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/testenv"
+)
+
+// TestIntegrationTeardownOrphans removes the lab whose owner is gone and
+// leaves the one whose owner runs, in a state root of its own.
+func TestIntegrationTeardownOrphans(t *testing.T) {
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
+	root := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	self := os.Getpid()
+	selfStart, err := procStart(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, owner int, start uint64) string {
+		dir := filepath.Join(root, name)
+		cg := filepath.Join(t.TempDir(), name+"-lab")
+		for _, d := range []string{dir, filepath.Join(cg, "n-app")} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := State{Name: name, Prefix: testPrefix(t), StateDir: dir, Owner: owner, OwnerStart: start,
+			Cgroups: cgroups{V2: true, Dirs: map[string]string{"": cg}}}
+		b, _ := json.Marshal(st)
+		if err := os.WriteFile(filepath.Join(dir, stateFileName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return cg
+	}
+	goneCg := write("gone", dead.Process.Pid, 1)
+	write("alive", self, selfStart)
+	removed, err := TeardownOrphans(context.Background(), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].Name != "gone" || removed[0].OwnerAlive {
+		t.Fatalf("removed %+v, want only the lab whose owner is gone", removed)
+	}
+	for _, p := range []string{filepath.Join(root, "gone"), goneCg} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "alive", stateFileName)); err != nil {
+		t.Errorf("the live lab's state was touched: %v", err)
+	}
+}

@@ -1,0 +1,105 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Finding is one preflight check's outcome: what was checked, what was
+// found and, when it is not OK, the one thing to do about it. Each
+// provider produces its own; `meshbench doctor` prints them and `meshbench
+// run` refuses to start, before it creates anything, when one fails.
+type Finding struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Needs is what a study asks of a platform, for its preflight checks.
+type Needs struct {
+	Nodes []NodeSpec
+	// Profiles are the mesh profiles the study installs.
+	Profiles []string
+	// ResultsDir is where the results will go; it need not exist yet.
+	ResultsDir string
+	// SharedHost accepts other labs' processes on the study's CPUs, for
+	// development hosts where measurements are not meant to be clean.
+	SharedHost bool
+}
+
+// Meshes says whether any of the profiles installs a mesh.
+func (n Needs) Meshes() bool {
+	for _, p := range n.Profiles {
+		if p != "" && p != "baseline" {
+			return true
+		}
+	}
+	return false
+}
+
+// Problems returns nil when every finding is OK, and otherwise an error
+// with one line per failed finding and its fix.
+func Problems(fs []Finding) error {
+	var lines []string
+	for _, f := range fs {
+		if !f.OK {
+			lines = append(lines, f.Line())
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return errors.New("preflight failed (see meshbench doctor):\n  " + strings.Join(lines, "\n  "))
+}
+
+// Line is the finding on one line: "check: detail", and its fix when it
+// failed.
+func (f Finding) Line() string {
+	s := f.Check + ": " + f.Detail
+	if !f.OK && f.Fix != "" {
+		s += "; fix: " + f.Fix
+	}
+	return s
+}
+
+// MinFreeDisk is the free space a run wants where its results go: a cell
+// file holds histograms and resource series of a few megabytes, and pod
+// logs are kept with the results.
+const MinFreeDisk = 512 << 20
+
+// DiskFinding checks the free space of the file system that will hold dir
+// (its nearest existing parent, as the directory may not exist yet).
+func DiskFinding(dir string, need uint64) Finding {
+	f := Finding{Check: "disk"}
+	p, err := filepath.Abs(dir)
+	if err != nil {
+		f.Detail, f.Fix = err.Error(), "give a results directory with --out"
+		return f
+	}
+	for {
+		if _, err := os.Stat(p); err == nil || filepath.Dir(p) == p {
+			break
+		}
+		p = filepath.Dir(p)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		f.Detail, f.Fix = fmt.Sprintf("statfs %s: %v", p, err), "give a results directory on a mounted file system with --out"
+		return f
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	f.Detail = fmt.Sprintf("%d MiB free under %s", free>>20, p)
+	if free < need {
+		f.Detail += fmt.Sprintf(", want %d MiB", need>>20)
+		f.Fix = "free space there, or put the results elsewhere with --out"
+		return f
+	}
+	f.OK = true
+	return f
+}
