@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Measures meshbench's test service against nginx: server CPU per request
 # for a leaf, for a front fanning out to two leaves (the CPU of all three
-# processes counted), and for nginx serving a file of the same size; then
+# processes counted), and for nginx serving a file of the same size; the
+# leaf's unary gRPC against a minimal grpc-go server (bench/grpcref)
+# answering as many bytes, both driven by `meshbench load --grpc`; then
 # the app's idle memory. Servers are pinned to CPU 0 and wrk to CPU 1;
 # everything listens on 127.0.0.1 and stops by itself.
 #   bash bench/app/run.sh              # 5 s per case
@@ -28,6 +30,7 @@ trap cleanup EXIT
 echo "building..." >&2
 CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$TMP/meshbench" ./cmd/meshbench
 CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$TMP/slim" ./bench/app/slim
+CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$TMP/grpcref" ./bench/grpcref
 BASE=$((20000 + $$ % 20000))
 FRONT=$BASE LEAF_A=$((BASE + 1)) LEAF_B=$((BASE + 2)) NGINX=$((BASE + 3))
 
@@ -71,6 +74,20 @@ measure() {
   awk -v r="$reqs" -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%d %.1f\n", r, t / hz * 1e6 / r }'
 }
 
+# measure_grpc PORT PID... prints "requests µs/request" for a gRPC run.
+measure_grpc() {
+  local port=$1; shift
+  taskset -c 1 "$TMP/meshbench" load -q --grpc -c"$CONNS" -d1s "http://127.0.0.1:$port" >/dev/null # warm-up
+  local t0 t1 out reqs errs
+  t0=$(ticks "$@")
+  out=$(taskset -c 1 "$TMP/meshbench" load -q --grpc -c"$CONNS" -d"${DURATION}s" --output json "http://127.0.0.1:$port")
+  t1=$(ticks "$@")
+  reqs=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])' <<<"$out")
+  errs=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["errors"])' <<<"$out")
+  if [ "$errs" != 0 ]; then echo "run.sh: $errs gRPC errors from port $port" >&2; exit 1; fi
+  awk -v r="$reqs" -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%d %.1f\n", r, t / hz * 1e6 / r }'
+}
+
 APP=("$TMP/meshbench" app --graph bench/app/graph.yaml)
 start "$LEAF_A" "${APP[@]}" --service leaf-a --listen "127.0.0.1:$LEAF_A"
 PID_A=${PIDS[-1]}
@@ -108,6 +125,13 @@ read -r N_REQ N_US < <(measure "$NGINX" "$PID_N")
 read -r L_REQ L_US < <(measure "$LEAF_A" "$PID_A")
 read -r F_REQ F_US < <(measure "$FRONT" "$PID_F" "$PID_A" "$PID_B")
 read -r N2_REQ N2_US < <(measure "$NGINX" "$PID_N") # again, to show the drift
+GREF=$((BASE + 3 + INSTANCES + 10))
+taskset -c 0 "$TMP/grpcref" -listen "127.0.0.1:$GREF" -size "$(wc -c <"$TMP/www/index.html")" >"$TMP/log.$GREF" 2>&1 &
+PIDS+=($!)
+PID_G=${PIDS[-1]}
+sleep 0.3
+read -r G_REQ G_US < <(measure_grpc "$GREF" "$PID_G")
+read -r LG_REQ LG_US < <(measure_grpc "$LEAF_A" "$PID_A")
 LOAD_RSS=$(mem "$PID_A" Rss) F_RSS=$(mem "$PID_F" Rss)
 
 # Memory: one slim build (the app alone), then INSTANCES idle copies of
@@ -131,6 +155,10 @@ printf '%-50s %10d %12.1f %9s\n' 'nginx, static file, 1 worker' "$N_REQ" "$N_US"
 printf '%-50s %10d %12.1f %9s\n' 'app leaf' "$L_REQ" "$L_US" "$(ratio "$L_US" "$N_US")"
 printf '%-50s %10d %12.1f %9s\n' 'app front + 2 leaves (all 3 processes'"'"' CPU)' "$F_REQ" "$F_US" "$(ratio "$F_US" "$N_US")"
 printf '%-50s %10d %12.1f %9s\n' 'nginx again (drift check)' "$N2_REQ" "$N2_US" "$(ratio "$N2_US" "$N_US")"
+echo
+printf '%-50s %10s %12s %9s\n' 'unary gRPC, meshbench load --grpc on CPU 1' requests 'CPU µs/req' 'x grpc-go'
+printf '%-50s %10d %12.1f %9s\n' 'grpc-go server alone (bench/grpcref)' "$G_REQ" "$G_US" 1.00
+printf '%-50s %10d %12.1f %9s\n' 'app leaf, gRPC' "$LG_REQ" "$LG_US" "$(ratio "$LG_US" "$G_US")"
 echo
 echo "memory, MiB                                         RSS   private anon"
 printf '%-50s %6s %6s\n' 'bin/meshbench app, idle' "$(mib "$IDLE_RSS")" "$(mib "$IDLE_ANON")"

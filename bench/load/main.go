@@ -1,5 +1,6 @@
 // Command loadbench compares meshbench's load engine with its peers (wrk,
-// hey, oha, fortio, vegeta) against one nginx worker on this machine, and
+// hey, oha, fortio, vegeta; h2load for HTTP/2 and ghz for gRPC) against one
+// nginx worker (and, for gRPC, a minimal grpc-go server) on this machine, and
 // prints the figures the engine's targets are checked by: client CPU per
 // request, the p99 of a stalled open-loop run next to the analytic truth,
 // pacing precision and achieved rate, and memory over a long run.
@@ -36,13 +37,13 @@ type config struct {
 
 func main() {
 	cfg := config{tools: map[string]string{}}
-	for _, name := range toolNames {
+	for _, name := range append(toolNames, protocolTools...) {
 		flag.Func(name, "path of the "+name+" binary (empty: left out)", func(s string) error {
 			cfg.tools[name] = s
 			return nil
 		})
 	}
-	flag.StringVar(&cfg.only, "only", "", "run only these parts, comma-separated: cpu, stall, precision, memory")
+	flag.StringVar(&cfg.only, "only", "", "run only these parts, comma-separated: cpu, stall, precision, memory, protocols")
 	flag.BoolVar(&cfg.long, "long", false, "memory run of 10 million requests instead of 1 million")
 	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "length of each CPU run")
 	flag.IntVar(&cfg.repeat, "repeat", 3, "rounds of CPU runs; each tool's median round is reported")
@@ -82,11 +83,12 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 		{"stall", stallBench},
 		{"precision", precisionBench},
 		{"memory", memoryBench},
+		{"protocols", protocolsBench},
 	}
 	only := strings.Split(cfg.only, ",")
 	for _, name := range only {
 		if cfg.only != "" && !slices.ContainsFunc(parts, func(p part) bool { return p.name == name }) {
-			return fmt.Errorf("-only %q: want a list of cpu, stall, precision, memory", cfg.only)
+			return fmt.Errorf("-only %q: want a list of cpu, stall, precision, memory, protocols", cfg.only)
 		}
 	}
 	for _, p := range parts {

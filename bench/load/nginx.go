@@ -15,9 +15,10 @@ import (
 // nginx is one nginx process, master off, pinned to serverCPU, serving a
 // small static file on a loopback port from its own temporary directory.
 type nginx struct {
-	dir string
-	cmd *exec.Cmd
-	url string
+	dir   string
+	cmd   *exec.Cmd
+	url   string
+	h2url string // the same file over h2c
 }
 
 const nginxConf = `worker_processes 1;
@@ -39,6 +40,11 @@ http {
     listen 127.0.0.1:{{port}} backlog=4096;
     root {{dir}}/www;
   }
+  server {
+    listen 127.0.0.1:{{h2port}} http2 backlog=4096; # h2c with prior knowledge
+    http2_max_requests 1000000000;
+    root {{dir}}/www;
+  }
 }
 `
 
@@ -52,7 +58,12 @@ func startNginx(ctx context.Context) (*nginx, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	conf := strings.NewReplacer("{{dir}}", dir, "{{port}}", fmt.Sprint(port)).Replace(nginxConf)
+	h2port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	conf := strings.NewReplacer("{{dir}}", dir, "{{port}}", fmt.Sprint(port), "{{h2port}}", fmt.Sprint(h2port)).Replace(nginxConf)
 	if err := os.MkdirAll(filepath.Join(dir, "www"), 0o755); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -72,7 +83,7 @@ func startNginx(ctx context.Context) (*nginx, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
-	n := &nginx{dir: dir, cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d/index.html", port)}
+	n := &nginx{dir: dir, cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d/index.html", port), h2url: fmt.Sprintf("http://127.0.0.1:%d/index.html", h2port)}
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {

@@ -5,11 +5,11 @@
 #
 #   bash bench/load/run.sh            # the default benchmark, a few minutes
 #   bash bench/load/run.sh -long      # adds the 10-million-request memory run
-#   bash bench/load/run.sh -only cpu  # some parts: cpu,stall,precision,memory
+#   bash bench/load/run.sh -only cpu  # some parts: cpu,stall,precision,memory,protocols
 #
-# Peers are installed once into a cache directory: wrk and hey from apt,
-# oha with cargo (slow; skipped with a note if it fails), fortio and vegeta
-# from the Go module proxy.
+# Peers are installed once into a cache directory: wrk, hey and h2load
+# (Debian's nghttp2-client) from apt, oha with cargo (slow; skipped with a
+# note if it fails), fortio, vegeta and ghz from the Go module proxy.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -17,10 +17,11 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/meshbench/peers"
 mkdir -p "$cache/bin"
 note() { echo "run.sh: $*" >&2; }
 
-for tool in nginx wrk hey taskset; do
+for tool in nginx wrk hey taskset h2load; do
 	if ! command -v "$tool" >/dev/null; then
 		pkg=$tool
 		[ "$tool" = taskset ] && pkg=util-linux
+		[ "$tool" = h2load ] && pkg=nghttp2-client
 		note "installing $pkg from apt"
 		apt-get install -y "$pkg" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$pkg" >/dev/null; }
 	fi
@@ -59,10 +60,24 @@ if [ ! -x "$vegeta" ]; then
 	rm -rf "$tmp"
 fi
 
+ghz="$cache/bin/ghz"
+if [ ! -x "$ghz" ]; then
+	note "building ghz v0.120.0 in a temporary module"
+	tmp="$(mktemp -d)"
+	(
+		cd "$tmp"
+		printf 'module ghzwrap\n\ngo 1.22\n\nrequire github.com/bojand/ghz v0.120.0\n' >go.mod
+		GOFLAGS=-mod=mod go build -o "$ghz" github.com/bojand/ghz/cmd/ghz
+	) || { note "ghz did not build; gRPC is compared with no peer"; ghz=""; }
+	rm -rf "$tmp"
+fi
+
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$bin/meshbench" ./cmd/meshbench
 CGO_ENABLED=0 go build -o "$bin/loadbench" ./bench/load
+CGO_ENABLED=0 go build -trimpath -o "$bin/grpcref" ./bench/grpcref
 
 "$bin/loadbench" -meshbench "$bin/meshbench" -wrk "$(command -v wrk)" -hey "$(command -v hey)" \
-	-oha "$oha" -fortio "$fortio" -vegeta "$vegeta" "$@"
+	-oha "$oha" -fortio "$fortio" -vegeta "$vegeta" \
+	-h2load "$(command -v h2load)" -ghz "$ghz" -grpcref "$bin/grpcref" "$@"

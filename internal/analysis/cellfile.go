@@ -18,10 +18,11 @@ import (
 // memory while every cell is read.
 type cellFile struct {
 	results.Summary
-	MeshSpec  platform.MeshSpec `json:"mesh_spec"`
-	Load      results.Load      `json:"load"`
-	Merged    *mergedResult     `json:"merged"`
-	Resources []metrics.Series  `json:"resources"`
+	MeshSpec  platform.MeshSpec         `json:"mesh_spec"`
+	Load      results.Load              `json:"load"`
+	Merged    *mergedResult             `json:"merged"`
+	Resources []metrics.Series          `json:"resources"`
+	Replicas  []results.ReplicaRequests `json:"replicas"`
 }
 
 // mergedResult is the part of load.Result a report reads.

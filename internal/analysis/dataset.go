@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,4 +235,43 @@ func (d *Dataset) Slices(param string) []Config {
 		}
 	}
 	return out
+}
+
+// Precision is how narrow an overhead's interval is: its half-width
+// relative to the overhead itself.
+type Precision struct {
+	Mesh   string
+	Config Config
+	// Relative is the 95% interval's half-width over the median
+	// overhead's size; +Inf when there is no interval yet or the overhead
+	// is zero.
+	Relative float64
+}
+
+// WidestOverhead is the least precise overhead of metric m over every
+// mesh and configuration: the one adaptive repetitions wait for. False
+// when there is no baseline or no other mesh.
+func (d *Dataset) WidestOverhead(m Metric) (Precision, bool) {
+	var worst Precision
+	found := false
+	for _, c := range d.Configs {
+		for _, mesh := range d.Meshes {
+			o, ok := d.Overhead(mesh, c, m)
+			if !ok {
+				continue
+			}
+			p := Precision{Mesh: mesh, Config: c, Relative: relativeHalfWidth(o.Delta)}
+			if !found || p.Relative > worst.Relative {
+				worst, found = p, true
+			}
+		}
+	}
+	return worst, found
+}
+
+func relativeHalfWidth(e Estimate) float64 {
+	if !e.Interval() || e.Median == 0 {
+		return math.Inf(1)
+	}
+	return (e.Hi - e.Lo) / 2 / math.Abs(e.Median)
 }

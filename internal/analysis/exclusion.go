@@ -11,10 +11,14 @@ import (
 // Exclusion is a cell left out of every figure, and why.
 type Exclusion struct {
 	Summary results.Summary `json:"summary"`
-	// Kind is "failed", "distorted" or "unusable".
+	// Kind is "failed", "distorted", "noisy" or "unusable".
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
 }
+
+// KindNoisy is the exclusion of a cell measured while the host was busy
+// with something else.
+const KindNoisy = "noisy"
 
 // exclusion decides whether a cell's numbers may be used. A cell is left
 // out when it failed, when any verification check failed (the mesh was not
@@ -56,6 +60,15 @@ func exclusion(s results.Summary, c *cellFile, readErr error) *Exclusion {
 			why = append(why, "the load generator shaped the result")
 		}
 		return &Exclusion{Summary: s, Kind: results.StatusDistorted, Reason: strings.Join(why, "; ")}
+	case s.Noisy:
+		r := "host noise above the study's threshold"
+		if s.HostNoise != nil {
+			r = fmt.Sprintf("host noise %.3f cores: something outside the study used the study's CPUs", *s.HostNoise)
+		}
+		if s.Attempt > 1 {
+			r += fmt.Sprintf("; still noisy after %d attempts", s.Attempt)
+		}
+		return &Exclusion{Summary: s, Kind: KindNoisy, Reason: r}
 	case s.Status != results.StatusOK:
 		return &Exclusion{Summary: s, Kind: "unusable", Reason: fmt.Sprintf("status %q", s.Status)}
 	case c.Merged == nil || c.Merged.Latency == nil || c.Merged.Latency.Count() == 0:

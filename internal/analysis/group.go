@@ -16,8 +16,13 @@ type Group struct {
 	cache    map[Metric]Estimate
 }
 
-// Values returns the metric's value in each usable repetition that has it.
+// Values returns the metric's value in each usable repetition that has it;
+// none for a percentile the pooled sample is too small to hold (see
+// Supports), so that no figure, interval or comparison is read from it.
 func (g *Group) Values(m Metric) []float64 {
+	if !g.Supports(m) {
+		return nil
+	}
 	var out []float64
 	for _, r := range g.Reps {
 		if v, ok := r.Values[m]; ok {
@@ -40,6 +45,18 @@ func (g *Group) Estimate(m Metric) Estimate {
 	g.cache[m] = e
 	return e
 }
+
+// Requests is the number of requests pooled over the usable repetitions.
+func (g *Group) Requests() int64 {
+	if g.latency == nil {
+		return 0
+	}
+	return g.latency.Count()
+}
+
+// Supports reports whether the pooled sample is large enough for the
+// metric (Metric.MinRequests).
+func (g *Group) Supports(m Metric) bool { return g.Requests() >= m.MinRequests() }
 
 // Latency is the histogram of every request of every usable repetition,
 // for percentile spectra; nil when there is none.

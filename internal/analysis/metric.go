@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/metrics"
@@ -31,6 +32,23 @@ var Percentiles = []struct {
 	Metric     Metric
 	Percentile float64
 }{{P50, 50}, {P90, 90}, {P95, 95}, {P99, 99}, {P999, 99.9}}
+
+// tailSamples is how many requests must lie beyond a percentile before it
+// is read off a sample: with fewer, the figure is one or two requests'
+// latency, not a property of the distribution.
+const tailSamples = 10
+
+// MinRequests is the smallest pooled sample a percentile metric may be
+// read from: p99 needs 1,000 requests and p99.9 10,000. Other metrics
+// need none (0).
+func (m Metric) MinRequests() int64 {
+	for _, p := range Percentiles {
+		if p.Metric == m {
+			return int64(math.Ceil(tailSamples/(1-p.Percentile/100) - 1e-6))
+		}
+	}
+	return 0
+}
 
 // Part is a group of measured components whose CPU and memory are summed:
 // one role, the whole data plane, or the data plane on the app nodes.

@@ -21,6 +21,8 @@ type Rep struct {
 	// Components are the measured containers with their requests and
 	// limits, for cost models that pack pods.
 	Components []metrics.Component
+	// Replicas are the requests each app replica answered, when counted.
+	Replicas []results.ReplicaRequests
 }
 
 // UsagePoint is a part's summed CPU (cores) and working set (bytes) at T
@@ -49,7 +51,7 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	h := m.Latency
 	secs := m.End.Sub(m.Start).Seconds()
 	r := &Rep{
-		Summary: c.Summary, MeshSpec: c.MeshSpec, Load: c.Load, Start: m.Start,
+		Summary: c.Summary, MeshSpec: c.MeshSpec, Load: c.Load, Start: m.Start, Replicas: c.Replicas,
 		Values: map[Metric]float64{
 			MeanLatency: ms(h.Mean()),
 			MinLatency:  ms(h.Min()),

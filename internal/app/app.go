@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -22,6 +21,9 @@ type Options struct {
 	Service   string
 	Version   string // may be empty when the service has one version
 	Namespace string // reported in the answer; empty leaves it out
+	// Pod names the replica in the answer, so that a client can see how
+	// its calls spread over replicas; empty leaves it out.
+	Pod string
 	// Listen is the address to serve on; default ":<service port>".
 	Listen string
 	// Upstreams maps a downstream service name to its HOST:PORT; a
@@ -30,8 +32,9 @@ type Options struct {
 	Upstreams map[string]string
 	// CallTimeout bounds each downstream call; default DefaultCallTimeout.
 	CallTimeout time.Duration
-	// H2C calls downstreams over HTTP/2 with prior knowledge instead of
-	// HTTP/1.1 keep-alive.
+	// H2C calls the downstreams the graph calls over http with HTTP/2 with
+	// prior knowledge instead of HTTP/1.1 keep-alive; h2c and grpc edges
+	// keep their protocol.
 	H2C    bool
 	Logger *slog.Logger
 }
@@ -88,9 +91,5 @@ func newServiceHandler(o Options) (*handler, error) {
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
 	}
-	var h2c *http.Client
-	if o.H2C {
-		h2c = newH2CClient()
-	}
-	return newHandler(b, o.Namespace, newDownstreams(o.Graph, o.Service, addrs, h2c), timeout), nil
+	return newHandler(b, o.Namespace, o.Pod, newDownstreams(o.Graph, o.Service, addrs, newH2CClient(), o.H2C), timeout), nil
 }

@@ -68,7 +68,7 @@ func TestRunServesAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Graph: mustGraph(t, "bookinfo"), Service: "reviews", Version: "v2", Namespace: "ns-7", Listen: addr,
+		done <- Run(ctx, Options{Graph: mustGraph(t, "bookinfo"), Service: "reviews", Version: "v2", Namespace: "ns-7", Pod: "reviews-v2-1", Listen: addr,
 			Upstreams: map[string]string{"ratings": ratings}})
 	}()
 	t.Cleanup(cancel)
@@ -91,7 +91,7 @@ func TestRunServesAndStops(t *testing.T) {
 	resp.Body.Close()
 	// ratings is not running, so reviews-v2 answers 502 naming it.
 	status, root, _ := get(t, http.DefaultClient, "http://"+addr+"/reviews/0")
-	if status != 502 || root.Version != "v2" || root.Namespace != "ns-7" || root.Calls[0].Service != "ratings" {
+	if status != 502 || root.Version != "v2" || root.Namespace != "ns-7" || root.Pod != "reviews-v2-1" || root.Calls[0].Service != "ratings" {
 		t.Errorf("status %d, tree %+v", status, root)
 	}
 	cancel()

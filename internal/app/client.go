@@ -29,18 +29,24 @@ var errCallTimeout = errors.New("call timed out")
 // maxBody bounds a downstream answer read into memory.
 const maxBody = 16 << 20
 
-// newDownstreams returns a client per service that service calls, at the
-// given addresses. Requests carry Host "<name>:<port>", the Kubernetes
-// Service's own name, so that a mesh routes them as that service's traffic
-// whatever address they are sent to.
-func newDownstreams(g *topology.Graph, service string, addrs map[string]string, h2c *http.Client) map[string]downstream {
-	out := map[string]downstream{}
-	for _, name := range g.Calls(service) {
+// newDownstreams returns a client per edge of the service, at the given
+// addresses: HTTP/1.1, h2c through the shared client h2c, or gRPC. With
+// forceH2C, http edges go out as h2c too. Requests carry Host (or
+// :authority) "<name>:<port>", the Kubernetes Service's own name, so that a
+// mesh routes them as that service's traffic whatever address they are
+// sent to.
+func newDownstreams(g *topology.Graph, service string, addrs map[string]string, h2c *http.Client, forceH2C bool) map[topology.Edge]downstream {
+	out := map[topology.Edge]downstream{}
+	for _, e := range g.Edges(service) {
+		name := e.Service
 		host := net.JoinHostPort(name, strconv.Itoa(g.Service(name).Port))
-		if h2c != nil {
-			out[name] = &h2cDownstream{client: h2c, url: "http://" + addrs[name] + "/", host: host}
-		} else {
-			out[name] = newHTTP1Downstream(addrs[name], host)
+		switch {
+		case e.Protocol == topology.ProtocolGRPC:
+			out[e] = newGRPCDownstream(addrs[name], host)
+		case e.Protocol == topology.ProtocolH2C || forceH2C:
+			out[e] = &h2cDownstream{client: h2c, url: "http://" + addrs[name] + "/", host: host}
+		default:
+			out[e] = newHTTP1Downstream(addrs[name], host)
 		}
 	}
 	return out

@@ -61,10 +61,7 @@ func StartGraph(ctx context.Context, o GraphOptions) (*GraphServer, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	var h2c *http.Client
-	if o.H2C {
-		h2c = newH2CClient()
-	}
+	h2c := newH2CClient()
 	gs := &GraphServer{graph: g, cancel: cancel}
 	var listeners []net.Listener
 	fail := func(err error) (*GraphServer, error) {
@@ -98,7 +95,7 @@ func StartGraph(ctx context.Context, o GraphOptions) (*GraphServer, error) {
 			}
 		}
 		for _, s := range g.Services {
-			h, hs, err := graphServiceHandler(g, s, ns, lns, h2c, o.CallTimeout)
+			h, hs, err := graphServiceHandler(g, s, ns, lns, h2c, o.H2C, o.CallTimeout)
 			if err != nil {
 				return fail(err)
 			}
@@ -117,7 +114,7 @@ func StartGraph(ctx context.Context, o GraphOptions) (*GraphServer, error) {
 
 // graphServiceHandler serves every version of a service from one port,
 // taking them in turn as a Kubernetes Service spreads over its pods.
-func graphServiceHandler(g *topology.Graph, s topology.Service, ns string, lns map[string]net.Listener, h2c *http.Client, timeout time.Duration) (responder, []*handler, error) {
+func graphServiceHandler(g *topology.Graph, s topology.Service, ns string, lns map[string]net.Listener, h2c *http.Client, forceH2C bool, timeout time.Duration) (responder, []*handler, error) {
 	addrs := map[string]string{}
 	for _, c := range g.Calls(s.Name) {
 		addrs[c] = lns[c].Addr().String()
@@ -138,7 +135,7 @@ func graphServiceHandler(g *topology.Graph, s topology.Service, ns string, lns m
 		if err != nil {
 			return nil, nil, err
 		}
-		hs = append(hs, newHandler(b, ns, newDownstreams(g, s.Name, addrs, h2c), timeout))
+		hs = append(hs, newHandler(b, ns, "", newDownstreams(g, s.Name, addrs, h2c, forceH2C), timeout))
 	}
 	if len(hs) == 1 {
 		return hs[0], hs, nil

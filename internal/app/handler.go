@@ -13,16 +13,16 @@ import (
 type handler struct {
 	b       topology.Behavior
 	version string
-	down    map[string]downstream
+	down    map[topology.Edge]downstream
 	timeout time.Duration
 	// head is the answer's constant start, `{"service":"x","version":"v1"`.
 	head []byte
 }
 
-func newHandler(b topology.Behavior, namespace string, down map[string]downstream, timeout time.Duration) *handler {
+func newHandler(b topology.Behavior, namespace, pod string, down map[topology.Edge]downstream, timeout time.Duration) *handler {
 	return &handler{
 		b: b, version: b.Version, down: down, timeout: timeout,
-		head: renderHead(b.Service, b.Version, namespace),
+		head: renderHead(b.Service, b.Version, namespace, pod),
 	}
 }
 

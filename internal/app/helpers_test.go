@@ -16,6 +16,7 @@ type node struct {
 	Service   string  `json:"service"`
 	Version   string  `json:"version"`
 	Namespace string  `json:"namespace"`
+	Pod       string  `json:"pod"`
 	Status    int     `json:"status"`
 	Duration  float64 `json:"duration_ms"`
 	Error     string  `json:"error"`

@@ -17,7 +17,7 @@ import (
 // every request; only the rare error nodes go through encoding/json.
 
 // renderHead renders the constant start of every answer of one service.
-func renderHead(service, version, namespace string) []byte {
+func renderHead(service, version, namespace, pod string) []byte {
 	b := []byte(`{"service":`)
 	b = appendJSONString(b, service)
 	b = append(b, `,"version":`...)
@@ -25,6 +25,10 @@ func renderHead(service, version, namespace string) []byte {
 	if namespace != "" {
 		b = append(b, `,"namespace":`...)
 		b = appendJSONString(b, namespace)
+	}
+	if pod != "" {
+		b = append(b, `,"pod":`...)
+		b = appendJSONString(b, pod)
 	}
 	return b
 }

@@ -63,7 +63,7 @@ func (h *handler) callN(ctx context.Context, c topology.Call, out []result) []re
 		if c.Probability > 0 && rand.Float64() >= c.Probability {
 			continue
 		}
-		r := h.call(ctx, c.Service)
+		r := h.call(ctx, topology.Edge{Service: c.Service, Protocol: c.Protocol.Or()})
 		out = append(out, r)
 		if r.failed() {
 			break
@@ -89,9 +89,10 @@ func (h *handler) parallel(ctx context.Context, group []topology.Call, out []res
 }
 
 // call makes one downstream call within the per-call timeout.
-func (h *handler) call(ctx context.Context, service string) result {
+func (h *handler) call(ctx context.Context, e topology.Edge) result {
+	service := e.Service
 	buf := getBuf()
-	status, isJSON, body, err := h.down[service].get(ctx, h.timeout, (*buf)[:0])
+	status, isJSON, body, err := h.down[e].get(ctx, h.timeout, (*buf)[:0])
 	*buf = body
 	if err != nil {
 		putBuf(buf)

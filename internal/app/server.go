@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
 )
 
 // server serves a responder on one port. It speaks HTTP/1.1 itself, since
@@ -20,8 +23,12 @@ type server struct {
 	r       responder
 	ctx     context.Context // requests' context; ends at the hard stop
 	closing atomic.Bool
-	h2      *http.Server
-	h2ln    *connListener
+	// answered counts the service's own answers (not health checks), over
+	// every protocol, for RequestsPath.
+	answered atomic.Int64
+	h2       *http.Server
+	grpc     *grpc.Server
+	h2ln     *connListener
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -46,6 +53,7 @@ func serve(ctx context.Context, ln net.Listener, r responder, log *slog.Logger) 
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return reqCtx },
 	}
+	s.grpc = newGRPCServer(s)
 	go s.h2.Serve(s.h2ln)
 
 	errc := make(chan error, 1)
@@ -63,6 +71,7 @@ func serve(ctx context.Context, ln net.Listener, r responder, log *slog.Logger) 
 	go s.h2.Shutdown(sctx)
 	s.drain(sctx, stop)
 	s.h2.Close()
+	s.grpc.Stop()
 	return err
 }
 
@@ -135,12 +144,19 @@ func (s *server) route(ctx context.Context, path []byte, b []byte) ([]byte, int)
 			return append(b, "shutting down\n"...), http.StatusServiceUnavailable
 		}
 		return append(b, "ok\n"...), http.StatusOK
+	case RequestsPath:
+		return append(strconv.AppendInt(b, s.answered.Load(), 10), '\n'), http.StatusOK
 	}
+	s.answered.Add(1)
 	return s.r.respond(ctx, b)
 }
 
-// ServeHTTP answers the requests of h2c connections.
+// ServeHTTP answers the requests of h2c connections, gRPC calls among them.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isGRPC(r) {
+		s.grpc.ServeHTTP(w, r)
+		return
+	}
 	buf := getBuf()
 	path := []byte(r.URL.Path)
 	body, status := s.route(r.Context(), path, (*buf)[:0])
@@ -160,8 +176,13 @@ var (
 	textType = []string{"text/plain; charset=utf-8"}
 )
 
+// RequestsPath answers, as text, how many requests the server has answered
+// since it started, health checks and itself left out: a platform reads it
+// to show how requests spread over a service's replicas.
+const RequestsPath = "/meshbench/requests"
+
 func contentType(path []byte) []string {
-	if p := string(path); p == "/healthz" || p == "/readyz" {
+	if p := string(path); p == "/healthz" || p == "/readyz" || p == RequestsPath {
 		return textType
 	}
 	return jsonType

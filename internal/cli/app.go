@@ -20,7 +20,8 @@ func newAppCmd(s Streams, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "app --graph FILE|NAME --service NAME [--version V] [--listen ADDR] [--upstream NAME=HOST:PORT]...",
 		Short: "Run one service of a service graph: the test application meshes are measured on",
-		Long: `Run one service of a service graph. It serves HTTP/1.1 and h2c on one port,
+		Long: `Run one service of a service graph. It serves HTTP/1.1, h2c and unary gRPC
+(meshbench.App/Call) on one port,
 /healthz and /readyz, and on any other path runs the service's script of
 downstream calls and answers with the JSON call tree.
 
@@ -44,10 +45,11 @@ Built-in graphs: ` + strings.Join(topology.BuiltinNames(), ", ") + `.`,
 	f.StringVar(&o.Service, "service", "", "the service to run (required)")
 	f.StringVar(&o.Version, "version", "", "the version to run, when the service has several")
 	f.StringVar(&o.Namespace, "namespace", "", "namespace to report in answers")
+	f.StringVar(&o.Pod, "pod", "", "pod (replica) name to report in answers")
 	f.StringVar(&o.Listen, "listen", "", "address to serve on (default \":<service port>\")")
 	f.StringArrayVar(&upstreams, "upstream", nil, "NAME=HOST:PORT of a downstream service (default NAME:<its port>); repeatable")
 	f.DurationVar(&o.CallTimeout, "call-timeout", app.DefaultCallTimeout, "timeout of each downstream call")
-	f.BoolVar(&o.H2C, "h2c-upstream", false, "call downstreams over h2c (HTTP/2 with prior knowledge) instead of HTTP/1.1")
+	f.BoolVar(&o.H2C, "h2c-upstream", false, "call the downstreams the graph calls over http with h2c (HTTP/2 with prior knowledge) instead; h2c and grpc edges keep their protocol")
 	f.IntVar(&gcPercent, "gc-percent", app.DefaultGCPercent, "Go GC target percentage (GOGC); higher trades memory for CPU")
 	_ = cmd.MarkFlagRequired("graph")
 	_ = cmd.MarkFlagRequired("service")
@@ -82,7 +84,7 @@ namespace, service, URL.`,
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address of the entry service of ns-1")
 	f.IntVar(&o.Namespaces, "namespaces", 1, "number of isolated copies of the graph (ns-1 ... ns-N)")
 	f.DurationVar(&o.CallTimeout, "call-timeout", app.DefaultCallTimeout, "timeout of each downstream call")
-	f.BoolVar(&o.H2C, "h2c-upstream", false, "call downstreams over h2c instead of HTTP/1.1")
+	f.BoolVar(&o.H2C, "h2c-upstream", false, "call http edges over h2c instead of HTTP/1.1; h2c and grpc edges keep their protocol")
 	_ = cmd.MarkFlagRequired("graph")
 	return cmd
 }

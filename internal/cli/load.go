@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshbench/meshbench/internal/grpcapp"
 	"github.com/meshbench/meshbench/internal/load"
 )
 
@@ -56,6 +57,7 @@ capacity and its 95% interval. A trial in which the generator saturated is
 no evidence and is run again. Every trial is printed as it finishes.`,
 		Example: `  meshbench load --rate 2000 -c 32 -d 30s http://127.0.0.1:8080/
   meshbench load -c 64 -n 1000000 --output json http://127.0.0.1:8080/ > result.json
+  meshbench load --grpc --rate 1000 -c 8 -d 30s http://127.0.0.1:8080
   meshbench load merge gen-1.json gen-2.json
   meshbench load --find-max --slo-p99 10ms -c 64 http://127.0.0.1:8080/`,
 		Args: cobra.ExactArgs(1),
@@ -79,6 +81,7 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 	fl.DurationVar(&o.Warmup, "warmup", 0, "load to run first and leave out of the results")
 	fl.BoolVar(&o.NoKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&o.HTTP2, "http2", false, "HTTP/2: h2c (prior knowledge) for http://, ALPN h2 for https://")
+	fl.BoolVar(&o.GRPC, "grpc", false, "unary gRPC calls to the test service's method "+grpcapp.Method+" (h2c for http://); the body is the request's bytes")
 	fl.StringVarP(&o.Method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `request header "Name: value"; repeatable`)
 	fl.StringVar(&f.body, "body", "", "request body")

@@ -90,7 +90,7 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 func newWorkers(o *Options, t target, hists *sink) ([]*worker, error) {
 	var req []byte
 	alpn := "http/1.1"
-	if o.HTTP2 {
+	if o.HTTP2 || o.GRPC {
 		alpn = "h2"
 	} else {
 		req = http1Request(o, t)
@@ -99,9 +99,12 @@ func newWorkers(o *Options, t target, hists *sink) ([]*worker, error) {
 	workers := make([]*worker, o.Connections)
 	for i := range workers {
 		w := &worker{rec: newRecorder(hists)}
-		if o.HTTP2 {
+		switch {
+		case o.GRPC:
+			w.rt = newGRPCConn(d, o)
+		case o.HTTP2:
 			w.rt = newHTTP2Conn(d, t, o)
-		} else {
+		default:
 			w.rt = newHTTP1Conn(d, req, o)
 		}
 		if o.Rate > 0 {

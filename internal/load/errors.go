@@ -33,6 +33,8 @@ const (
 	KindTLS      = "tls"
 	KindDNS      = "dns"
 	KindOther    = "other"
+	// A gRPC call answered with a status other than OK is of kind "grpc "
+	// and the code's name: "grpc Unavailable", "grpc PermissionDenied".
 )
 
 // errTimeout marks a request that completed after --timeout had passed.
@@ -49,7 +51,10 @@ func errorKind(err error) string {
 	var tlsErr tls.AlertError
 	var certErr *tls.CertificateVerificationError
 	var recErr tls.RecordHeaderError
+	var grpcErr *grpcStatusError
 	switch {
+	case errors.As(err, &grpcErr):
+		return grpcKind(grpcErr.code)
 	case errors.Is(err, errTimeout), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
 		return KindTimeout

@@ -27,5 +27,9 @@ type Options struct {
 
 	NoKeepAlive bool `json:"no_keepalive,omitempty"`
 	HTTP2       bool `json:"http2,omitempty"`
-	Insecure    bool `json:"insecure,omitempty"`
+	// GRPC makes unary gRPC calls to the test service's method
+	// (grpcapp.Method) over HTTP/2, h2c for http://, with Body as the
+	// request's bytes; URL gives only the address.
+	GRPC     bool `json:"grpc,omitempty"`
+	Insecure bool `json:"insecure,omitempty"`
 }

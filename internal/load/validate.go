@@ -44,6 +44,10 @@ func (o *Options) normalize() error {
 		return &OptionError{Field: "duration", Problem: "or requests must bound the run"}
 	case o.Warmup < 0:
 		return &OptionError{Field: "warmup", Problem: "must not be negative"}
+	case o.GRPC && o.NoKeepAlive:
+		return &OptionError{Field: "no-keepalive", Problem: "cannot be used with grpc: a gRPC client keeps its connection"}
+	case o.GRPC && o.HTTP2:
+		return &OptionError{Field: "http2", Problem: "cannot be used with grpc, which is HTTP/2 already"}
 	case o.Timeout < 0:
 		return &OptionError{Field: "timeout", Problem: "must not be negative (0 means none)"}
 	}

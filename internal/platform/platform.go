@@ -60,6 +60,10 @@ const (
 	NodeLoad    NodeRole = "load"
 	NodeMesh    NodeRole = "mesh"    // control plane and ingress
 	NodeIngress NodeRole = "ingress" // the ingress gateway's own node
+	// NodeClient is outside the cluster: the ingress path's client, as
+	// LiveWyer's VM was. The lab runs that path's generators there,
+	// unmeshed; on Kubernetes the role is not used.
+	NodeClient NodeRole = "client"
 )
 
 // NodeSpec is one node of the cluster.
@@ -207,6 +211,60 @@ type Measurement struct {
 	End        time.Time        `json:"end"`
 	Generators []load.Result    `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Replicas are the requests each app replica answered during the
+	// measurement (warm-up included), where the platform can count them;
+	// they show how a mesh spread requests over a Service's replicas.
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
+	// Host is what the platform's CPUs did besides the study during the
+	// measured phase; nil where the platform does not measure it (on
+	// Kubernetes, other tenants' pods and the nodes' own daemons are not
+	// seen).
+	Host *HostCPU `json:"host,omitempty"`
+}
+
+// HostCPU is the CPU time spent on the study's CPUs by anything outside
+// the study, over one measured phase, in cores (CPU-seconds per second).
+type HostCPU struct {
+	// CPUs is how many CPUs the study's nodes run on.
+	CPUs int `json:"cpus"`
+	// Noise is the CPU used on those CPUs by anything but the study's own
+	// containers and runner, the hypervisor's steal time included.
+	Noise float64 `json:"noise_cores"`
+	Steal float64 `json:"steal_cores"`
+	// Nodes holds each node's CPUs and everything that ran on them.
+	Nodes []NodeCPU `json:"nodes,omitempty"`
+}
+
+// NodeCPU is one node's CPUs over a measured phase: Busy is everything
+// that ran on them, study or not, and Outside the part outside the study,
+// both in cores. Nodes may share CPUs, so nodes' figures need not add up.
+type NodeCPU struct {
+	Name    string   `json:"name"`
+	Role    NodeRole `json:"role"`
+	CPUs    int      `json:"cpus"`
+	Busy    float64  `json:"busy_cores"`
+	Outside float64  `json:"outside_cores"`
+}
+
+// Node returns the figures of the first node with the role, if any.
+func (h *HostCPU) Node(role NodeRole) (NodeCPU, bool) {
+	if h != nil {
+		for _, n := range h.Nodes {
+			if n.Role == role {
+				return n, true
+			}
+		}
+	}
+	return NodeCPU{}, false
+}
+
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
 }
 
 // Workload is the application under test: a service graph stamped into
@@ -217,4 +275,23 @@ type Workload struct {
 	// Replicas overrides the graph's replica count per service name, for
 	// replica sweeps.
 	Replicas map[string]int `json:"replicas,omitempty"`
+}
+
+// ReplicasOf is how many replicas of deployment d run in each namespace:
+// the graph's, or the override for its service.
+func (w Workload) ReplicasOf(d topology.Deployment) int {
+	if r, ok := w.Replicas[d.Service]; ok {
+		return r
+	}
+	return d.Replicas
+}
+
+// Pods is how many application pods the workload runs in all its
+// namespaces; a platform's load generators come on top.
+func (w Workload) Pods() int {
+	n := 0
+	for _, d := range w.Graph.Deployments() {
+		n += w.ReplicasOf(d)
+	}
+	return n * w.Namespaces
 }

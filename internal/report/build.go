@@ -29,9 +29,14 @@ func Build(d *analysis.Dataset) *Document {
 	sections := []Section{b.capacity()}
 	if len(d.Configs) > 0 {
 		sections = append(sections, b.summary(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(),
-			b.replicaSweep(), b.allocation(), b.cost())
+			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost())
 	}
 	for _, s := range sections {
+		if len(s.Blocks) > 0 {
+			doc.Sections = append(doc.Sections, s)
+		}
+	}
+	for _, s := range []Section{b.precision(), b.notMeasured()} {
 		if len(s.Blocks) > 0 {
 			doc.Sections = append(doc.Sections, s)
 		}

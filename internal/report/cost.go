@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/metrics"
 )
 
 // cost prices the representative configuration two ways: by requests,
@@ -61,8 +62,8 @@ func (b *builder) costByRequests(rep analysis.Config, catalog *cost.Catalog) []B
 	}
 	return append(out,
 		text(fmt.Sprintf("Every pod as the results recorded it, in every namespace: the application's pods (each with its own sidecar under a sidecar mesh) "+
-			"and each mesh's per-node proxies, control plane and waypoints, packed onto the fewest %s nodes. "+
-			"Ideal nodes split pods as if they could be cut.", m.Name)),
+			"and each mesh's %s, packed onto the fewest %s nodes. "+
+			"Ideal nodes split pods as if they could be cut.", b.meshPodsText(), m.Name)),
 		table(t),
 		Block{Heading: "Assumptions", Code: strings.Join(e.Assumptions, "\n"), Collapsed: true})
 }
@@ -107,4 +108,30 @@ func percent(v float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%+.1f%%", v)
+}
+
+// meshPodsText names the mesh pods the results hold beyond sidecars, so
+// that no text claims a control plane that was never measured.
+func (b *builder) meshPodsText() string {
+	var parts []string
+	for _, p := range []struct {
+		part analysis.Part
+		name string
+	}{
+		{analysis.RolePart(metrics.RoleNodeProxy), "per-node proxies"},
+		{analysis.RolePart(metrics.RoleCNI), "CNI agents"},
+		{analysis.RolePart(metrics.RoleControlPlane), "control plane"},
+		{analysis.RolePart(metrics.RoleWaypoint), "waypoints"},
+	} {
+		if len(b.meshesWith(p.part)) > 0 {
+			parts = append(parts, p.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "other pods (none recorded)"
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func renderHTML(t *testing.T) (string, *Document) {
@@ -54,7 +57,7 @@ func TestReportSections(t *testing.T) {
 	for _, s := range doc.Sections {
 		ids = append(ids, s.ID)
 	}
-	want := "summary latency overhead latency-vs-load resources replicas allocation cost excluded provenance"
+	want := "summary latency overhead latency-vs-load resources replicas replica-spread allocation cost not-measured excluded provenance"
 	if got := strings.Join(ids, " "); got != want {
 		t.Errorf("sections %q, want %q", got, want)
 	}
@@ -64,5 +67,57 @@ func TestReportSections(t *testing.T) {
 			t.Errorf("two charts write %s.svg", c.File)
 		}
 		files[c.File] = true
+	}
+}
+
+// TestPercentilesOnlyWhereTheSampleHoldsThem renders a study whose cells
+// measured 300 requests each (up to 1,500 pooled): p99 is shown, p99.9
+// is a dash with its footnote, in HTML and Markdown alike.
+func TestPercentilesOnlyWhereTheSampleHoldsThem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 4, Requests: 300}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := Build(d)
+	var md, html bytes.Buffer
+	if err := WriteMarkdown(&md, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"markdown": md.String(), "html": html.String()} {
+		if !strings.Contains(out, tooFewMark) || !strings.Contains(out, "p99.9 10,000") {
+			t.Errorf("%s: no dash or footnote for p99.9 from too few requests", name)
+		}
+	}
+	p99s := 0
+	for _, s := range doc.Sections {
+		if s.ID != "latency" {
+			continue
+		}
+		for _, b := range s.Blocks {
+			if b.Table == nil {
+				continue
+			}
+			for _, row := range b.Table.Rows {
+				// Service mesh, Time, QPS, p50, p90, p99, p99.9, ...: 4 or
+				// 5 runs of 300 requests hold p99, never p99.9.
+				if row[6] != tooFewMark || row[3] == tooFewMark {
+					t.Errorf("row %v: want p50 shown and p99.9 a dash", row)
+				}
+				if row[5] != tooFewMark {
+					p99s++
+				}
+			}
+		}
+	}
+	if p99s == 0 {
+		t.Error("no p99 shown, though most groups pool over 1,000 requests")
 	}
 }

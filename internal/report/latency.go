@@ -21,6 +21,7 @@ func (b *builder) latency() Section {
 			s.Blocks = append(s.Blocks, text("Load: "+lt+"."))
 		}
 		t := &Table{Header: []string{"Service mesh", "Time (s)", "QPS", "p50", "p90", "p99", "p99.9", "Errors (%)", "Runs"}}
+		short := false
 		for _, m := range b.d.Meshes {
 			g := b.d.Group(m, c)
 			if g == nil {
@@ -28,9 +29,16 @@ func (b *builder) latency() Section {
 			}
 			row := []string{m}
 			for _, metric := range []analysis.Metric{analysis.Duration, analysis.QPS, analysis.P50, analysis.P90, analysis.P99, analysis.P999, analysis.ErrorPct} {
+				if len(g.Reps) > 0 && !g.Supports(metric) {
+					row, short = append(row, tooFewMark), true
+					continue
+				}
 				row = append(row, est(g.Estimate(metric), 1))
 			}
 			t.Rows = append(t.Rows, append(row, runs(g)))
+		}
+		if short {
+			t.Notes = append(t.Notes, tooFewNote)
 		}
 		s.Blocks = append(s.Blocks, table(t))
 		if ch := b.spectrum(c); ch != nil {
@@ -39,6 +47,14 @@ func (b *builder) latency() Section {
 	}
 	return s
 }
+
+// tooFewMark stands in a table for a percentile the sample cannot hold,
+// and tooFewNote is its footnote.
+const (
+	tooFewMark = "—¹"
+	tooFewNote = "¹ Not shown: too few requests pooled over the usable runs for this percentile. " +
+		"A percentile is read only where at least 10 requests lie beyond it: p99 needs 1,000 requests, p99.9 10,000."
+)
 
 // spectrum draws each mesh's latency at every percentile of the pooled
 // histogram of its usable runs, on HdrHistogram's log percentile axis.
@@ -50,9 +66,13 @@ func (b *builder) spectrum(c analysis.Config) *Chart {
 			continue
 		}
 		var pts []chart.Point
+		n := float64(g.Requests())
 		for _, p := range g.Latency().Spectrum() {
 			if p.Percentile >= 100 {
 				continue // at x = infinity on this axis
+			}
+			if n*(1-p.Percentile/100) < 10 {
+				break // beyond what the sample holds, as in the table
 			}
 			pts = append(pts, chart.Point{X: 100 / (100 - p.Percentile), Y: float64(p.Value.Microseconds()) / 1000})
 		}
@@ -70,7 +90,7 @@ func (b *builder) spectrum(c analysis.Config) *Chart {
 	return &Chart{
 		File:  "latency-spectrum-" + fileSlug(c),
 		Title: title,
-		Caption: "Latency at each percentile of every request in the usable runs, pooled; both axes logarithmic. " +
+		Caption: "Latency at each percentile of every request in the usable runs, pooled, up to the deepest percentile with at least 10 requests beyond it; both axes logarithmic. " +
 			"The tail to the right is where meshes usually differ most.",
 		SVG: chart.Line{
 			Title:  title,

@@ -47,6 +47,18 @@ func TestReadIndexSchema1(t *testing.T) {
 	}
 }
 
+func TestReadIndexReadsSchema2(t *testing.T) {
+	t.Parallel()
+	// Schema 3 only added optional fields: a schema 2 directory reads.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 2, "study": "old"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ix, err := ReadIndex(dir); err != nil || ix.Study != "old" {
+		t.Fatalf("ReadIndex = %+v, %v", ix, err)
+	}
+}
+
 func TestReadIndexErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -57,7 +69,7 @@ func TestReadIndexErrors(t *testing.T) {
 		{"missing", "", "not a results directory"},
 		{"garbage", "{", "study.json"},
 		{"schema", `{"schema": 99}`, "schema 99"},
-		{"schema 0", `{"schema": 0}`, "reads 1 to"},
+		{"schema 0", `{"schema": 0}`, "schema 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,6 +44,7 @@ type LoadOptions struct {
 	Warmup      time.Duration `json:"warmup,omitempty"`
 	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
 	HTTP2       bool          `json:"http2,omitempty"`
+	GRPC        bool          `json:"grpc,omitempty"`
 	Insecure    bool          `json:"insecure,omitempty"`
 }
 

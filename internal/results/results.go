@@ -9,14 +9,19 @@ import (
 )
 
 // SchemaVersion is the version of the results format written here. 2
-// added each cell file's sha256 and bytes to study.json; 3 added capacity
-// searches (Index.Capacity).
-const SchemaVersion = 3
+// added each cell file's sha256 and bytes to study.json; 3 added host
+// noise (Summary.HostNoise, Noisy, Attempt, NoisyAttempts; Cell.Host;
+// Index.Noise) and adaptive rounds (Index.Rounds); 4 added each cell's
+// replicas[] and the load options' grpc, both optional; 5 added capacity
+// searches (Index.Capacity), optional.
+const SchemaVersion = 5
 
-// OldestSchema is the oldest version ReadIndex reads. Version 1 differs
-// only by lacking the cell files' hashes, so it is read as it is, and its
-// cell files go unchecked; versions 1 and 2 read as results without
-// capacity searches.
+// OldestSchema is the oldest version ReadIndex reads. Versions 1 to 4
+// differ only by lacking the cell files' hashes (1), host noise and
+// rounds (1 and 2), replica counts and gRPC load (1 to 3), and capacity
+// searches (1 to 4), so they are read as they are: their cell files go
+// unchecked where unhashed, and they hold no noise verdicts, replica
+// counts or capacities.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -49,7 +54,36 @@ type Index struct {
 	// Capacity holds, for a study with a search section, each mesh's
 	// capacity at the SLO; its trials' cell files are not in Cells.
 	Capacity []Capacity `json:"capacity,omitempty"`
-	Cells    []Summary  `json:"cells"`
+	// Rounds says how many interleaved rounds of repetitions ran and why
+	// no more did.
+	Rounds *Rounds `json:"rounds,omitempty"`
+	// Noise is the host-noise guard the run applied; nil when the
+	// platform does not measure host noise.
+	Noise *NoiseGuard `json:"noise,omitempty"`
+	Cells []Summary   `json:"cells"`
+}
+
+// Rounds is the repetitions a run planned and ran: Min rounds always,
+// then more, up to Max, until every mesh's p50 overhead had a 95% interval
+// whose half-width was under CI of the overhead.
+type Rounds struct {
+	Min int     `json:"min"`
+	Max int     `json:"max"`
+	CI  float64 `json:"ci,omitempty"`
+	Ran int     `json:"ran"`
+	// Stop says why no more rounds ran.
+	Stop string `json:"stop"`
+}
+
+// NoiseGuard is the host-noise rule a run applied: a cell whose host noise
+// was above Threshold cores is noisy and is run again, up to Retries more
+// times, at the end of the study.
+type NoiseGuard struct {
+	Threshold float64 `json:"threshold_cores"`
+	Retries   int     `json:"retries"`
+	// Calibration is the host noise during each mesh's calibration, by
+	// mesh name, in cores.
+	Calibration map[string]float64 `json:"calibration,omitempty"`
 }
 
 // Provenance is everything recorded about how the results were made.
@@ -102,6 +136,19 @@ type Summary struct {
 	Errors       int64             `json:"errors"`
 	Start        time.Time         `json:"start"`
 	End          time.Time         `json:"end"`
+	// HostNoise is the CPU, in cores, that anything outside the study used
+	// on the study's CPUs during the measurement (platform.HostCPU.Noise);
+	// nil where the platform does not measure it.
+	HostNoise *float64 `json:"host_noise,omitempty"`
+	// Noisy says HostNoise was above the study's threshold: the cell's
+	// figures may be another workload's, and reports leave it out.
+	Noisy bool `json:"noisy,omitempty"`
+	// Attempt counts the cell's runs from 1: a noisy cell is run again at
+	// the end of the study, and the last attempt is the one recorded.
+	Attempt int `json:"attempt,omitempty"`
+	// NoisyAttempts holds the host noise of earlier attempts that were
+	// noisy, in the order they ran.
+	NoisyAttempts []float64 `json:"noisy_attempts,omitempty"`
 	// SHA256 and Bytes are the hash and size of the cell file as the run
 	// wrote it (WriteCell), so that a report can tell a missing, truncated
 	// or changed file; empty in a cell file itself, and in results written
@@ -120,6 +167,21 @@ type Cell struct {
 	Merged     *Generator       `json:"merged"`
 	Generators []Generator      `json:"generators"`
 	Resources  []metrics.Series `json:"resources"`
+	// Host is the platform's host-noise figures for the measurement, per
+	// node; nil where not measured.
+	Host *platform.HostCPU `json:"host,omitempty"`
+	// Replicas are the requests each app replica answered, when the
+	// platform counted them (an optional field: older results lack it).
+	Replicas []ReplicaRequests `json:"replicas,omitempty"`
+}
+
+// ReplicaRequests is how many requests one replica (pod) of a service
+// answered during the cell, warm-up included.
+type ReplicaRequests struct {
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+	Requests  int64  `json:"requests"`
 }
 
 // Capacity is one mesh's capacity at the study's SLO: rps with its 95%

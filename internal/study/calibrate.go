@@ -111,6 +111,7 @@ func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("measure: %w", err)
 	}
+	r.noteNoise(m.Host, c.Mesh.Name)
 	// Capacity counts the requests served: errors can come back faster than
 	// answers, and a rate of failures is no capacity.
 	merged := merge(m.Generators)

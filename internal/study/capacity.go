@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/load"
@@ -127,13 +128,30 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 }
 
 // trialOutcome is what the search judges of a trial's cell: its
-// generators' merged figures, saturated when any generator was. A
-// measurement that failed outright is no evidence.
+// generators' merged figures; saturated when any generator's process, or
+// the load node's CPUs, were; noisy when the host noise was over the
+// study's threshold (record decided both). A measurement that failed
+// outright is no evidence.
 func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
 	if len(gens) == 0 {
 		return search.Outcome{Unmeasured: true, Reason: cell.Reason}
 	}
 	o, _ := load.Outcome(gens)
+	var why []string
+	if o.Reason != "" {
+		why = append(why, o.Reason)
+	}
+	if node, full := results.LoadNodeSaturated(cell.Host); full {
+		o.Saturated = true
+		why = append(why, node)
+	}
+	if cell.Noisy {
+		o.Noisy = true
+		if cell.HostNoise != nil {
+			why = append(why, fmt.Sprintf("%.2f cores of host noise", *cell.HostNoise))
+		}
+	}
+	o.Reason = strings.Join(why, "; ")
 	return o
 }
 

@@ -3,6 +3,8 @@ package study
 import (
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // Set-up times the estimate assumes, per platform. They are rough: the
@@ -25,7 +27,12 @@ func (s *Study) proxies(c Cell) int {
 	case strings.HasPrefix(p, "sidecar"):
 		n += s.pods(c)
 	case strings.HasPrefix(p, "ambient"), strings.HasPrefix(p, "waypoint"):
-		n += len(s.Platform.Nodes)
+		// A node proxy per cluster node; the client node is outside.
+		for _, node := range s.Platform.Nodes {
+			if node.Role != platform.NodeClient {
+				n++
+			}
+		}
 	}
 	if strings.Contains(p, "waypoint") {
 		n += c.Namespaces * max(1, c.Mesh.WaypointReplicas)

@@ -80,7 +80,9 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 	if err != nil {
 		return fail("measure: %v", err)
 	}
-	record(cell, m)
+	record(cell, m, r.s.Noise.Threshold)
+	cell.Attempt = 1
+	r.noteNoise(m.Host, "")
 	return cell, m.Generators, nil
 }
 

@@ -35,6 +35,11 @@ type fakePlatform struct {
 	// saturateAbove marks every generator CPU-saturated above this total
 	// rate.
 	saturateAbove float64
+	// latencyAt, when set, gives the latency of the nth measurement of a
+	// profile, over latency.
+	latencyAt func(profile string, n int) time.Duration
+	// host, when set, gives the nth measurement's host CPU figures.
+	host func(profile string, n int) *platform.HostCPU
 	// onMeasure runs before each Measure with its count from 1; an error
 	// is returned by Measure.
 	onMeasure func(n int) error
@@ -129,6 +134,9 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(n) * time.Minute)
 	lat := f.latency[f.mesh]
+	if f.latencyAt != nil {
+		lat = f.latencyAt(f.mesh, n)
+	}
 	if lat == 0 {
 		lat = time.Millisecond
 	}
@@ -146,6 +154,9 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		appCPU = 0.1 + total/1000
 	}
 	m := platform.Measurement{Start: start, End: start.Add(window)}
+	if f.host != nil {
+		m.Host = f.host(f.mesh, n)
+	}
 	for range gens {
 		h := metrics.NewHistogram()
 		reqs := int64(rate * window.Seconds())

@@ -24,7 +24,7 @@ func TestLoadFilePlatformOverride(t *testing.T) {
 		{name: "lab study onto kubernetes", file: "testdata/valid-minimal.yaml",
 			o: PlatformOverride{Type: PlatformKubernetes, Image: "registry.example/mb:v1"},
 			check: func(t *testing.T, p Platform) {
-				if p.Type != PlatformKubernetes || p.Kubernetes == nil || p.Kubernetes.Image != "registry.example/mb:v1" || len(p.Nodes) != 3 {
+				if p.Type != PlatformKubernetes || p.Kubernetes == nil || p.Kubernetes.Image != "registry.example/mb:v1" || len(p.Nodes) != 4 {
 					t.Errorf("platform = %+v", p)
 				}
 			}},

@@ -22,8 +22,10 @@ import (
 // Defaults a parsed study carries.
 const (
 	DefaultRepetitions = 5
-	DefaultConnections = 64
-	DefaultTimeout     = topology.Duration(10e9)
+	// DefaultNoiseRetries is how many more times a noisy cell runs.
+	DefaultNoiseRetries = 2
+	DefaultConnections  = 64
+	DefaultTimeout      = topology.Duration(10e9)
 	// DefaultFraction leaves the slowest mesh well below saturation: on a
 	// small or shared machine capacity varies from minute to minute, and
 	// near saturation an open loop's latency is queueing, not the mesh.
@@ -199,8 +201,15 @@ func (s *Study) defaults(seed uint64) {
 		// Each trial sets its own length; the load's is the confirmations'.
 		l.Duration = topology.Duration(s.Search.Config().Full)
 	}
-	if s.Repetitions == 0 {
-		s.Repetitions = DefaultRepetitions
+	s.Repetitions.defaults()
+	if s.Noise == nil {
+		s.Noise = &Noise{}
+	}
+	if s.Noise.Threshold == 0 {
+		s.Noise.Threshold = results.DefaultNoiseThreshold
+	}
+	if s.Noise.Retries == nil {
+		s.Noise.Retries = new(DefaultNoiseRetries)
 	}
 	if s.Order.Shuffle == nil {
 		s.Order.Shuffle = new(true)
@@ -255,21 +264,23 @@ func (s *Study) resolveGraph(loadGraph func(string) (*topology.Graph, error)) er
 }
 
 // DefaultLabNodes is the lab's cluster when a study names no nodes: one
-// node per role. With two or more CPUs the load generators are pinned to
-// CPU 0 and the application (with its proxies) to the others, so that the
-// generators do not take the cycles of what they measure; the mesh node
-// (control plane and ingress) floats.
+// node per role, and a client node outside the cluster for the ingress
+// path. With two or more CPUs the load generators and the outside client
+// are pinned to CPU 0 and the application (with its proxies) to the
+// others, so that the generators do not take the cycles of what they
+// measure; the mesh node (ingress gateway) floats.
 func DefaultLabNodes() []platform.NodeSpec {
 	nodes := []platform.NodeSpec{
 		{Name: "app", Role: platform.NodeApp},
 		{Name: "load", Role: platform.NodeLoad},
 		{Name: "mesh", Role: platform.NodeMesh},
+		{Name: "client", Role: platform.NodeClient},
 	}
 	switch n := runtime.NumCPU(); {
 	case n == 2:
-		nodes[0].CPUs, nodes[1].CPUs = "1", "0"
+		nodes[0].CPUs, nodes[1].CPUs, nodes[3].CPUs = "1", "0", "0"
 	case n > 2:
-		nodes[0].CPUs, nodes[1].CPUs = "1-"+strconv.Itoa(n-1), "0"
+		nodes[0].CPUs, nodes[1].CPUs, nodes[3].CPUs = "1-"+strconv.Itoa(n-1), "0", "0"
 	}
 	return nodes
 }

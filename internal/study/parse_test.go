@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 func TestParseValidFiles(t *testing.T) {
@@ -46,7 +47,7 @@ func TestParseDefaults(t *testing.T) {
 		want any
 	}{
 		{"platform", s.Platform.Type, PlatformLab},
-		{"nodes", len(s.Platform.Nodes), 3},
+		{"nodes", len(s.Platform.Nodes), 4},
 		{"namespaces", s.Workload.Namespaces, 1},
 		{"mesh name", s.Meshes[0].Name, "baseline"},
 		{"connections", s.Load.Connections, DefaultConnections},
@@ -54,7 +55,9 @@ func TestParseDefaults(t *testing.T) {
 		{"keepalive", *s.Load.KeepAlive, true},
 		{"path", s.Load.Path, platform.PathService},
 		{"generators", s.Load.Generators, GeneratorsOne},
-		{"repetitions", s.Repetitions, DefaultRepetitions},
+		{"repetitions", s.Repetitions, Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions}},
+		{"noise threshold", s.Noise.Threshold, results.DefaultNoiseThreshold},
+		{"noise retries", *s.Noise.Retries, DefaultNoiseRetries},
 		{"shuffle", *s.Order.Shuffle, true},
 		{"seed from hash", s.Order.Seed != 0, true},
 		{"no scaling", s.ScalingFor(0).Mode, ScaleNone},
@@ -63,6 +66,21 @@ func TestParseDefaults(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
 		}
+	}
+}
+
+func TestGRPCEntryMakesGRPCLoad(t *testing.T) {
+	t.Parallel()
+	s, _, err := LoadFile("testdata/valid-grpc.yaml", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s, s.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := p.Cells[0].Load.Options; !o.GRPC || o.HTTP2 || o.NoKeepAlive {
+		t.Errorf("load options %+v; want gRPC, with keep-alive", o)
 	}
 }
 
@@ -180,8 +198,8 @@ func TestPresetShapes(t *testing.T) {
 		namespaces int
 		groups     int
 	}{
-		// 3 meshes x 3 repetitions.
-		{"quick", 9, 1, 1},
+		// 3 meshes x 5 repetitions.
+		{"quick", 15, 1, 1},
 		// 5 meshes x 5 repetitions, 50 namespaces kept.
 		{"solo-tiered", 25, 50, 1},
 		// 3 connections x 7 linked rows x 3 meshes x 3 repetitions; the

@@ -14,6 +14,7 @@ import (
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/search"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // Cell is one measurement: a mesh under one combination of sweep values,
@@ -32,6 +33,9 @@ type Cell struct {
 	Group      int            `json:"group"`
 	Namespaces int            `json:"namespaces"`
 	Replicas   map[string]int `json:"replicas,omitempty"`
+	// Pods is how many application pods the cell's workload runs, in all
+	// namespaces.
+	Pods int `json:"pods"`
 	// Load is what the platform runs, after scaling.
 	Load platform.LoadSpec `json:"load"`
 	// Estimate is the cell's expected time, set-up included.
@@ -40,17 +44,22 @@ type Cell struct {
 
 // Plan is the cells of a study in the order they run.
 type Plan struct {
-	Study       string          `json:"study"`
-	StudySHA256 string          `json:"study_sha256"`
-	Platform    string          `json:"platform"`
-	Seed        uint64          `json:"seed"`
-	Shuffle     bool            `json:"shuffle"`
-	Repetitions int             `json:"repetitions"`
-	Meshes      []string        `json:"meshes"`
-	Scaling     results.Scaling `json:"scaling"`
-	Groups      int             `json:"workload_groups"`
-	Cells       []Cell          `json:"cells"`
-	Estimate    time.Duration   `json:"estimate_ns"`
+	Study       string `json:"study"`
+	StudySHA256 string `json:"study_sha256"`
+	Platform    string `json:"platform"`
+	Seed        uint64 `json:"seed"`
+	Shuffle     bool   `json:"shuffle"`
+	Repetitions int    `json:"repetitions"`
+	// MaxRepetitions and CI are an adaptive study's limits: rounds are
+	// added, up to MaxRepetitions, until every p50 overhead's interval is
+	// within CI of it. Equal to Repetitions for a fixed count.
+	MaxRepetitions int             `json:"max_repetitions"`
+	CI             float64         `json:"ci,omitempty"`
+	Meshes         []string        `json:"meshes"`
+	Scaling        results.Scaling `json:"scaling"`
+	Groups         int             `json:"workload_groups"`
+	Cells          []Cell          `json:"cells"`
+	Estimate       time.Duration   `json:"estimate_ns"`
 	// Search is a search study's settings; it plans no cells, for its
 	// trials are decided as it runs.
 	Search *search.Config `json:"search,omitempty"`
@@ -72,6 +81,13 @@ type point struct {
 // cell's load; a calibrated scaling whose factor is not yet measured plans
 // the load unscaled.
 func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
+	return newPlan(s, sc, s.Repetitions.Min)
+}
+
+// newPlan plans the given number of rounds; an adaptive run plans more
+// rounds than its minimum as it goes, and the rounds already planned keep
+// their cell IDs.
+func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	axes, err := s.axes()
 	if err != nil {
 		return nil, err
@@ -82,7 +98,7 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	}
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
-		Shuffle: *s.Order.Shuffle, Repetitions: s.Repetitions, Scaling: sc,
+		Shuffle: *s.Order.Shuffle, Repetitions: rounds, MaxRepetitions: max(rounds, s.Repetitions.Max), CI: s.Repetitions.CI, Scaling: sc,
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)
@@ -108,7 +124,7 @@ func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(s.Order.Seed, 0))
 	order := make([]int, len(s.Meshes))
 	for gi, g := range groups {
-		for rep := 1; rep <= s.Repetitions; rep++ {
+		for rep := 1; rep <= rounds; rep++ {
 			for _, pt := range g {
 				for i := range order {
 					order[i] = i
@@ -193,14 +209,20 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
+	w := platform.Workload{Graph: s.Graph, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
+	// The generator calls the entry as the graph says: gRPC keeps its
+	// connections and is HTTP/2 already, so keepalive and http2 (checked
+	// by validate where the study sets them) do not apply to it.
+	entry := s.Graph.EntryProtocol.Or()
+	grpc := entry == topology.ProtocolGRPC
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
-		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas,
+		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
 		Load: platform.LoadSpec{
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
 				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),
-				NoKeepAlive: !*l.KeepAlive, HTTP2: l.HTTP2,
+				NoKeepAlive: !*l.KeepAlive && !grpc, HTTP2: (l.HTTP2 || entry == topology.ProtocolH2C) && !grpc, GRPC: grpc,
 			},
 			Path:         l.Path,
 			PerNamespace: l.Generators == GeneratorsPerNamespace,

@@ -199,6 +199,32 @@ repetitions: 1
 	}
 }
 
+// TestScaleLoadMinRequests checks that a scaled-down open loop still
+// measures enough requests for the percentiles a report shows.
+func TestScaleLoadMinRequests(t *testing.T) {
+	t.Parallel()
+	s := parseStudy(t, `
+meshes: [{profile: baseline}]
+load: {rate: 200, connections: 32, duration: 10s, warmup: 3s}
+scaling: {fraction: 0.2, measure: 10s, warmup: 3s, min_requests: 1200}
+repetitions: 1
+`)
+	tests := []struct {
+		factor   float64
+		duration time.Duration
+	}{
+		{1, 10 * time.Second},    // 2000 requests in 10 s
+		{0.5, 12 * time.Second},  // 100 req/s needs 12 s
+		{0.14, 43 * time.Second}, // 28 req/s, a busy machine's calibration
+	}
+	for _, tt := range tests {
+		o := plan(t, s, results.Scaling{Mode: ScaleCalibrated, Factor: tt.factor}).Cells[0].Load.Options
+		if o.Duration != tt.duration || float64(o.Duration/time.Second)*o.Rate < 1200 {
+			t.Errorf("factor %g: %g req/s for %s, want %s and at least 1200 requests", tt.factor, o.Rate, o.Duration, tt.duration)
+		}
+	}
+}
+
 func TestCalibrate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -27,7 +27,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "meshes: %s, %s; %d repetitions\n", strings.Join(p.Meshes, ", "), order, p.Repetitions)
+	reps := fmt.Sprintf("%d repetitions", p.Repetitions)
+	if p.MaxRepetitions > p.Repetitions {
+		reps = fmt.Sprintf("%d repetitions, then more up to %d until every mesh's p50 overhead has a 95%% interval within ±%.0f%% of itself (the cells below are the first %d)",
+			p.Repetitions, p.MaxRepetitions, 100*p.CI, p.Repetitions)
+	}
+	fmt.Fprintf(&b, "meshes: %s, %s; %s\n", strings.Join(p.Meshes, ", "), order, reps)
 	fmt.Fprintf(&b, "scaling: %s\n", p.scalingText())
 	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload deployment"), round(p.Estimate))
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -71,7 +76,7 @@ func workloadText(c Cell) string {
 	for _, svc := range slices.Sorted(maps.Keys(c.Replicas)) {
 		s += fmt.Sprintf(" %s=%d", svc, c.Replicas[svc])
 	}
-	return s
+	return s + fmt.Sprintf(" pods=%d", c.Pods)
 }
 
 // loadText describes a cell's load in one short phrase.
@@ -100,6 +105,9 @@ func loadText(l platform.LoadSpec) string {
 	}
 	if o.HTTP2 {
 		parts = append(parts, "h2")
+	}
+	if o.GRPC {
+		parts = append(parts, "grpc")
 	}
 	return strings.Join(append(parts, string(l.Path)), " ")
 }

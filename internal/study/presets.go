@@ -82,7 +82,7 @@ func Presets() ([]PresetInfo, error) {
 		}
 		out = append(out, PresetInfo{
 			Name: s.Name, Description: s.Description, Graph: s.Workload.Graph, Namespaces: s.Workload.Namespaces,
-			Meshes: p.Meshes, Repetitions: s.Repetitions, Cells: len(p.Cells), LabEstimate: p.Estimate,
+			Meshes: p.Meshes, Repetitions: s.Repetitions.Min, Cells: len(p.Cells), LabEstimate: p.Estimate,
 		})
 	}
 	return out, nil

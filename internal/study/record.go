@@ -13,14 +13,24 @@ import (
 
 // record fills a cell's result from its measurement and decides its
 // status: failed when no request succeeded, distorted when a generator
-// says it shaped the result (saturated, or short of its rate), ok
-// otherwise. A distorted cell keeps its figures, marked, so that a report
-// can leave it out of averages rather than silently include it.
-func record(cell *results.Cell, m platform.Measurement) {
+// says it shaped the result (saturated, or short of its rate), when the
+// load node's CPUs were full or a closed loop fell short of its
+// connections, ok otherwise. A distorted cell keeps its figures, marked,
+// so that a report can leave it out of averages rather than silently
+// include it. Host noise above noiseThreshold cores marks the cell noisy.
+func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) {
 	cell.Start, cell.End = m.Start.UTC(), m.End.UTC()
-	cell.Generators, cell.Resources = make([]results.Generator, len(m.Generators)), m.Resources
+	cell.Generators, cell.Resources, cell.Host = make([]results.Generator, len(m.Generators)), m.Resources, m.Host
 	for i, g := range m.Generators {
 		cell.Generators[i] = results.GeneratorOf(g)
+	}
+	cell.HostNoise, cell.Noisy = nil, false
+	if m.Host != nil {
+		n := m.Host.Noise
+		cell.HostNoise, cell.Noisy = &n, results.Noisy(m.Host, noiseThreshold)
+	}
+	for _, r := range m.Replicas {
+		cell.Replicas = append(cell.Replicas, results.ReplicaRequests(r))
 	}
 	merged := merge(m.Generators)
 	if merged != nil {
@@ -31,7 +41,7 @@ func record(cell *results.Cell, m platform.Measurement) {
 			cell.LatencyMs = results.LatencyOf(merged.Latency)
 		}
 	}
-	cell.Status, cell.Reason = status(m.Generators, merged)
+	cell.Status, cell.Reason = status(m.Generators, merged, m.Host)
 }
 
 // merge combines the generators' results exactly; nil when there are none.
@@ -46,7 +56,7 @@ func merge(gens []load.Result) *load.Result {
 	return m
 }
 
-func status(gens []load.Result, merged *load.Result) (string, string) {
+func status(gens []load.Result, merged *load.Result, host *platform.HostCPU) (string, string) {
 	switch {
 	case merged == nil || merged.Requests == 0:
 		return results.StatusFailed, "no request completed"
@@ -55,23 +65,37 @@ func status(gens []load.Result, merged *load.Result) (string, string) {
 	}
 	var distorted int
 	var warnings []string
+	add := func(w string) {
+		if !slices.Contains(warnings, w) {
+			warnings = append(warnings, w)
+		}
+	}
 	for _, g := range gens {
-		if !g.Distorted {
+		short, isShort := results.ClosedLoopShortfall(g)
+		if !g.Distorted && !isShort {
 			continue
 		}
 		distorted++
 		for _, w := range g.Warnings {
-			if !slices.Contains(warnings, w) {
-				warnings = append(warnings, w)
-			}
+			add(w)
+		}
+		if isShort {
+			add(short)
 		}
 	}
-	if distorted == 0 {
+	node, full := results.LoadNodeSaturated(host)
+	if distorted == 0 && !full {
 		return results.StatusOK, ""
 	}
-	reason := fmt.Sprintf("%d of %d load generators distorted the result", distorted, len(gens))
-	if len(warnings) > 0 {
-		reason += ": " + strings.Join(warnings, "; ")
+	var reason string
+	if distorted > 0 {
+		reason = fmt.Sprintf("%d of %d load generators distorted the result", distorted, len(gens))
+		if len(warnings) > 0 {
+			reason += ": " + strings.Join(warnings, "; ")
+		}
+	}
+	if full {
+		reason = joinNote(reason, node)
 	}
 	return results.StatusDistorted, reason
 }

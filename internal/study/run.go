@@ -73,7 +73,11 @@ func Run(ctx context.Context, o Options) (*results.Index, error) {
 		if err != nil {
 			return r.ix, r.stopped(err)
 		}
-		if err := r.execute(ctx, plan); err != nil {
+		plan, err = r.runRounds(ctx, plan)
+		if err != nil {
+			return r.ix, r.stopped(err)
+		}
+		if err := r.rerunNoisy(ctx, plan); err != nil {
 			return r.ix, r.stopped(err)
 		}
 	}

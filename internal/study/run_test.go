@@ -63,7 +63,7 @@ func TestRunWritesResults(t *testing.T) {
 		t.Fatalf("index complete=%v planned=%d cells=%d end=%v", got.Complete, got.Planned, len(got.Cells), got.End)
 	}
 	p := got.Provenance
-	if p.MeshbenchVersion != "v0.0.0-test" || p.Platform.Kernel != "6.1.0-test" || p.Scaling == nil || p.Scaling.Mode != ScaleNone || len(p.Cluster.Nodes) != 3 {
+	if p.MeshbenchVersion != "v0.0.0-test" || p.Platform.Kernel != "6.1.0-test" || p.Scaling == nil || p.Scaling.Mode != ScaleNone || len(p.Cluster.Nodes) != 4 {
 		t.Errorf("provenance %+v", p)
 	}
 	if h := p.EnvoyConfigHashes["sidecar"]; h != "0123456789abcdef" {

@@ -69,6 +69,13 @@ func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
 			l.Warmup = s.Scaling.Warmup
 		}
 	}
+	if s.Scaling != nil && s.Scaling.MinRequests > 0 && l.Rate > 0 && l.Duration > 0 {
+		// Whole seconds, so that cell plans print plainly.
+		need := time.Duration(math.Ceil(float64(s.Scaling.MinRequests)/l.Rate)) * time.Second
+		if time.Duration(l.Duration) < need {
+			l.Duration = topology.Duration(need)
+		}
+	}
 	return l
 }
 
@@ -145,6 +152,9 @@ func (s *Study) calibrate(sc results.Scaling, caps map[string]float64) (results.
 	}
 	sc.Factor = f
 	sc.Note = joinNote(sc.Note, fmt.Sprintf("measured phases capped at %s and warm-ups at %s", s.Scaling.Measure, s.Scaling.Warmup))
+	if s.Scaling.MinRequests > 0 {
+		sc.Note = joinNote(sc.Note, fmt.Sprintf("open-loop measured phases lengthened, past that cap if need be, to at least %d requests each", s.Scaling.MinRequests))
+	}
 	return sc, nil
 }
 

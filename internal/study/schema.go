@@ -29,9 +29,12 @@ type Study struct {
 	Load        Load     `json:"load"`
 	// Sweeps vary parameters; the cells are their cross product.
 	Sweeps []Sweep `json:"sweeps,omitempty"`
-	// Repetitions of every cell; default 5.
-	Repetitions int   `json:"repetitions,omitempty"`
-	Order       Order `json:"order"`
+	// Repetitions of every cell: a count (default 5) or {min, max, ci}
+	// for rounds added until the intervals are narrow.
+	Repetitions Repetitions `json:"repetitions,omitzero"`
+	Order       Order       `json:"order"`
+	// Noise is the host-noise guard, where the platform measures it.
+	Noise *Noise `json:"noise,omitempty"`
 	// Scaling says how to fit a full-size study to a smaller platform; the
 	// lab applies it, a Kubernetes cluster runs the study as written.
 	Scaling *Scaling `json:"scaling,omitempty"`
@@ -172,6 +175,17 @@ type Order struct {
 	Seed uint64 `json:"seed,omitempty"`
 }
 
+// Noise is the host-noise guard: a cell measured while anything outside
+// the study used more than Threshold cores of the study's CPUs (steal time
+// included) is noisy; noisy cells run again at the end of the study, up to
+// Retries more times, and reports leave out those that stay noisy.
+type Noise struct {
+	// Threshold in cores; default 0.05.
+	Threshold float64 `json:"threshold,omitempty"`
+	// Retries is how many more times a noisy cell runs; default 2.
+	Retries *int `json:"retries,omitempty"`
+}
+
 // Scaling fits a full-size study to a smaller platform. By default the
 // runner first measures each mesh's capacity with a short closed loop and
 // scales every open-loop rate and request count by one factor, so that the
@@ -187,4 +201,9 @@ type Scaling struct {
 	Measure topology.Duration `json:"measure,omitempty"`
 	// Warmup caps each warm-up; default 5s.
 	Warmup topology.Duration `json:"warmup,omitempty"`
+	// MinRequests lengthens a scaled open loop's measured phase, past
+	// Measure if need be, so that it sends at least this many requests at
+	// its scaled rate: a slow or busy machine scales the rate down, and a
+	// cell of a few hundred requests holds no p99. 0 leaves durations be.
+	MinRequests int64 `json:"min_requests,omitempty"`
 }

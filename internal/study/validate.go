@@ -54,8 +54,22 @@ func (s *Study) validate() FieldErrors {
 		add(validateMeshes(s.Meshes, s.Platform.Type))
 	}
 	add(s.Load.validate("load"))
-	if s.Repetitions < 0 {
-		add(fieldError("repetitions", "must not be negative, got %d", s.Repetitions))
+	add(s.Repetitions.validate())
+	if s.Graph != nil && s.Graph.EntryProtocol == topology.ProtocolGRPC && s.Load.KeepAlive != nil {
+		if !*s.Load.KeepAlive {
+			add(fieldError("load.keepalive", "false cannot apply: the graph's entry_protocol is grpc, whose client keeps its connections"))
+		}
+		if s.Load.HTTP2 {
+			add(fieldError("load.http2", "cannot apply: the graph's entry_protocol is grpc, which is HTTP/2 already"))
+		}
+	}
+	if n := s.Noise; n != nil {
+		switch {
+		case n.Threshold < 0:
+			add(fieldError("noise.threshold", "cores of host noise, must not be negative, got %g", n.Threshold))
+		case n.Retries != nil && (*n.Retries < 0 || *n.Retries > 5):
+			add(fieldError("noise.retries", "want 0 to 5 more runs of a noisy cell, got %d", *n.Retries))
+		}
 	}
 	if sc := s.Scaling; sc != nil {
 		switch {
@@ -63,6 +77,8 @@ func (s *Study) validate() FieldErrors {
 			add(fieldError("scaling.fraction", "want a fraction of capacity in (0, 1], got %g", sc.Fraction))
 		case sc.Measure < 0:
 			add(fieldError("scaling.measure", "must not be negative, got %s", sc.Measure))
+		case sc.MinRequests < 0:
+			add(fieldError("scaling.min_requests", "must not be negative, got %d", sc.MinRequests))
 		case sc.Warmup < 0:
 			add(fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup))
 		}
@@ -110,7 +126,7 @@ func (p Platform) validate() error {
 	default:
 		return fieldError("platform.type", "%q: want %s or %s", p.Type, PlatformLab, PlatformKubernetes)
 	}
-	roles := []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress}
+	roles := []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress, platform.NodeClient}
 	seen := map[string]bool{}
 	for i, n := range p.Nodes {
 		np := fmt.Sprintf("platform.nodes[%d]", i)
@@ -122,7 +138,7 @@ func (p Platform) validate() error {
 		}
 		seen[n.Name] = true
 		if !slices.Contains(roles, n.Role) {
-			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress", n.Role)
+			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress, client", n.Role)
 		}
 		if _, err := platform.ParseCPUList(n.CPUs); n.CPUs != "" && err != nil {
 			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)

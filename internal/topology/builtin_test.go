@@ -36,14 +36,15 @@ func TestBuiltins(t *testing.T) {
 			},
 		},
 		{
-			name: "boutique", entry: "frontend", services: 11,
+			name: "boutique", entry: "frontend", services: 12,
 			deployments: []string{"frontend", "productcatalogservice", "currencyservice", "cartservice", "redis-cart",
-				"recommendationservice", "shippingservice", "checkoutservice", "paymentservice", "emailservice", "adservice"},
+				"recommendationservice", "shippingservice", "checkoutservice", "paymentservice", "emailservice", "adservice", "loadgenerator"},
 			calls: map[string][]string{
 				"frontend":              {"productcatalogservice", "currencyservice", "cartservice", "recommendationservice", "shippingservice", "checkoutservice", "adservice"},
 				"checkoutservice":       {"productcatalogservice", "shippingservice", "currencyservice", "cartservice", "paymentservice", "emailservice"},
 				"recommendationservice": {"productcatalogservice"},
 				"cartservice":           {"redis-cart"},
+				"loadgenerator":         {"frontend"},
 			},
 		},
 	}
@@ -70,6 +71,37 @@ func TestBuiltins(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestBoutiqueProtocols(t *testing.T) {
+	t.Parallel()
+	g, err := Builtin("boutique")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every edge is gRPC but the two that are not in Online Boutique:
+	// cart -> redis (TCP, the closest here being HTTP/1.1) and Locust ->
+	// frontend (HTTP).
+	plain := map[string]string{"cartservice": "redis-cart", "loadgenerator": "frontend"}
+	edges := 0
+	for _, s := range g.Services {
+		for _, e := range g.Edges(s.Name) {
+			edges++
+			want := ProtocolGRPC
+			if plain[s.Name] == e.Service {
+				want = ProtocolHTTP
+			}
+			if e.Protocol != want {
+				t.Errorf("%s -> %s over %s, want %s", s.Name, e.Service, e.Protocol, want)
+			}
+		}
+	}
+	if edges != 16 {
+		t.Errorf("%d edges, want 16", edges)
+	}
+	if g.EntryProtocol.Or() != ProtocolHTTP {
+		t.Errorf("the frontend is called over %s, want http", g.EntryProtocol.Or())
 	}
 }
 

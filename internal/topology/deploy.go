@@ -70,6 +70,33 @@ func (g *Graph) Calls(service string) []string {
 	return out
 }
 
+// Edges lists the distinct (service, protocol) pairs the named service
+// calls, in any of its versions, in the order they first appear.
+func (g *Graph) Edges(service string) []Edge {
+	s := g.Service(service)
+	if s == nil {
+		return nil
+	}
+	var out []Edge
+	seen := map[Edge]bool{}
+	add := func(script []Step) {
+		for _, st := range script {
+			for _, c := range st.Calls() {
+				e := Edge{Service: c.Service, Protocol: c.Protocol.Or()}
+				if !seen[e] {
+					seen[e] = true
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	add(s.Script)
+	for _, v := range s.Versions {
+		add(v.Script)
+	}
+	return out
+}
+
 // Behavior is what one version of a service does per request, with the
 // version's overrides applied.
 type Behavior struct {

@@ -1,6 +1,10 @@
 package topology
 
-import "github.com/meshbench/meshbench/internal/platform/resources"
+import (
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/platform/resources"
+)
 
 // Graph is a service graph: the services of one application and the calls
 // between them. Every namespace of a workload holds a full copy of it.
@@ -9,8 +13,44 @@ type Graph struct {
 	// Entry names the service the load generator calls.
 	Entry string `json:"entry"`
 	// EntryPath is the path the load generator requests; default "/".
-	EntryPath string    `json:"entry_path,omitempty"`
-	Services  []Service `json:"services"`
+	EntryPath string `json:"entry_path,omitempty"`
+	// EntryProtocol is how the load generator calls the entry; default
+	// http.
+	EntryProtocol Protocol  `json:"entry_protocol,omitempty"`
+	Services      []Service `json:"services"`
+}
+
+// Protocol is how one service calls another. Every service serves all of
+// them on its one port; the caller picks.
+type Protocol string
+
+// The protocols of an edge. Empty means ProtocolHTTP.
+const (
+	// ProtocolHTTP is HTTP/1.1 with keep-alive.
+	ProtocolHTTP Protocol = "http"
+	// ProtocolH2C is HTTP/2 in cleartext with prior knowledge.
+	ProtocolH2C Protocol = "h2c"
+	// ProtocolGRPC is unary gRPC (over h2c).
+	ProtocolGRPC Protocol = "grpc"
+)
+
+// Protocols lists the valid protocols.
+var Protocols = []Protocol{ProtocolHTTP, ProtocolH2C, ProtocolGRPC}
+
+// Or returns p, or ProtocolHTTP when p is empty.
+func (p Protocol) Or() Protocol {
+	if p == "" {
+		return ProtocolHTTP
+	}
+	return p
+}
+
+// HTTP2 reports whether the protocol runs over HTTP/2, so that a proxy
+// carrying it needs HTTP/2 upstream.
+func (p Protocol) HTTP2() bool { return p == ProtocolH2C || p == ProtocolGRPC }
+
+func (p Protocol) valid() bool {
+	return p == "" || slices.Contains(Protocols, p)
 }
 
 // Service is one service of a graph: one Kubernetes Service, backed by one
@@ -58,11 +98,19 @@ type Step struct {
 }
 
 // Call is a call to a downstream service, made Count times in sequence
-// (default 1), each with Probability (default 1, always).
+// (default 1), each with Probability (default 1, always), over Protocol
+// (default http).
 type Call struct {
-	Service     string  `json:"service"`
-	Count       int     `json:"count,omitempty"`
-	Probability float64 `json:"probability,omitempty"`
+	Service     string   `json:"service"`
+	Count       int      `json:"count,omitempty"`
+	Probability float64  `json:"probability,omitempty"`
+	Protocol    Protocol `json:"protocol,omitempty"`
+}
+
+// Edge is one service called over one protocol.
+type Edge struct {
+	Service  string
+	Protocol Protocol // never empty
 }
 
 // Calls returns a step's calls: the one call or the parallel group.

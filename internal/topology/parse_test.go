@@ -61,6 +61,14 @@ func TestParseDefaultsAndOverrides(t *testing.T) {
 	if got := front.Script[1].Parallel; len(got) != 2 || got[0].Service != "back" || got[1].Service != "store" {
 		t.Errorf("parallel shorthand = %+v", got)
 	}
+	if g.EntryProtocol != ProtocolGRPC {
+		t.Errorf("entry_protocol = %q", g.EntryProtocol)
+	}
+	// back is called over http (the default) and grpc: two edges.
+	want := []Edge{{"back", ProtocolHTTP}, {"store", ProtocolH2C}, {"back", ProtocolGRPC}}
+	if got := g.Edges("front"); !reflect.DeepEqual(got, want) {
+		t.Errorf("Edges(front) = %v, want %v", got, want)
+	}
 	if front.Resources.Requirements().CPULimitMilli != 1000 || front.Resources.Requirements().MemRequestBytes != 64<<20 {
 		t.Errorf("resources = %+v", front.Resources)
 	}
@@ -89,6 +97,8 @@ func TestParseInvalid(t *testing.T) {
 		{"duplicate-version", `services[0].versions[1].name: duplicate version "v1"`},
 		{"bad-name", `services[0].name: "A_1" is not a valid service name`},
 		{"port", `services[0].port: 70000 is not a port`},
+		{"protocol", `services[0].script[0].call.protocol: unknown protocol "http3"`},
+		{"entry-protocol", `entry_protocol: unknown protocol "tcp"`},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(tests) {

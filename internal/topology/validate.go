@@ -46,6 +46,9 @@ func (g *Graph) validate() error {
 	if _, ok := seen[g.Entry]; !ok {
 		return fieldError("entry", "unknown service %q", g.Entry)
 	}
+	if !g.EntryProtocol.valid() {
+		return fieldError("entry_protocol", "unknown protocol %q; want one of %v", g.EntryProtocol, Protocols)
+	}
 	for i, s := range g.Services {
 		if err := s.validate(fmt.Sprintf("services[%d]", i), seen); err != nil {
 			return err
@@ -128,6 +131,9 @@ func (c *Call) validate(p string, known map[string]int) error {
 	}
 	if _, ok := known[c.Service]; !ok {
 		return fieldError(p+".service", "unknown service %q", c.Service)
+	}
+	if !c.Protocol.valid() {
+		return fieldError(p+".protocol", "unknown protocol %q; want one of %v", c.Protocol, Protocols)
 	}
 	if c.Count < 0 {
 		return fieldError(p+".count", "must not be negative, got %d", c.Count)

@@ -26,6 +26,8 @@ func TestLoadArgs(t *testing.T) {
 			want: "load --quiet --output json --connections 32 --requests 300000 --timeout 10s --no-keepalive http://p:9080/productpage"},
 		{name: "method and header", o: load.Options{URL: "http://e/", Connections: 1, Requests: 5, Method: "DELETE", Header: http.Header{"X-A": {"b"}}},
 			want: "load --quiet --output json --connections 1 --requests 5 --method DELETE --header X-A: b http://e/"},
+		{name: "gRPC", o: load.Options{URL: "http://e/", Connections: 8, Requests: 5, GRPC: true},
+			want: "load --quiet --output json --connections 8 --requests 5 --grpc http://e/"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

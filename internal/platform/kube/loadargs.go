@@ -42,5 +42,8 @@ func loadArgs(o load.Options) []string {
 	if o.HTTP2 {
 		args = append(args, "--http2")
 	}
+	if o.GRPC {
+		args = append(args, "--grpc")
+	}
 	return append(args, o.URL)
 }

@@ -62,6 +62,11 @@ func matchNodes(specs []platform.NodeSpec, nodes []corev1.Node) (map[platform.No
 	var missing []string
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for i, n := range specs {
+		if n.Role == platform.NodeClient {
+			// Outside the cluster: the ingress path's client is the
+			// generator pod itself, which a cluster cannot place off it.
+			continue
+		}
 		sel := roleSelector(n)
 		var taints []corev1.Taint
 		for _, s := range n.Taints {

@@ -63,12 +63,10 @@ func workloadManifests(w platform.Workload, mp manifestParams) ([]*unstructured.
 			objs = append(objs, &corev1.ServiceAccount{ObjectMeta: objMeta(ns, sa, nil)})
 		}
 		for _, s := range w.Graph.Services {
-			objs = append(objs, service(ns, s))
+			objs = append(objs, service(ns, s, appProtocol(w.Graph, s.Name)))
 		}
 		for _, d := range w.Graph.Deployments() {
-			if r, ok := w.Replicas[d.Service]; ok {
-				d.Replicas = r
-			}
+			d.Replicas = w.ReplicasOf(d)
 			dep, err := deployment(ns, d, mp)
 			if err != nil {
 				return nil, err
@@ -94,14 +92,50 @@ func serviceAccounts(g *topology.Graph) []string {
 	return out
 }
 
-func service(ns string, s topology.Service) *corev1.Service {
+// appProtocol is the Service port's appProtocol, which tells Istio how to
+// carry its traffic: "grpc" (HTTP/2) when every caller calls it over gRPC,
+// "http" when every one uses HTTP/1.1, and none when they mix protocols, so
+// that Istio detects each connection's and keeps it upstream.
+func appProtocol(g *topology.Graph, service string) *string {
+	seen := map[topology.Protocol]bool{}
+	if service == g.Entry {
+		seen[g.EntryProtocol.Or()] = true
+	}
+	for _, s := range g.Services {
+		for _, e := range g.Edges(s.Name) {
+			if e.Service == service {
+				seen[e.Protocol] = true
+			}
+		}
+	}
+	switch {
+	case len(seen) > 1:
+		return nil
+	case seen[topology.ProtocolGRPC]:
+		return ptr("grpc")
+	case seen[topology.ProtocolH2C]:
+		return ptr("http2")
+	}
+	return ptr("http")
+}
+
+// portName names the Service port after its protocol, as Istio's naming
+// convention reads it; "app", which names no protocol, where callers mix.
+func portName(proto *string) string {
+	if proto == nil {
+		return "app"
+	}
+	return *proto
+}
+
+func service(ns string, s topology.Service, proto *string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: objMeta(ns, s.Name, map[string]string{labelApp: s.Name}),
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{labelApp: s.Name},
 			Ports: []corev1.ServicePort{{
-				Name: "http", Port: int32(s.Port), TargetPort: intstr.FromInt32(int32(s.Port)),
-				Protocol: corev1.ProtocolTCP, AppProtocol: ptr("http"),
+				Name: portName(proto), Port: int32(s.Port), TargetPort: intstr.FromInt32(int32(s.Port)),
+				Protocol: corev1.ProtocolTCP, AppProtocol: proto,
 			}},
 		},
 	}

@@ -54,9 +54,9 @@ func LoadClusterFile(path string) (ClusterFile, error) {
 		switch n.Role {
 		case platform.NodeApp:
 			hasApp = true
-		case platform.NodeLoad, platform.NodeMesh, platform.NodeIngress:
+		case platform.NodeLoad, platform.NodeMesh, platform.NodeIngress, platform.NodeClient:
 		default:
-			return f, fmt.Errorf("cluster file %s: nodes[%d].role %q: want app, load, mesh or ingress", path, i, n.Role)
+			return f, fmt.Errorf("cluster file %s: nodes[%d].role %q: want app, load, mesh, ingress or client", path, i, n.Role)
 		}
 	}
 	if w := f.Workload; w != nil {

@@ -36,6 +36,11 @@ const (
 	LoadServiceAccount = "load-generator"
 )
 
+// OutsidePodName is each namespace's client outside the cluster, for the
+// ingress path: a host-network pod on the client node (else a load node),
+// which no mesh captures, as LiveWyer's VM calling the gateway was.
+const OutsidePodName = "outside-client"
+
 // DefaultReadyTimeout bounds Deploy's wait for readiness when the context
 // has no deadline.
 const DefaultReadyTimeout = 3 * time.Minute
@@ -173,20 +178,21 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 	if len(loadNodes) == 0 {
 		loadNodes = appNodes
 	}
+	clientNodes := outsideNodes(nodes)
 	var out []cluster.PodSpec
 	for nsIdx, ns := range topology.Namespaces(w.Namespaces) {
 		for depIdx, d := range w.Graph.Deployments() {
-			replicas := d.Replicas
-			if r, ok := w.Replicas[d.Service]; ok {
-				replicas = r
-			}
-			for i := 0; i < replicas; i++ {
+			for i := range w.ReplicasOf(d) {
 				node := appNodes[(nsIdx+depIdx+i)%len(appNodes)]
 				out = append(out, appPod(w.Graph, d, ns, i, node, bin, graphFile, vips))
 			}
 		}
 		out = append(out, cluster.PodSpec{Namespace: ns, Name: LoadPodName, Node: loadNodes[nsIdx%len(loadNodes)].Name,
 			ServiceAccount: LoadServiceAccount, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
+		if len(clientNodes) > 0 {
+			out = append(out, cluster.PodSpec{Namespace: ns, Name: OutsidePodName, Node: clientNodes[nsIdx%len(clientNodes)].Name,
+				HostNetwork: true, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
+		}
 	}
 	for i := range out {
 		out[i].Labels[LabelSpec] = fingerprint(out[i])
@@ -195,7 +201,8 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 }
 
 func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node cluster.Node, bin, graphFile string, vips map[string]string) cluster.PodSpec {
-	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns,
+	name := d.Name + "-" + strconv.Itoa(i)
+	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns, "--pod", name,
 		"--listen", ":" + strconv.Itoa(d.Port)}
 	if d.Name != d.Service {
 		cmd = append(cmd, "--version", d.Version)
@@ -204,7 +211,7 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 		cmd = append(cmd, "--upstream", up+"="+vips[ns+"/"+up])
 	}
 	return cluster.PodSpec{
-		Namespace: ns, Name: d.Name + "-" + strconv.Itoa(i), Node: node.Name, ServiceAccount: d.ServiceAccount,
+		Namespace: ns, Name: name, Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
 		Containers: []cluster.ContainerSpec{{
 			Name: "app", Command: cmd, Role: metrics.RoleApp,
@@ -212,6 +219,16 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 			Readiness: &cluster.Probe{Port: d.Port, Path: "/readyz"},
 		}},
 	}
+}
+
+// outsideNodes are where the ingress path's clients run: the client
+// nodes, else the load nodes; never an app node, where the client's
+// network would be the application's.
+func outsideNodes(nodes []cluster.Node) []cluster.Node {
+	if c := nodesWithRole(nodes, platform.NodeClient); len(c) > 0 {
+		return c
+	}
+	return nodesWithRole(nodes, platform.NodeLoad)
 }
 
 func nodesWithRole(nodes []cluster.Node, role platform.NodeRole) []cluster.Node {

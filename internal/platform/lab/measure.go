@@ -25,6 +25,7 @@ var measureSeq atomic.Int64
 // generator is one load generator of a measurement.
 type generator struct {
 	namespace string
+	pod       string
 	container string
 	opts      load.Options
 	out       bytes.Buffer
@@ -62,12 +63,16 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		}
 		o := spec.Options
 		o.URL = u
-		gens = append(gens, &generator{namespace: ns, container: "load-" + strconv.FormatInt(seq, 10), opts: o})
+		gens = append(gens, &generator{namespace: ns, pod: generatorPod(spec.Path), container: "load-" + strconv.FormatInt(seq, 10), opts: o})
 	}
 	before := faultCounts(l.Pods())
+	countsBefore := replicaCounts(ctx, l.Pods(), p.wl.w.Graph)
 	sampler := l.StartSampler(cluster.DefaultSampleInterval)
+	host := l.StartHostMeter()
 	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
+	hostCPU, hostErr := host.Stop()
 	sampler.Stop()
+	m.Replicas = replicaDeltas(countsBefore, replicaCounts(ctx, l.Pods(), p.wl.w.Graph))
 	if spec.LogDir != "" {
 		p.keepFaultyLogs(l, before, spec.LogDir)
 	}
@@ -85,7 +90,32 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		}
 	}
 	m.Resources = sampler.Window(m.Start, m.End)
+	if hostErr != nil {
+		p.o.Logger.Warn("host noise not measured", "err", hostErr)
+	} else {
+		m.Host = hostOf(hostCPU)
+	}
 	return m, nil
+}
+
+// hostOf converts the lab's host-noise figures for the platform. The
+// window is the generators' run, warm-up included: a little wider than
+// the measured phase, which only makes the guard stricter.
+func hostOf(h cluster.HostCPU) *platform.HostCPU {
+	out := &platform.HostCPU{CPUs: h.CPUs, Noise: h.Noise(), Steal: h.Steal}
+	for _, n := range h.Nodes {
+		out.Nodes = append(out.Nodes, platform.NodeCPU{Name: n.Name, Role: platform.NodeRole(n.Role), CPUs: n.CPUs, Busy: n.Busy, Outside: n.Outside + n.Steal})
+	}
+	return out
+}
+
+// generatorPod is the pod a path's generators run in: the ingress path
+// starts outside the mesh, in the namespace's outside client.
+func generatorPod(path platform.LoadPath) string {
+	if path == platform.PathIngress {
+		return OutsidePodName
+	}
+	return LoadPodName
 }
 
 // targetURL is where a namespace's generator sends its load.
@@ -144,7 +174,7 @@ func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir
 	}
 	c := cluster.ContainerSpec{Name: g.container, Command: argv, Role: metrics.RoleLoad, Restart: cluster.RestartNever, Stdout: &g.out}
 	// Without a log directory the generator writes to the load pod's log.
-	where := l.LogPath(g.namespace, LoadPodName)
+	where := l.LogPath(g.namespace, g.pod)
 	code := -1
 	if logDir != "" {
 		glog, err := openGeneratorLog(logDir, g.namespace, argv)
@@ -159,15 +189,15 @@ func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir
 		}()
 		c.Stderr, where = glog, glog.path
 	}
-	if err := l.AddContainer(ctx, g.namespace, LoadPodName, c); err != nil {
+	if err := l.AddContainer(ctx, g.namespace, g.pod, c); err != nil {
 		return res, err
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = l.RemoveContainer(rctx, g.namespace, LoadPodName, g.container)
+		_ = l.RemoveContainer(rctx, g.namespace, g.pod, g.container)
 	}()
-	code, err = l.WaitContainer(ctx, g.namespace, LoadPodName, g.container)
+	code, err = l.WaitContainer(ctx, g.namespace, g.pod, g.container)
 	if err != nil {
 		code = -1
 		return res, fmt.Errorf("generator in %s: %w", g.namespace, err)
@@ -200,6 +230,9 @@ func loadArgs(bin string, o load.Options, bodyFile string) ([]string, error) {
 	}
 	if o.HTTP2 {
 		a = append(a, "--http2")
+	}
+	if o.GRPC {
+		a = append(a, "--grpc")
 	}
 	if o.Insecure {
 		a = append(a, "--insecure")

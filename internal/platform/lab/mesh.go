@@ -73,7 +73,21 @@ func (p *labPlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]p
 	// Recorded even when Install fails, so RemoveMesh and Down undo
 	// whatever part of it was done.
 	p.msh = d
-	return d.Install(ctx, m)
+	checks, err := d.Install(ctx, m)
+	if err != nil {
+		return checks, err
+	}
+	// The ingress path's clients are checked wherever a gateway runs: the
+	// path is meant to start outside the mesh.
+	if _, ierr := d.IngressURL(p.wl.namespaces[0]); ierr == nil {
+		l, _ := p.running()
+		c := checkOutsideClients(l, p.wl.namespaces)
+		checks = append(checks, c)
+		if !c.Pass {
+			return checks, fmt.Errorf("verification failed: %s", platform.FailedChecks([]platform.Check{c}))
+		}
+	}
+	return checks, nil
 }
 
 // RemoveMesh implements platform.Platform.

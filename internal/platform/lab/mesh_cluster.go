@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"net"
+	"slices"
 
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
@@ -32,15 +33,21 @@ func (c *meshCluster) Inventory(ctx context.Context) (dataplane.Inventory, error
 		})
 	}
 	callers := map[string][]string{}
+	protocols := map[string][]topology.Protocol{}
 	for _, s := range c.g.Services {
 		for _, callee := range c.g.Calls(s.Name) {
 			callers[callee] = append(callers[callee], s.Name)
+		}
+		for _, e := range c.g.Edges(s.Name) {
+			if !slices.Contains(protocols[e.Service], e.Protocol) {
+				protocols[e.Service] = append(protocols[e.Service], e.Protocol)
+			}
 		}
 	}
 	for _, s := range c.l.Services() {
 		inv.Services = append(inv.Services, dataplane.Service{
 			Namespace: s.Namespace, Name: s.Name, VIP: s.VIP, Port: s.Port, Endpoints: s.Endpoints,
-			Callers: callers[s.Name], Entry: s.Name == c.g.Entry,
+			Callers: callers[s.Name], Protocols: protocols[s.Name], Entry: s.Name == c.g.Entry,
 		})
 	}
 	return inv, ctx.Err()

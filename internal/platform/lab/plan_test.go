@@ -44,8 +44,8 @@ func TestPlanPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pods) != 2*(len(g.Deployments())+1) {
-		t.Fatalf("%d pods, want the graph's deployments and a load pod per namespace", len(pods))
+	if len(pods) != 2*(len(g.Deployments())+2) {
+		t.Fatalf("%d pods, want the graph's deployments, a load pod and an outside client per namespace", len(pods))
 	}
 	byKey := map[string]cluster.PodSpec{}
 	for _, p := range pods {
@@ -76,9 +76,47 @@ func TestPlanPods(t *testing.T) {
 		}
 	}
 	for _, p := range pods {
-		if p.Node == "load-1" && p.Name != LoadPodName {
+		if p.Node == "load-1" && p.Name != LoadPodName && p.Name != OutsidePodName {
 			t.Errorf("app pod %s placed on the load node", p.Name)
 		}
+	}
+}
+
+// TestOutsideClientPlacement checks that the ingress path's client is a
+// host-network pod (which no mesh captures) on the client node, else on a
+// load node, never on an app node.
+func TestOutsideClientPlacement(t *testing.T) {
+	t.Parallel()
+	withClient := append(testNodes(), cluster.Node{Name: "vm", Role: "client", IP: netip.MustParseAddr("10.255.0.4")})
+	tests := []struct {
+		name  string
+		nodes []cluster.Node
+		want  string
+	}{
+		{"on its own node", withClient, "vm"},
+		{"on the load node without one", testNodes(), "load-1"},
+	}
+	for _, tt := range tests {
+		pods, err := planPods(platform.Workload{Graph: tiered(t), Namespaces: 1}, tt.nodes, "/bin/mb", "/g.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, p := range pods {
+			if p.Name != OutsidePodName {
+				continue
+			}
+			found = true
+			if p.Node != tt.want || !p.HostNetwork || len(p.Containers) != 0 {
+				t.Errorf("%s: outside client %+v, want a bare host-network pod on %s", tt.name, p, tt.want)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no outside client", tt.name)
+		}
+	}
+	if generatorPod(platform.PathIngress) != OutsidePodName || generatorPod(platform.PathService) != LoadPodName {
+		t.Error("the ingress path's generators must run in the outside client, the service path's in the load pod")
 	}
 }
 
@@ -134,6 +172,8 @@ func TestLoadArgs(t *testing.T) {
 			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "100", "--rate", "450", "--duration", "1m0s", "--warmup", "10s", "--http2", "--timeout", "1s", "http://10.96.0.10:8080/"}},
 		{name: "closed loop by count", o: load.Options{URL: "http://x/", Connections: 32, Requests: 300000, NoKeepAlive: true, Method: "GET"},
 			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "32", "--requests", "300000", "--no-keepalive", "--method", "GET", "--timeout", "0s", "http://x/"}},
+		{name: "gRPC", o: load.Options{URL: "http://x/", Connections: 8, Requests: 10, GRPC: true},
+			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "8", "--requests", "10", "--grpc", "--timeout", "0s", "http://x/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,6 +86,16 @@ func TestIntegrationDeployRedeployMeasure(t *testing.T) {
 	if r.Requests < 150 || r.Errors != 0 {
 		t.Errorf("generator: %d requests, %d errors; want about 200 and none", r.Requests, r.Errors)
 	}
+	// Every app replica's answers are counted: the entry answered each
+	// request of the run (warm-up none), tier-2-app-a's two replicas shared
+	// theirs.
+	byPod := map[string]int64{}
+	for _, rr := range m.Replicas {
+		byPod[rr.Pod] = rr.Requests
+	}
+	if len(m.Replicas) != 5 || byPod["tier-1-app-a-0"] < r.Requests {
+		t.Errorf("replica counts %+v; want 5 pods, the entry's at least %d", m.Replicas, r.Requests)
+	}
 	roles := map[metrics.Role]int{}
 	for _, s := range m.Resources {
 		roles[s.Component.Role]++

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -208,5 +209,46 @@ func TestIngressModes(t *testing.T) {
 				t.Error(bad)
 			}
 		})
+	}
+}
+
+// TestHTTPClustersKeepTheCallersProtocol: every proxy that routes HTTP
+// (sidecar in and out, waypoint, ingress) sends each request upstream in
+// the protocol it came in, so that gRPC and h2c stay HTTP/2 end to end
+// and HTTP/1.1 stays HTTP/1.1.
+func TestHTTPClustersKeepTheCallersProtocol(t *testing.T) {
+	t.Parallel()
+	inv := fixture()
+	v := newView(inv)
+	pod := podNamed(&inv, "tier-2-app-a-0")
+	sidecar := buildSidecar(v, pod, Settings{Workers: 2}, "/m/sidecar", false)
+	waypoint := buildWaypoint(v, "ns-1", "waypoint-0", Settings{Workers: 2}, "/m/waypoint", false)
+	tests := []struct {
+		name    string
+		p       *proxy
+		cluster string
+	}{
+		{"sidecar outbound", sidecar, "outbound|8080||tier-3-app-a.ns-1.svc.cluster.local"},
+		{"sidecar inbound", sidecar, "inbound|8080||"},
+		{"waypoint", waypoint, "inbound-vip|8080|http|tier-2-app-a.ns-1.svc.cluster.local"},
+	}
+	for _, mode := range []upstreamMode{plainUpstream, mtlsUpstream, hboneUpstream} {
+		tests = append(tests, struct {
+			name    string
+			p       *proxy
+			cluster string
+		}{fmt.Sprintf("ingress mode %d", mode), buildIngress(v, &inv.Nodes[0], Settings{Workers: 1}, "/m/ingress", mode), "outbound|8080||tier-1-app-a.ns-1.svc.cluster.local"})
+	}
+	for _, tt := range tests {
+		c := findCluster(tt.p, tt.cluster)
+		if c == nil {
+			t.Errorf("%s: no cluster %s", tt.name, tt.cluster)
+			continue
+		}
+		opts, ok := c.ProtocolOptions["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].Value.(map[string]any)
+		down, _ := opts["use_downstream_protocol_config"].(map[string]any)
+		if !ok || down["http2_protocol_options"] == nil || down["http_protocol_options"] == nil {
+			t.Errorf("%s: cluster %s options %v; want use_downstream_protocol_config with HTTP/1.1 and HTTP/2", tt.name, tt.cluster, c.ProtocolOptions)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // Cluster is what installing a mesh needs from the platform under it. The
@@ -74,7 +75,10 @@ type Service struct {
 	Port      int              `json:"port"`
 	Endpoints []netip.AddrPort `json:"endpoints"`
 	Callers   []string         `json:"callers,omitempty"`
-	Entry     bool             `json:"entry,omitempty"`
+	// Protocols are the distinct protocols its callers use, http when
+	// the graph says none.
+	Protocols []topology.Protocol `json:"protocols,omitempty"`
+	Entry     bool                `json:"entry,omitempty"`
 }
 
 // Key is "<namespace>/<name>".

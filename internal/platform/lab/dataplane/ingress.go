@@ -64,7 +64,9 @@ func buildIngress(v *view, node *Node, s Settings, dir string, mode upstreamMode
 		case mtlsUpstream:
 			p.addCluster(mtlsCluster(name, v, svc, cert, p.trustedCA(), nil))
 		case hboneUpstream:
-			p.addCluster(tunnelCluster(name, "connect_originate", "LEAST_REQUEST", serviceTargets(v, svc, nil)))
+			c := tunnelCluster(name, "connect_originate", "LEAST_REQUEST", serviceTargets(v, svc, nil))
+			c.ProtocolOptions = envoycfg.DownstreamProtocolOptions()
+			p.addCluster(c)
 		default:
 			var addrs []*envoycfg.Address
 			for _, ep := range svc.Endpoints {
@@ -73,7 +75,7 @@ func buildIngress(v *view, node *Node, s Settings, dir string, mode upstreamMode
 			p.addCluster(envoycfg.Cluster{
 				Name: name, Type: "STATIC", LbPolicy: "LEAST_REQUEST", ConnectTimeout: connectTimeout,
 				LoadAssignment: envoycfg.StaticEndpoints(name, addrs...), CircuitBreakers: envoycfg.IstioCircuitBreakers(),
-				ProtocolOptions: envoycfg.HTTP1Options(),
+				ProtocolOptions: envoycfg.DownstreamProtocolOptions(),
 			})
 		}
 		byPath.Routes = append(byPath.Routes, envoycfg.Route{

@@ -95,7 +95,7 @@ func mtlsCluster(name string, v *view, s *Service, cert envoycfg.TLSCertificate,
 		Name: name, Type: "STATIC", LbPolicy: "LEAST_REQUEST", ConnectTimeout: connectTimeout,
 		LoadAssignment:  envoycfg.StaticEndpoints(name, addrs...),
 		CircuitBreakers: envoycfg.IstioCircuitBreakers(),
-		ProtocolOptions: envoycfg.HTTP1Options(),
+		ProtocolOptions: envoycfg.DownstreamProtocolOptions(),
 		TransportSocket: envoycfg.UpstreamTLSSocket(envoycfg.UpstreamTLS{
 			SNI: fmt.Sprintf("outbound_.%d_._.%s", s.Port, s.Host()), // Istio's DNS SRV form of the cluster name
 			Common: envoycfg.CommonTLS{

@@ -67,6 +67,7 @@ func addSidecarInbound(p *proxy, v *view, pod *Pod, cert envoycfg.TLSCertificate
 			Name: name, Type: "ORIGINAL_DST", LbPolicy: "CLUSTER_PROVIDED",
 			ConnectTimeout: connectTimeout, CleanupInterval: cleanupInterval,
 			CircuitBreakers:    envoycfg.IstioCircuitBreakers(),
+			ProtocolOptions:    envoycfg.DownstreamProtocolOptions(),
 			UpstreamBindConfig: &envoycfg.BindConfig{SourceAddress: &envoycfg.SocketAddress{Address: inboundPassthrough}},
 		})
 	}

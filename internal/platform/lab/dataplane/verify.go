@@ -22,6 +22,7 @@ const (
 	CheckAllowed   = "policy-allows"                // each Service's callers get through
 	CheckDenied    = "policy-denies"                // a principal (or path) the policy excludes is refused
 	CheckIngress   = "ingress-routes"               // the gateway reaches every namespace's entry
+	CheckHTTP2     = "http2-calls"                  // calls the graph makes over gRPC or h2c answer in that protocol
 )
 
 // Verify runs the profile's checks against the live data plane.
@@ -36,6 +37,9 @@ func (in *Installation) Verify(ctx context.Context) []platform.Check {
 	}
 	if in.ingress != nil {
 		checks = append(checks, in.checkIngress)
+	}
+	if len(in.http2Edges()) > 0 {
+		checks = append(checks, in.checkHTTP2)
 	}
 	out := make([]platform.Check, len(checks))
 	var wg sync.WaitGroup

@@ -71,7 +71,9 @@ func buildWaypoint(v *view, ns, name string, s Settings, dir string, l7 bool) *p
 			Match:   &envoycfg.FilterChainMatch{PrefixRanges: envoycfg.Host(svc.VIP.String()), DestinationPort: svc.Port},
 			Filters: []envoycfg.Extension{envoycfg.HCMFilter(h)},
 		})
-		p.addCluster(tunnelCluster(name, "connect_originate", "LEAST_REQUEST", serviceTargets(v, svc, nil)))
+		c := tunnelCluster(name, "connect_originate", "LEAST_REQUEST", serviceTargets(v, svc, nil))
+		c.ProtocolOptions = envoycfg.DownstreamProtocolOptions()
+		p.addCluster(c)
 	}
 	p.addListener(envoycfg.Listener{
 		Name:             "main_internal",

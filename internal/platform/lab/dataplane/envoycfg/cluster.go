@@ -127,10 +127,13 @@ func HTTP2Options() map[string]Any {
 	}}}
 }
 
-// HTTP1Options makes a cluster speak HTTP/1.1 upstream, Istio's default
-// (h2UpgradePolicy DO_NOT_UPGRADE).
-func HTTP1Options() map[string]Any {
+// DownstreamProtocolOptions makes a cluster speak upstream the protocol
+// each request came in on: HTTP/1.1 stays HTTP/1.1 (Istio's default
+// h2UpgradePolicy, DO_NOT_UPGRADE), HTTP/2 (h2c, gRPC) goes out as HTTP/2.
+// Istio configures the clusters of ports whose protocol it detects this
+// way; the test service serves all of them on its one port.
+func DownstreamProtocolOptions() map[string]Any {
 	return map[string]Any{httpOptionsName: {Type: httpOptionsName, Value: map[string]any{
-		"explicit_http_config": map[string]any{"http_protocol_options": map[string]any{}},
+		"use_downstream_protocol_config": map[string]any{"http_protocol_options": map[string]any{}, "http2_protocol_options": map[string]any{}},
 	}}}
 }

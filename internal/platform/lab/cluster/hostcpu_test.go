@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	in := "cpu  300 0 60 900 5 0 10 4 0 0\ncpu0 100 0 20 400 1 0 5 2 0 0\ncpu1 200 0 40 500 4 1 4 2 0 0\nintr 1 2 3\n"
+	got, err := parseProcStat([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tick = 1e9 / userHZ
+	want := map[int]cpuTimes{0: {busy: 125 * tick, steal: 2 * tick}, 1: {busy: 245 * tick, steal: 2 * tick}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if _, err := parseProcStat([]byte("intr 1\n")); err == nil {
+		t.Error("no per-CPU lines parsed")
+	}
+}
+
+// TestAccountHostNoise checks the noise accounting on made-up counters: per
+// CPU, busy time less the lab's own time, less the runner's, plus steal.
+func TestAccountHostNoise(t *testing.T) {
+	t.Parallel()
+	const s = uint64(1e9) // one CPU-second in ns
+	t0 := time.Unix(1000, 0)
+	before := cpuSnapshot{t: t0,
+		host: map[int]cpuTimes{0: {busy: 10 * s}, 1: {busy: 10 * s}},
+		lab:  map[int]uint64{0: 5 * s, 1: 5 * s}, self: 1 * s}
+	tests := []struct {
+		name    string
+		after   cpuSnapshot
+		perCPU  bool
+		noise   float64 // cores
+		load    NodeCPU // node "load" on CPU 0
+		appBusy float64 // node "app" on CPU 1
+	}{
+		{
+			name: "quiet: the lab is all that ran",
+			after: cpuSnapshot{t: t0.Add(10 * time.Second),
+				host: map[int]cpuTimes{0: {busy: 15 * s}, 1: {busy: 18 * s}},
+				lab:  map[int]uint64{0: 10 * s, 1: 13 * s}, self: 1 * s},
+			noise: 0, load: NodeCPU{Name: "load", Role: "load", CPUs: 1, Busy: 0.5}, appBusy: 0.8,
+		},
+		{
+			name: "a hog on the app CPU for half the window, and steal",
+			after: cpuSnapshot{t: t0.Add(10 * time.Second),
+				host: map[int]cpuTimes{0: {busy: 15 * s}, 1: {busy: 23 * s, steal: 1 * s}},
+				lab:  map[int]uint64{0: 10 * s, 1: 13 * s}, self: 1 * s},
+			noise: 0.6, load: NodeCPU{Name: "load", Role: "load", CPUs: 1, Busy: 0.5}, appBusy: 1.3,
+		},
+		{
+			name: "the runner's own CPU is not noise",
+			after: cpuSnapshot{t: t0.Add(10 * time.Second),
+				host: map[int]cpuTimes{0: {busy: 17 * s}, 1: {busy: 18 * s}},
+				lab:  map[int]uint64{0: 10 * s, 1: 13 * s}, self: 3 * s},
+			noise: 0, load: NodeCPU{Name: "load", Role: "load", CPUs: 1, Busy: 0.7, Outside: 0.2}, appBusy: 0.8,
+		},
+	}
+	nodes := []nodeCPUs{{name: "load", role: "load", cpus: []int{0}}, {name: "app", role: "app", cpus: []int{1}}}
+	for _, tt := range tests {
+		h := account(before, tt.after, []int{0, 1}, nodes)
+		if math.Abs(h.Noise()-tt.noise) > 1e-9 {
+			t.Errorf("%s: noise %v cores, want %v (%+v)", tt.name, h.Noise(), tt.noise, h)
+		}
+		if h.CPUs != 2 || len(h.Nodes) != 2 {
+			t.Fatalf("%s: %+v", tt.name, h)
+		}
+		if got := h.Nodes[0]; math.Abs(got.Busy-tt.load.Busy) > 1e-9 || math.Abs(got.Outside-tt.load.Outside) > 1e-9 || got.CPUs != 1 {
+			t.Errorf("%s: load node %+v, want %+v", tt.name, got, tt.load)
+		}
+		if got := h.Nodes[1].Busy; math.Abs(got-tt.appBusy) > 1e-9 {
+			t.Errorf("%s: app node busy %v, want %v", tt.name, got, tt.appBusy)
+		}
+	}
+	// Where the lab's time is known only in total (cgroup v2), it comes off
+	// the sum.
+	after := cpuSnapshot{t: t0.Add(10 * time.Second), host: map[int]cpuTimes{0: {busy: 15 * s}, 1: {busy: 23 * s}}, labTotal: 10 * s, self: 1 * s}
+	b2 := before
+	b2.lab, b2.labTotal = nil, 0
+	if h := account(b2, after, []int{0, 1}, nil); math.Abs(h.Noise()-0.8) > 1e-9 {
+		t.Errorf("v2 accounting: noise %v, want 0.8", h.Noise())
+	}
+}

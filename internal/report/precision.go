@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// precision says how many rounds ran and why no more did, and what the
+// host-noise guard found: the cells re-run, and those that stayed noisy.
+func (b *builder) precision() Section {
+	s := Section{ID: "precision", Title: "Repetitions and host noise"}
+	ix := b.d.Index
+	var items []string
+	if r := ix.Rounds; r != nil {
+		switch r.Stop {
+		case "fixed":
+			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds, as the study fixed them.", r.Ran))
+		case "narrow":
+			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds (at least %d, at most %d); stopped because every mesh's p50 overhead had a 95%% interval within ±%.0f%% of itself.", r.Ran, r.Min, r.Max, 100*r.CI))
+		case "max":
+			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds, the maximum; stopped there although some mesh's p50 overhead still had a 95%% interval wider than ±%.0f%% of itself (at least %d rounds were planned).", r.Ran, 100*r.CI, r.Min))
+		default:
+			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds (at least %d, at most %d); stopped: %s.", r.Ran, r.Min, r.Max, r.Stop))
+		}
+	}
+	if n := ix.Noise; n != nil {
+		var rerun, still []string
+		var worst float64
+		for _, c := range ix.Cells {
+			if c.HostNoise != nil {
+				worst = max(worst, *c.HostNoise)
+			}
+			if c.Attempt > 1 {
+				rerun = append(rerun, c.ID)
+			}
+			if c.Noisy {
+				still = append(still, c.ID)
+			}
+		}
+		items = append(items, fmt.Sprintf("Host noise: CPU used on the study's CPUs by anything outside the study (steal time included), measured during every cell; "+
+			"a cell over %.3g cores is noisy and was run again at the end of the study, up to %d more times. The noisiest cell recorded %.3f cores.", n.Threshold, n.Retries, worst))
+		if len(n.Calibration) > 0 {
+			var cal []string
+			for _, m := range slices.Sorted(maps.Keys(n.Calibration)) {
+				cal = append(cal, fmt.Sprintf("%s %.3f", m, n.Calibration[m]))
+			}
+			items = append(items, "Host noise during calibration, in cores: "+strings.Join(cal, ", ")+".")
+		}
+		if len(rerun) == 0 && len(still) == 0 {
+			items = append(items, "No cell was noisy.")
+		}
+		if len(rerun) > 0 {
+			items = append(items, fmt.Sprintf("%d cells were noisy and run again at the end of the study: %s.", len(rerun), strings.Join(rerun, ", ")))
+		}
+		if len(still) > 0 {
+			line := fmt.Sprintf("%d cells are noisy in the results and left out of every figure (see Excluded cells): %s.", len(still), strings.Join(still, ", "))
+			if !ix.Complete {
+				line += " The run stopped before it had re-run every noisy cell."
+			}
+			items = append(items, line)
+		} else if len(rerun) > 0 {
+			items = append(items, "Every re-run found the host quiet; the figures use the quiet attempts.")
+		}
+	}
+	if len(items) > 0 {
+		s.Blocks = append(s.Blocks, Block{List: items})
+	}
+	return s
+}
+
+func (b *builder) hostNoiseMeasured() bool { return b.d.Index.Noise != nil }

@@ -1,0 +1,87 @@
+package results
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+func TestNoisy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		h    *platform.HostCPU
+		want bool
+	}{
+		{"not measured", nil, false},
+		{"quiet", &platform.HostCPU{Noise: 0.01}, false},
+		{"at the threshold", &platform.HostCPU{Noise: DefaultNoiseThreshold}, false},
+		{"a hog", &platform.HostCPU{Noise: 0.7}, true},
+	}
+	for _, tt := range tests {
+		if got := Noisy(tt.h, DefaultNoiseThreshold); got != tt.want {
+			t.Errorf("%s: noisy %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestLoadNodeSaturated(t *testing.T) {
+	t.Parallel()
+	node := func(cpus int, busy float64) *platform.HostCPU {
+		return &platform.HostCPU{Nodes: []platform.NodeCPU{
+			{Name: "app", Role: platform.NodeApp, CPUs: 1, Busy: 1},
+			{Name: "load", Role: platform.NodeLoad, CPUs: cpus, Busy: busy},
+		}}
+	}
+	tests := []struct {
+		name string
+		h    *platform.HostCPU
+		want bool
+	}{
+		{"not measured", nil, false},
+		{"one generator, headroom", node(1, 0.4), false},
+		// Each of 50 generators uses 2% of a CPU, far below any
+		// per-process limit; together they fill the node.
+		{"50 generators sharing one CPU", node(1, 50*0.0195), true},
+		{"the same on two CPUs", node(2, 50*0.0195), false},
+		{"the ingress path's client node counts too", &platform.HostCPU{Nodes: []platform.NodeCPU{{Role: platform.NodeLoad, CPUs: 1, Busy: 0.1}, {Role: platform.NodeClient, CPUs: 1, Busy: 0.95}}}, true},
+		{"a full app node is not the load node's problem", &platform.HostCPU{Nodes: []platform.NodeCPU{{Role: platform.NodeApp, CPUs: 1, Busy: 1}}}, false},
+	}
+	for _, tt := range tests {
+		why, got := LoadNodeSaturated(tt.h)
+		if got != tt.want || (got && !strings.Contains(why, "load node")) {
+			t.Errorf("%s: saturated %v (%s), want %v", tt.name, got, why, tt.want)
+		}
+	}
+}
+
+func TestClosedLoopShortfall(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	result := func(rate float64, conns int, qps float64, lat time.Duration) load.Result {
+		h := metrics.NewHistogram()
+		h.RecordN(lat, 1000)
+		return load.Result{Options: load.Options{Rate: rate, Connections: conns}, Start: start, End: start.Add(10 * time.Second),
+			Latency: h, AchievedRate: qps}
+	}
+	tests := []struct {
+		name string
+		r    load.Result
+		want bool
+	}{
+		// Little's law: 150 req/s x 0.4 s = 60 of 64 connections busy.
+		{"saturated service", result(0, 64, 150, 400*time.Millisecond), false},
+		{"generator idle between replies", result(0, 64, 150, 200*time.Millisecond), true},
+		{"open loop is checked by the engine", result(100, 64, 50, time.Millisecond), false},
+	}
+	for _, tt := range tests {
+		why, got := ClosedLoopShortfall(tt.r)
+		if got != tt.want || (got && !strings.Contains(why, "of its 64 connections")) {
+			t.Errorf("%s: shortfall %v (%s), want %v", tt.name, got, why, tt.want)
+		}
+	}
+}
