@@ -124,7 +124,11 @@ func (s *Search) searched(t Trial) {
 		// The SLO broke at the start: shrink.
 		s.rate = roundRate(s.upper / s.factor())
 		if s.rate < s.cfg.MinRate {
-			s.finish(fmt.Sprintf("the SLO is not met even at %s req/s", rateText(s.upper)))
+			if s.limited {
+				s.finish("no rate could be measured")
+			} else {
+				s.finish(fmt.Sprintf("the SLO is not met even at %s req/s", rateText(s.upper)))
+			}
 		}
 	case s.upper == 0:
 		s.rate = roundRate(s.lower * s.factor())

@@ -438,3 +438,18 @@ func TestNoCapacityAfterGoingBack(t *testing.T) {
 			res.RPS, res.CILow, res.CIHigh, len(res.Estimates), res.Complete, res.Note)
 	}
 }
+
+// When every trial is inconclusive the search says that nothing could be
+// measured, not that the SLO broke.
+func TestNothingMeasurable(t *testing.T) {
+	t.Parallel()
+	srv := &server{mu: 1500, generatorLimit: 1}
+	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 50, MinRate: 25, Short: time.Second, Full: 2 * time.Second}
+	res, err := Run(context.Background(), cfg, srv.trial, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RPS != 0 || strings.Contains(res.Note, "not met") || !strings.Contains(res.Note, "no rate could be measured") || !strings.Contains(res.Note, "saturated") {
+		t.Errorf("capacity %.1f, note %q; want none, nothing measurable, saturated", res.RPS, res.Note)
+	}
+}
