@@ -35,7 +35,7 @@ func (s *Search) finish(stopped string) {
 	r := Result{SLO: s.cfg.SLO, Lower: s.lower, Upper: s.upper, Complete: stopped == ""}
 	if s.lower == 0 {
 		// No rate met the SLO: there is no capacity to estimate.
-		r.Complete, r.Note = false, stopped
+		r.Complete, r.Note = false, joinNote(stopped, s.limit)
 		s.result = r
 		return
 	}
@@ -54,14 +54,18 @@ func (s *Search) finish(stopped string) {
 		r.RPS, r.CILow, r.CIHigh = meanCI(r.Estimates)
 		r.CILow = max(r.CILow, 0)
 	}
-	r.Note = stopped
-	if s.limit != "" {
-		if r.Note != "" {
-			r.Note += "; "
-		}
-		r.Note += s.limit
-	}
+	r.Note = joinNote(stopped, s.limit)
 	s.result = r
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // estimate is one confirmation round's capacity: where the SLO score,
