@@ -198,6 +198,9 @@ type LoadSpec struct {
 	Options      load.Options `json:"options"`
 	Path         LoadPath     `json:"path"`
 	PerNamespace bool         `json:"per_namespace"`
+	// Tenants, with PerNamespace, loads only the first Tenants namespaces
+	// (ns-1 ... ns-Tenants), the others deployed but idle; 0 loads all.
+	Tenants int `json:"tenants,omitempty"`
 	// LogDir, when set, is a directory for this measurement's logs: each
 	// generator's own output, and the logs of pods that restarted during
 	// it. The runner gives each cell its own; Measure creates it when it

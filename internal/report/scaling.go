@@ -19,6 +19,13 @@ func scaling(sc *results.Scaling) []Block {
 	}
 	var parts []string
 	switch {
+	case sc.Mode == "tenants":
+		s := fmt.Sprintf("Scaled by tenants, not by rate: %s.", strings.TrimSuffix(sc.Note, "."))
+		out := []Block{text(strings.ToUpper(s[:1]) + s[1:])}
+		if t := capacities(sc); t != nil {
+			out = append(out, table(t))
+		}
+		return out
 	case sc.Mode == "calibrated" && sc.Reference != "":
 		parts = append(parts, fmt.Sprintf("Calibrated on the slowest mesh, %s (%s req/s): before the cells, a short closed-loop measurement found each mesh's capacity, "+
 			"and the load was scaled to the slowest's so that every mesh ran below saturation", sc.Reference, num(sc.Capacities[sc.Reference])))

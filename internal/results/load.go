@@ -57,11 +57,14 @@ type Load struct {
 	Options      LoadOptions `json:"options"`
 	Path         string      `json:"path"`
 	PerNamespace bool        `json:"per_namespace"`
+	// Tenants is how many namespaces were loaded when fewer than all of
+	// them were (ns-1 ... ns-Tenants); 0 is all.
+	Tenants int `json:"tenants,omitempty"`
 }
 
 // LoadOf records a platform's load spec.
 func LoadOf(l platform.LoadSpec) Load {
-	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace}
+	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace, Tenants: l.Tenants}
 }
 
 // Generator is one load generator's result (or their exact merge).

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/metrics"
@@ -12,16 +13,17 @@ import (
 // added each cell file's sha256 and bytes to study.json; 3 added host
 // noise (Summary.HostNoise, Noisy, Attempt, NoisyAttempts; Cell.Host;
 // Index.Noise) and adaptive rounds (Index.Rounds); 4 added each cell's
-// replicas[] and the load options' grpc, both optional; 5 added capacity
-// searches (Index.Capacity), optional.
-const SchemaVersion = 5
+// replicas[] and the load options' grpc; 5 added provenance.published,
+// the tenant scaling's fields and a load's tenants; 6 added capacity
+// searches (Index.Capacity); all optional.
+const SchemaVersion = 6
 
 // OldestSchema is the oldest version ReadIndex reads. Versions 1 to 4
 // differ only by lacking the cell files' hashes (1), host noise and
-// rounds (1 and 2), replica counts and gRPC load (1 to 3), and capacity
-// searches (1 to 4), so they are read as they are: their cell files go
-// unchecked where unhashed, and they hold no noise verdicts, replica
-// counts or capacities.
+// rounds (1 and 2), replica counts and gRPC load (1 to 3), published
+// figures and tenant scaling (1 to 4), and capacity searches (1 to 5), so
+// they are read as they are: their cell files go unchecked where unhashed,
+// and they hold no noise verdicts, replica counts or capacities.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -97,6 +99,24 @@ type Provenance struct {
 	// mesh-config check reports it; each cell's verification keeps its own.
 	EnvoyConfigHashes map[string]string `json:"envoy_config_hashes,omitempty"`
 	Scaling           *Scaling          `json:"scaling,omitempty"`
+	// Published holds the figures the study's authors published, as the
+	// study file carries them, for the report to set beside this run's.
+	Published []Published `json:"published,omitempty"`
+}
+
+// Published is one figure a study's authors published, with where it
+// comes from. Metric is a measured metric (p50, p95, qps, cpu:<part> in
+// cores, mem:<part> in MiB), alone or prefixed by a relation to the mesh
+// Against (default the baseline): "added:" the difference, "ratio:" the
+// quotient, "reduction:" how many percent less. Params selects the cells
+// it compares with.
+type Published struct {
+	Metric  string            `json:"metric"`
+	Mesh    string            `json:"mesh"`
+	Against string            `json:"against,omitempty"`
+	Params  map[string]string `json:"params,omitempty"`
+	Value   float64           `json:"value"`
+	Source  string            `json:"source"`
 }
 
 // Scaling says how a preset's load was scaled to fit the platform.
@@ -113,6 +133,17 @@ type Scaling struct {
 	PublishedRate float64            `json:"published_rate_rps,omitempty"`
 	Rate          float64            `json:"rate_rps,omitempty"`
 	Note          string             `json:"note,omitempty"`
+	// Tenants, in mode "tenants", are the loaded-tenant counts measured,
+	// out of StudyTenants; TenantRate is each loaded tenant's offered rate
+	// (PublishedRate is the study's per-tenant rate), and RateLowered says
+	// that the study's rate would have overloaded the lab. Deployed is
+	// "loaded" when only the loaded tenants were deployed, "all" when every
+	// tenant was.
+	Tenants      []int   `json:"tenants,omitempty"`
+	StudyTenants int     `json:"study_tenants,omitempty"`
+	TenantRate   float64 `json:"tenant_rate_rps,omitempty"`
+	RateLowered  bool    `json:"rate_lowered,omitempty"`
+	Deployed     string  `json:"deployed,omitempty"`
 }
 
 // Summary is one cell's line in study.json.
@@ -213,3 +244,21 @@ type CapacityTrial struct {
 
 // CapacityRunning marks a capacity search still going on.
 const CapacityRunning = "running"
+
+// Published relations to another mesh.
+const (
+	RelationAdded     = "added"
+	RelationRatio     = "ratio"
+	RelationReduction = "reduction"
+)
+
+// Split splits the figure's metric into its relation ("" for an absolute
+// figure) and the measured metric it applies to.
+func (p Published) Split() (relation, base string) {
+	for _, r := range []string{RelationAdded, RelationRatio, RelationReduction} {
+		if b, ok := strings.CutPrefix(p.Metric, r+":"); ok {
+			return r, b
+		}
+	}
+	return "", p.Metric
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // plan decides the run's scaling, calibrating on the platform when the
@@ -21,7 +22,7 @@ func (r *runner) plan(ctx context.Context) (*Plan, error) {
 		}
 		sc = *old
 	}
-	if sc.Mode == ScaleCalibrated && sc.Factor == 0 {
+	if needsCalibration(sc) {
 		caps, err := r.measureCapacities(ctx)
 		if err != nil {
 			return nil, err
@@ -30,6 +31,7 @@ func (r *runner) plan(ctx context.Context) (*Plan, error) {
 			return nil, err
 		}
 		r.printf("calibrated: capacity %s; load scaled by %.4g (%s)\n", capacitiesText(caps), sc.Factor, sc.Note)
+		r.log.Info("calibrated", "scaling", sc.Mode, "factor", sc.Factor, "tenant_rate", sc.TenantRate)
 	}
 	r.ix.Provenance.Scaling = &sc
 	plan, err := NewPlan(r.s, sc)
@@ -43,6 +45,18 @@ func (r *runner) plan(ctx context.Context) (*Plan, error) {
 		}
 	}
 	return plan, r.writeIndex()
+}
+
+// needsCalibration reports whether a scaling waits for the meshes'
+// capacities to be measured.
+func needsCalibration(sc results.Scaling) bool {
+	switch sc.Mode {
+	case ScaleCalibrated:
+		return sc.Factor == 0
+	case ScaleTenants:
+		return sc.TenantRate == 0
+	}
+	return false
 }
 
 // calibrationMeshes are the meshes whose capacity calibration measures:

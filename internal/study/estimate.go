@@ -50,11 +50,7 @@ func (s *Study) pods(c Cell) int {
 		}
 		n += r
 	}
-	gens := 1
-	if c.Load.PerNamespace {
-		gens = c.Namespaces
-	}
-	return n*c.Namespaces + gens
+	return n*c.Namespaces + c.generators()
 }
 
 // assumedClosedLoopRate is the throughput the estimate assumes for a
@@ -67,7 +63,7 @@ const assumedClosedLoopRate = 1000.0
 func (p *Plan) estimate(s *Study) {
 	t := setupTimes[p.Platform]
 	p.Estimate = 0
-	if p.Scaling.Mode == ScaleCalibrated && p.Scaling.Factor == 0 {
+	if needsCalibration(p.Scaling) {
 		p.Estimate += t.deploy + time.Duration(len(s.calibrationMeshes()))*t.calibrate
 	}
 	prevGroup, prevMesh := 0, ""
@@ -97,10 +93,7 @@ func (p *Plan) estimate(s *Study) {
 // largest count takes the scaling's measure time, else a guess.
 func (p *Plan) rate(s *Study, c *Cell) float64 {
 	o := c.Load.Options
-	gens := 1.0
-	if c.Load.PerNamespace {
-		gens = float64(c.Namespaces)
-	}
+	gens := float64(c.generators())
 	switch {
 	case o.Rate > 0:
 		return o.Rate * gens
@@ -114,4 +107,15 @@ func (p *Plan) rate(s *Study, c *Cell) float64 {
 		return float64(largest) / s.Scaling.Measure.D().Seconds()
 	}
 	return assumedClosedLoopRate
+}
+
+// generators is how many load generators a cell runs.
+func (c Cell) generators() int {
+	switch {
+	case !c.Load.PerNamespace:
+		return 1
+	case c.Load.Tenants > 0:
+		return c.Load.Tenants
+	}
+	return c.Namespaces
 }

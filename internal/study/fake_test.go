@@ -44,9 +44,10 @@ type fakePlatform struct {
 	// is returned by Measure.
 	onMeasure func(n int) error
 
-	mesh     string
-	measures int
-	logDirs  []string // each Measure's spec.LogDir
+	mesh       string
+	namespaces int // of the deployed workload
+	measures   int
+	logDirs    []string // each Measure's spec.LogDir
 }
 
 func newFake() *fakePlatform {
@@ -88,6 +89,9 @@ func (f *fakePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error 
 
 func (f *fakePlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	f.record("deploy ns=%d replicas=%v", w.Namespaces, w.Replicas)
+	f.mu.Lock()
+	f.namespaces = w.Namespaces
+	f.mu.Unlock()
 	return f.failDeploy
 }
 
@@ -141,9 +145,15 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		lat = time.Millisecond
 	}
 	gens := 1
-	if spec.PerNamespace {
+	switch {
+	case spec.PerNamespace && spec.Tenants > 0:
+		gens = spec.Tenants
+	case spec.PerNamespace && f.namespaces == 1:
+		gens = 1
+	case spec.PerNamespace:
 		gens = 2
 	}
+	f.record("generators %d", gens)
 	total := spec.Options.Rate * float64(gens)
 	appCPU := 0.5
 	if mu, ok := f.capacity[f.mesh]; ok && spec.Options.Rate > 0 {

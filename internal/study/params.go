@@ -17,8 +17,10 @@ import (
 // after the cell's sweep values were applied to the study's.
 type setting struct {
 	Namespaces int
-	Replicas   map[string]int
-	Load       Load
+	// Tenants, in tenant scaling, is how many namespaces are loaded.
+	Tenants  int
+	Replicas map[string]int
+	Load     Load
 }
 
 func (s setting) clone() setting {

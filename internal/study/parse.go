@@ -227,6 +227,9 @@ func (s *Study) defaults(seed uint64) {
 		if sc.Warmup == 0 {
 			sc.Warmup = DefaultWarmup
 		}
+		if len(sc.Tenants) > 0 && sc.Deploy == "" {
+			sc.Deploy = DeployLoaded
+		}
 	}
 }
 
@@ -257,6 +260,30 @@ func (s *Study) resolveGraph(loadGraph func(string) (*topology.Graph, error)) er
 		}
 		if err := g.Normalize(); err != nil {
 			return fieldError("workload.resources", "%v", err)
+		}
+	}
+	for key := range s.Workload.CPUWork {
+		if key != "*" && g.Service(key) == nil {
+			return fieldError("workload.cpu_work", "graph %q has no service %q", g.Name, key)
+		}
+	}
+	if work := s.Workload.CPUWork; len(work) > 0 {
+		for i := range g.Services {
+			svc := &g.Services[i]
+			w, ok := work[svc.Name]
+			if !ok {
+				w, ok = work["*"]
+			}
+			if !ok {
+				continue
+			}
+			if w < 0 {
+				return fieldError("workload.cpu_work", "%s: must not be negative, got %s", svc.Name, w)
+			}
+			svc.CPUWork = w
+			for j := range svc.Versions {
+				svc.Versions[j].CPUWork = 0 // the study's figure holds for every version
+			}
 		}
 	}
 	s.Graph = g

@@ -200,8 +200,9 @@ func TestPresetShapes(t *testing.T) {
 	}{
 		// 3 meshes x 5 repetitions.
 		{"quick", 15, 1, 1},
-		// 5 meshes x 5 repetitions, 50 namespaces kept.
-		{"solo-tiered", 25, 50, 1},
+		// 5 meshes x 5 repetitions x 2 loaded-tenant counts (1 and 2),
+		// only the loaded tenants deployed: 2 deployments.
+		{"solo-tiered", 50, 1, 2},
 		// 3 connections x 7 linked rows x 3 meshes x 3 repetitions; the
 		// replica counts 1, 2, 4, 6, 8 make 5 deployments.
 		{"livewyer-bookinfo", 189, 1, 5},

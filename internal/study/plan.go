@@ -96,6 +96,15 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sc.Mode == ScaleTenants {
+		var expanded []point
+		for _, pt := range points {
+			for _, k := range sc.Tenants {
+				expanded = append(expanded, s.withTenants(pt, k))
+			}
+		}
+		points = expanded
+	}
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
 		Shuffle: *s.Order.Shuffle, Repetitions: rounds, MaxRepetitions: max(rounds, s.Repetitions.Max), CI: s.Repetitions.CI, Scaling: sc,
@@ -196,6 +205,9 @@ func (st setting) workloadKey() string {
 
 // generators is how many load generators a setting runs.
 func (st setting) generators() int {
+	if st.Load.Generators == GeneratorsPerNamespace && st.Tenants > 0 {
+		return st.Tenants
+	}
 	if st.Load.Generators == GeneratorsPerNamespace {
 		return st.Namespaces
 	}
@@ -226,8 +238,18 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 			},
 			Path:         l.Path,
 			PerNamespace: l.Generators == GeneratorsPerNamespace,
+			Tenants:      loadedOf(pt.setting),
 		},
 	}
+}
+
+// loadedOf is the LoadSpec's Tenants: the loaded count when fewer
+// namespaces are loaded than deployed, else 0 (all).
+func loadedOf(st setting) int {
+	if st.Tenants > 0 && st.Tenants < st.Namespaces {
+		return st.Tenants
+	}
+	return 0
 }
 
 // WorkloadOf is what the platform deploys for a cell.

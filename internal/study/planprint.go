@@ -54,6 +54,15 @@ func (p *Plan) scalingText() string {
 		return "none: the study runs as written"
 	case sc.Mode == ScaleFactor:
 		return fmt.Sprintf("open-loop rates, their connections and request counts x %g (--scale)", sc.Factor)
+	case sc.Mode == ScaleTenants && sc.TenantRate == 0:
+		deployed := "only those deployed"
+		if sc.Deployed == DeployAll {
+			deployed = "all deployed"
+		}
+		return fmt.Sprintf("tenants: %s of the study's %d tenants loaded (%s), each at the study's rate unless the largest count would offer more than %.0f%% of the slowest mesh's capacity, measured at run time; rates below are as written, durations as capped",
+			tenantsText(sc.Tenants), sc.StudyTenants, deployed, 100*sc.Fraction)
+	case sc.Mode == ScaleTenants:
+		return fmt.Sprintf("tenants: %s", sc.Note)
 	case sc.Factor == 0:
 		return fmt.Sprintf("calibrated at run time: short closed-loop measurements find each mesh's capacity, and open-loop rates are scaled to offer %.0f%% of the slowest's; rates and request counts below are as written, durations as capped", 100*sc.Fraction)
 	}

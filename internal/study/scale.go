@@ -2,7 +2,11 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/results"
@@ -14,7 +18,12 @@ const (
 	ScaleNone       = "none"       // the study runs as written
 	ScaleFactor     = "factor"     // the user chose the factor (--scale)
 	ScaleCalibrated = "calibrated" // measured from the meshes' capacities
+	ScaleTenants    = "tenants"    // fewer tenants loaded, each at the study's rate where it fits
 )
+
+// TenantsParam is the parameter a tenant-scaled cell records its loaded
+// tenant count under.
+const TenantsParam = "tenants"
 
 // Calibration measures each mesh's capacity with a short closed loop of
 // about calibrationConnections connections in all: enough to saturate a
@@ -34,6 +43,9 @@ func (s *Study) ScalingFor(factor float64) results.Scaling {
 	case factor > 0:
 		return results.Scaling{Mode: ScaleFactor, Factor: factor,
 			Note: "open-loop rates, their connections and request counts multiplied by the factor given with --scale"}
+	case s.Scaling != nil && s.Platform.Type == PlatformLab && len(s.Scaling.Tenants) > 0:
+		return results.Scaling{Mode: ScaleTenants, Fraction: s.Scaling.Fraction, Tenants: slices.Clone(s.Scaling.Tenants),
+			StudyTenants: s.Workload.Namespaces, Deployed: s.Scaling.Deploy, PublishedRate: s.Load.Rate}
 	case s.Scaling != nil && s.Platform.Type == PlatformLab:
 		return results.Scaling{Mode: ScaleCalibrated, Fraction: s.Scaling.Fraction}
 	}
@@ -52,7 +64,13 @@ func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
 	if sc.Mode == ScaleNone {
 		return l
 	}
-	if f := sc.Factor; f > 0 {
+	if sc.Mode == ScaleTenants {
+		// The tenant keeps its connections and protocol; only a rate
+		// that would overload the lab is lowered.
+		if sc.TenantRate > 0 && l.Rate > 0 {
+			l.Rate = sc.TenantRate
+		}
+	} else if f := sc.Factor; f > 0 {
 		if l.Rate > 0 && f < 1 {
 			l.Connections = max(1, int(math.Ceil(float64(l.Connections)*f)))
 		}
@@ -61,7 +79,7 @@ func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
 			l.Requests = max(int64(l.Connections), int64(math.Round(float64(l.Requests)*f)))
 		}
 	}
-	if sc.Mode == ScaleCalibrated && s.Scaling != nil {
+	if (sc.Mode == ScaleCalibrated || sc.Mode == ScaleTenants) && s.Scaling != nil {
 		if l.Duration > s.Scaling.Measure {
 			l.Duration = s.Scaling.Measure
 		}
@@ -92,9 +110,18 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 		return Cell{}, err
 	}
 	pt := pts[0]
+	if sc := s.ScalingFor(0); sc.Mode == ScaleTenants {
+		pt = s.withTenants(pt, slices.Min(sc.Tenants))
+	}
 	l := pt.setting.Load
-	l.Rate, l.Requests = 0, 0
-	l.Connections = max(1, calibrationConnections/pt.setting.generators())
+	conns := max(1, calibrationConnections/pt.setting.generators())
+	if l.Rate == 0 && l.Connections > 0 {
+		// A closed-loop study saturates at its own concurrency: more
+		// connections than it uses only lengthen each request, which on
+		// an app that costs tens of ms can outlast the request timeout.
+		conns = min(conns, l.Connections)
+	}
+	l.Rate, l.Requests, l.Connections = 0, 0, conns
 	l.Duration, l.Warmup = topology.Duration(calibrationDuration), topology.Duration(calibrationWarmup)
 	pt.setting.Load = l
 	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: ScaleNone})
@@ -110,6 +137,9 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 // the scaling's measure time at that capacity. The factor never exceeds
 // 1: scaling only shrinks a study.
 func (s *Study) calibrate(sc results.Scaling, caps map[string]float64) (results.Scaling, error) {
+	if sc.Mode == ScaleTenants {
+		return s.calibrateTenants(sc, caps)
+	}
 	sc.Capacities = map[string]float64{}
 	for name, c := range caps {
 		sc.Capacities[name] = math.Round(c*10) / 10
@@ -156,6 +186,63 @@ func (s *Study) calibrate(sc results.Scaling, caps map[string]float64) (results.
 		sc.Note = joinNote(sc.Note, fmt.Sprintf("open-loop measured phases lengthened, past that cap if need be, to at least %d requests each", s.Scaling.MinRequests))
 	}
 	return sc, nil
+}
+
+// calibrateTenants sets each loaded tenant's rate: the study's own, unless
+// the largest tenant count at that rate would offer more than the
+// scaling's fraction of the slowest mesh's capacity (measured with the
+// smallest count loaded), and then as much as that fraction allows. The
+// fraction stands for the app node's CPU utilization: at closed-loop
+// capacity the app node is saturated.
+func (s *Study) calibrateTenants(sc results.Scaling, caps map[string]float64) (results.Scaling, error) {
+	sc.Capacities = map[string]float64{}
+	for name, c := range caps {
+		sc.Capacities[name] = math.Round(c*10) / 10
+		if c > 0 && (sc.Reference == "" || c < caps[sc.Reference] || c == caps[sc.Reference] && name < sc.Reference) {
+			sc.Reference = name
+		}
+	}
+	if sc.Reference == "" {
+		return sc, fmt.Errorf("calibration: no mesh served a request, so no capacity is known; check the workload, or give --scale")
+	}
+	capacity := caps[sc.Reference]
+	most, least := slices.Max(sc.Tenants), slices.Min(sc.Tenants)
+	sc.TenantRate = sc.PublishedRate
+	if limit := sc.Fraction * capacity * float64(least) / float64(most); sc.TenantRate <= 0 || sc.TenantRate > limit {
+		sc.TenantRate = math.Floor(limit*100) / 100
+		sc.RateLowered = sc.PublishedRate > 0
+	}
+	sc.Rate = sc.TenantRate * float64(most)
+	if sc.PublishedRate > 0 {
+		sc.Factor = sc.TenantRate / sc.PublishedRate
+	}
+	sc.Note = fmt.Sprintf("%s of the study's %d tenants loaded, each with the study's connections and protocol", tenantsText(sc.Tenants), sc.StudyTenants)
+	if sc.RateLowered {
+		sc.Note = joinNote(sc.Note, fmt.Sprintf("each tenant's rate lowered from the study's %.0f to %.2f req/s, so that %d tenants offer %.0f%% of the capacity of the slowest mesh, %s (%.1f req/s with %d loaded): what compares is per-request latency at a utilization like the study's, not at its absolute rate",
+			sc.PublishedRate, sc.TenantRate, most, 100*sc.Fraction, sc.Reference, capacity, least))
+	}
+	sc.Note = joinNote(sc.Note, fmt.Sprintf("measured phases capped at %s and warm-ups at %s", s.Scaling.Measure, s.Scaling.Warmup))
+	return sc, nil
+}
+
+func tenantsText(ks []int) string {
+	var parts []string
+	for _, k := range ks {
+		parts = append(parts, strconv.Itoa(k))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// withTenants is a point with k tenants loaded: only those deployed, or
+// every namespace deployed and the first k loaded, as the scaling says.
+func (s *Study) withTenants(pt point, k int) point {
+	np := point{params: maps.Clone(pt.params), names: append(slices.Clone(pt.names), TenantsParam), setting: pt.setting.clone()}
+	np.params[TenantsParam] = strconv.Itoa(k)
+	np.setting.Tenants = k
+	if s.Scaling.Deploy != DeployAll {
+		np.setting.Namespaces = k
+	}
+	return np
 }
 
 func joinNote(a, b string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -38,6 +39,10 @@ type Study struct {
 	// Scaling says how to fit a full-size study to a smaller platform; the
 	// lab applies it, a Kubernetes cluster runs the study as written.
 	Scaling *Scaling `json:"scaling,omitempty"`
+	// Published are the figures the study's authors published, which the
+	// report sets beside the run's own (see docs/studies.md for the
+	// metrics).
+	Published []results.Published `json:"published,omitempty"`
 	// Search, when set, makes the study a capacity search: each mesh's
 	// highest rate within an SLO, rather than cells at given rates.
 	Search *Search `json:"search,omitempty"`
@@ -94,6 +99,10 @@ type Workload struct {
 	// Resources overrides requests and limits per service name; the key
 	// "*" applies to every service, a service's own key wins over it.
 	Resources map[string]topology.Resources `json:"resources,omitempty"`
+	// CPUWork overrides the CPU time a service burns per request, per
+	// service name ("*" for every service), so that the test service costs
+	// what the study's application cost relative to its proxies.
+	CPUWork map[string]topology.Duration `json:"cpu_work,omitempty"`
 }
 
 // Mesh is one mesh to compare: a profile and its settings, under a name
@@ -206,4 +215,21 @@ type Scaling struct {
 	// its scaled rate: a slow or busy machine scales the rate down, and a
 	// cell of a few hundred requests holds no p99. 0 leaves durations be.
 	MinRequests int64 `json:"min_requests,omitempty"`
+	// Tenants, when set, scales the number of loaded tenants instead of
+	// the rate: each per-namespace generator keeps the study's rate,
+	// connections and protocol, lowered only as far as Fraction of the
+	// slowest mesh's capacity needs at the largest count; the cells run at
+	// each count given (two, so that additive figures can be extrapolated
+	// to the study's namespaces and their linearity checked).
+	Tenants []int `json:"tenants,omitempty"`
+	// Deploy is "loaded" (default: only the loaded tenants are deployed)
+	// or "all" (every namespace of the study is deployed, the first
+	// Tenants of them loaded).
+	Deploy string `json:"deploy,omitempty"`
 }
+
+// Deployed footprints in tenant scaling.
+const (
+	DeployLoaded = "loaded"
+	DeployAll    = "all"
+)

@@ -93,7 +93,8 @@ func (r *runner) createResults() error {
 		Start: time.Now().UTC(), Seed: r.s.Order.Seed, Cells: []results.Summary{},
 		Provenance: results.Provenance{
 			MeshbenchVersion: r.o.Version, GoVersion: runtime.Version(),
-			Cluster: platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
+			Cluster:   platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
+			Published: r.s.Published,
 		},
 	}
 	// At once, so that a run killed at any later point can be resumed.

@@ -82,13 +82,74 @@ func (s *Study) validate() FieldErrors {
 		case sc.Warmup < 0:
 			add(fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup))
 		}
+		add(s.validateTenants(sc))
 	}
 	add(s.validateSearch())
 	if s.Graph != nil {
 		_, err := s.axes()
 		add(err)
 	}
+	add(s.validatePublished())
 	return errs
+}
+
+// validateTenants checks tenant scaling: distinct counts within the
+// study's namespaces, and a load generated per namespace.
+func (s *Study) validateTenants(sc *Scaling) error {
+	if len(sc.Tenants) == 0 {
+		if sc.Deploy != "" {
+			return fieldError("scaling.deploy", "only applies with scaling.tenants")
+		}
+		return nil
+	}
+	seen := map[int]bool{}
+	for i, k := range sc.Tenants {
+		if k < 1 || k > s.Workload.Namespaces || seen[k] {
+			return fieldError(fmt.Sprintf("scaling.tenants[%d]", i), "want distinct tenant counts from 1 to workload.namespaces (%d), got %d", s.Workload.Namespaces, k)
+		}
+		seen[k] = true
+	}
+	if s.Load.Generators != GeneratorsPerNamespace {
+		return fieldError("scaling.tenants", "needs load.generators: %s, so that each loaded tenant has its own generator", GeneratorsPerNamespace)
+	}
+	for _, sw := range s.Sweeps {
+		if sw.Param == "namespaces" || slices.Contains(sw.Params, "namespaces") {
+			return fieldError("scaling.tenants", "cannot be combined with a sweep of namespaces")
+		}
+	}
+	if sc.Deploy != DeployLoaded && sc.Deploy != DeployAll {
+		return fieldError("scaling.deploy", "%q: want %s or %s", sc.Deploy, DeployLoaded, DeployAll)
+	}
+	return nil
+}
+
+// publishedMetrics are the figures a published value can name: latency
+// percentiles (ms), QPS, and a part's CPU (cores) or memory (MiB), each
+// alone or, with a prefix, relative to another mesh (see PublishedFigure).
+var publishedMetrics = []string{"p50", "p90", "p95", "p99", "p99.9", "qps", "cpu:", "mem:"}
+
+// validatePublished checks that each published figure names a metric
+// meshbench measures, a mesh of the study and its sweeps' parameters.
+func (s *Study) validatePublished() error {
+	for i, f := range s.Published {
+		path := fmt.Sprintf("published[%d]", i)
+		_, base := f.Split()
+		if !slices.ContainsFunc(publishedMetrics, func(m string) bool {
+			return base == m || strings.HasSuffix(m, ":") && strings.HasPrefix(base, m) && len(base) > len(m)
+		}) {
+			return fieldError(path+".metric", "%q: want one of %s, optionally prefixed by added:, ratio: or reduction:", f.Metric, joinNames(publishedMetrics))
+		}
+		if !slices.ContainsFunc(s.Meshes, func(m Mesh) bool { return m.Name == f.Mesh }) {
+			return fieldError(path+".mesh", "%q is not a mesh of the study", f.Mesh)
+		}
+		if f.Against != "" && !slices.ContainsFunc(s.Meshes, func(m Mesh) bool { return m.Name == f.Against }) {
+			return fieldError(path+".against", "%q is not a mesh of the study", f.Against)
+		}
+		if f.Source == "" {
+			return fieldError(path+".source", "required: the table or page the figure comes from")
+		}
+	}
+	return nil
 }
 
 // axes decodes the sweeps, refusing a parameter swept twice.

@@ -32,6 +32,9 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 	targets := p.namespaces[:1]
 	if spec.PerNamespace {
 		targets = p.namespaces
+		if spec.Tenants > 0 && spec.Tenants < len(targets) {
+			targets = targets[:spec.Tenants]
+		}
 	}
 	// A run whose resources cannot be sampled is wasted: find out first.
 	if err := p.resourcesReachable(ctx); err != nil {

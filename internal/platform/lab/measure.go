@@ -51,8 +51,11 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		return m, err
 	}
 	namespaces := p.wl.namespaces
-	if !spec.PerNamespace {
+	switch {
+	case !spec.PerNamespace:
 		namespaces = namespaces[:1]
+	case spec.Tenants > 0 && spec.Tenants < len(namespaces):
+		namespaces = namespaces[:spec.Tenants]
 	}
 	seq := measureSeq.Add(1)
 	var gens []*generator
