@@ -38,6 +38,9 @@ type Dataset struct {
 	Configs  []Config // in ascending order of their parameters
 	// Excluded lists every cell left out, in the order the cells ran.
 	Excluded []Exclusion
+	// Capacity holds a search study's capacities, in the order the study
+	// lists its meshes.
+	Capacity []*CapacityMesh
 	// StudyFile is the study file the results directory keeps, or nil.
 	StudyFile []byte
 	groups    map[string]*Group
@@ -56,7 +59,7 @@ func Load(dir string, opts Options) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ix.Cells) == 0 {
+	if len(ix.Cells) == 0 && len(ix.Capacity) == 0 {
 		return nil, fmt.Errorf("%s: the study has no cells yet", dir)
 	}
 	if damaged := results.CheckCells(dir, ix); len(damaged) > 0 {
@@ -90,6 +93,12 @@ func Load(dir string, opts Options) (*Dataset, error) {
 		slices.SortStableFunc(g.Reps, func(a, b *Rep) int { return cmp.Compare(a.Summary.Repetition, b.Summary.Repetition) })
 	}
 	d.order(values, opts.Baseline)
+	d.Capacity = loadCapacities(dir, ix)
+	for _, c := range d.Capacity {
+		if !slices.Contains(d.Meshes, c.Mesh) {
+			d.Meshes = append(d.Meshes, c.Mesh)
+		}
+	}
 	return d, nil
 }
 

@@ -25,6 +25,7 @@ type loadFlags struct {
 	output   string
 	save     string
 	metrics  string
+	find     findMaxFlags
 }
 
 func newLoadCmd(s Streams, g *globals) *cobra.Command {
@@ -45,16 +46,28 @@ loop: each connection sends its next request when the last one is answered.
 The run is bounded by --duration or --requests (default --duration 10s);
 --warmup runs first and is left out of the results. Results go to stdout as
 text or JSON (--output json); --save also writes the JSON, which
-'meshbench load merge' combines exactly with other generators'.`,
+'meshbench load merge' combines exactly with other generators'.
+
+With --find-max, a capacity search instead: the highest open-loop rate at
+which the target meets the SLO (--slo-p99, optionally --slo-p50/--slo-p95,
+and --slo-errors). The rate grows from --start-rate until the SLO breaks,
+the bracket is bisected to --precision with --trial-duration trials, and
+--confirmations rounds of --confirm-duration trials at both ends give the
+capacity and its 95% interval. A trial in which the generator saturated is
+no evidence and is run again. Every trial is printed as it finishes.`,
 		Example: `  meshbench load --rate 2000 -c 32 -d 30s http://127.0.0.1:8080/
   meshbench load -c 64 -n 1000000 --output json http://127.0.0.1:8080/ > result.json
   meshbench load --grpc --rate 1000 -c 8 -d 30s http://127.0.0.1:8080
-  meshbench load merge gen-1.json gen-2.json`,
+  meshbench load merge gen-1.json gen-2.json
+  meshbench load --find-max --slo-p99 10ms -c 64 http://127.0.0.1:8080/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.URL = args[0]
 			if err := f.apply(cmd, &o); err != nil {
 				return err
+			}
+			if f.find.on {
+				return runFindMax(cmd, s, g, o, f)
 			}
 			return runLoad(cmd.Context(), s, g, o, f)
 		},
@@ -78,6 +91,7 @@ text or JSON (--output json); --save also writes the JSON, which
 	fl.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	fl.StringVar(&f.save, "save", "", "also write the full result as JSON to this file")
 	fl.StringVar(&f.metrics, "serve-metrics", "", "serve live progress in Prometheus text format on this address, at /metrics")
+	f.find.register(cmd)
 	cmd.AddCommand(newLoadMergeCmd(s))
 	return cmd
 }

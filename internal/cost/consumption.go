@@ -67,7 +67,9 @@ type ConsumptionRow struct {
 	CPUCores    float64 `json:"cpu_cores"`
 	MemoryGB    float64 `json:"memory_gb"`
 	MonthlyCost float64 `json:"monthly_cost"`
-	// CPUPer1000RPS is data-plane cores per 1000 requests a second.
+	// CPUPer1000RPS is data-plane cores per 1000 requests a second at the
+	// run's rate: all its CPU, idle included, over the rate. An average at
+	// that rate, not a marginal cost: at low rates idle CPU dominates it.
 	CPUPer1000RPS float64 `json:"cpu_per_1000_rps,omitempty"`
 	// Projected is the same data plane at the projection's rate and nodes.
 	Projected *Consumed `json:"projected,omitempty"`
@@ -82,8 +84,8 @@ type Consumed struct {
 
 // Consumption prices each run's data plane (sidecars, node proxies and
 // waypoints) at the unit prices. With a projection, CPU scales with the
-// request rate (all of it, idle CPU included, which slightly overstates
-// low rates); node-proxy memory scales with the node count; sidecar and
+// request rate (all of it, idle CPU included, which overstates a
+// projection from a lightly loaded run); node-proxy memory scales with the node count; sidecar and
 // waypoint memory, which follows pods rather than load, stays as measured.
 func Consumption(usages []Usage, p UnitPrices, proj *Projection) ([]ConsumptionRow, error) {
 	var rows []ConsumptionRow

@@ -186,3 +186,31 @@ func TestUsageFromSeries(t *testing.T) {
 		t.Errorf("control plane = %+v", cp)
 	}
 }
+
+func TestPerMillionRequests(t *testing.T) {
+	p := UnitPrices{PerVCPUMonth: 23, PerGBMonth: 3.33}
+	// 1 core and 1 GB for the 1e6/500 = 2000 s a million requests take at
+	// 500 req/s: (23 + 3.33) / (730 x 3600) x 2000.
+	want := (23 + 3.33) / (730 * 3600.0) * 2000
+	if got := p.PerMillionRequests(1, 1, 500); !near(got, want) {
+		t.Errorf("got %g, want %g", got, want)
+	}
+	if got := p.PerMillionRequests(1, 1, 0); got != 0 {
+		t.Errorf("at no rate: %g, want 0", got)
+	}
+}
+
+// The average cores per 1000 req/s is labelled as what it is, so that idle
+// CPU over a low rate is not read as a marginal cost.
+func TestConsumptionSaysAverageIsNotMarginal(t *testing.T) {
+	e := &ConsumptionEstimate{Prices: UnitPrices{PerVCPUMonth: 23, PerGBMonth: 3}, Rows: []ConsumptionRow{{Mesh: "sidecar", CPUCores: 0.168, CPUPer1000RPS: 6.04}}}
+	var b strings.Builder
+	if err := e.Write(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CORES/1000 RPS AT RUN RATE", "6.040", "not the marginal cost", "idle part plus a per-request part"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}

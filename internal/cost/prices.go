@@ -98,3 +98,17 @@ func pairPrices(catalog *Catalog, cpuNames, memNames []string) (UnitPrices, erro
 	}
 	return DeriveUnitPrices(cpu, mem)
 }
+
+// HoursPerMonth is the month the catalog's prices are for: 730 hours.
+const HoursPerMonth = 730
+
+// PerMillionRequests is what serving a million requests costs with cores
+// and gb in use at rps requests a second: the resources' price for the
+// time a million requests take at that rate.
+func (p UnitPrices) PerMillionRequests(cores, gb, rps float64) float64 {
+	if rps <= 0 {
+		return 0
+	}
+	perSecond := (cores*p.PerVCPUMonth + gb*p.PerGBMonth) / (HoursPerMonth * 3600)
+	return perSecond * 1e6 / rps
+}

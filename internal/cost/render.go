@@ -64,7 +64,7 @@ func (e *ConsumptionEstimate) Write(w io.Writer, format string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Data plane at measured consumption: %s per vCPU-month, %s per GB-month (%s)\n\n",
 		dollars(e.Prices.PerVCPUMonth), dollars(e.Prices.PerGBMonth), e.Prices.Source)
-	head := []string{"MESH", "CPU CORES", "MEMORY GB", "MONTHLY", "CPU PER 1000 RPS"}
+	head := []string{"MESH", "CPU CORES", "MEMORY GB", "MONTHLY", "CORES/1000 RPS AT RUN RATE"}
 	if p := e.Projection; p != nil {
 		cpu, mem := "CPU", "MEMORY GB"
 		if p.RequestRate > 0 {
@@ -84,9 +84,18 @@ func (e *ConsumptionEstimate) Write(w io.Writer, format string) error {
 		cells = append(cells, line)
 	}
 	table(&b, cells)
+	b.WriteString("\n" + averageCPUNote + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// averageCPUNote says what cores per 1000 req/s at one rate is not: the
+// data plane's idle CPU divided by a low rate reads as a large cost per
+// request that no request causes.
+const averageCPUNote = `CORES/1000 RPS AT RUN RATE is the data plane's whole CPU, idle included, divided by the run's request rate: ` +
+	`at a low rate it is mostly idle CPU, not the marginal cost of a request, and projecting it to another rate scales the idle part too. ` +
+	`A capacity study (meshbench run --study capacity) fits each component's CPU as an idle part plus a per-request part ` +
+	`and reports cores per 1000 req/s and dollars per million requests at the SLO.`
 
 // table writes cells in columns two spaces apart: the first column
 // aligned left, the others right.

@@ -65,6 +65,9 @@ func EstimateResults(o Options, catalog *Catalog) (*ResultsEstimate, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(d.Configs) == 0 {
+		return nil, fmt.Errorf("--results %s: a capacity search has no cells at a fixed load to price; its dollars per million requests at the SLO are in its report (meshbench report %s)", o.ResultsDir, o.ResultsDir)
+	}
 	cfg := d.Representative()
 	e := &ResultsEstimate{
 		Study: d.Index.Study, Dir: o.ResultsDir, Config: cfg.Params, ConfigLabel: cfg.Label(),

@@ -38,18 +38,26 @@ func achievedRate(res *Result, s *schedule, lastSend, end time.Duration) float64
 // be the bottleneck.
 const saturated = 0.9
 
+// CPUSaturated reports the share of its CPUs the generator used over the
+// measured phase, and whether that was enough to make the generator, not
+// the server, the bottleneck.
+func (r *Result) CPUSaturated() (float64, bool) {
+	wall := r.End.Sub(r.Start)
+	if wall <= 0 || r.ClientCores <= 0 {
+		return 0, false
+	}
+	util := r.ClientCPU.Seconds() / (wall.Seconds() * float64(r.ClientCores))
+	return util, util > saturated
+}
+
 // assess says whether the generator shaped the result: it used (nearly) all
 // its CPU, or could not send at the rate asked.
 func (r *Result) assess() {
-	wall := r.End.Sub(r.Start)
-	if wall > 0 && r.ClientCores > 0 {
-		util := r.ClientCPU.Seconds() / (wall.Seconds() * float64(r.ClientCores))
-		if util > saturated {
-			r.Distorted = true
-			r.Warnings = append(r.Warnings, fmt.Sprintf(
-				"generator CPU saturated: %.0f%% of %d CPUs; the generator, not the server, may have set these figures",
-				100*util, r.ClientCores))
-		}
+	if util, full := r.CPUSaturated(); full {
+		r.Distorted = true
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"generator CPU saturated: %.0f%% of %d CPUs; the generator, not the server, may have set these figures",
+			100*util, r.ClientCores))
 	}
 	if rate := r.Options.Rate; rate > 0 && r.Requests > 0 && r.AchievedRate < 0.99*rate {
 		r.Distorted = true

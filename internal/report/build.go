@@ -26,10 +26,12 @@ func Build(d *analysis.Dataset) *Document {
 		Title:    "meshbench report: " + d.Index.Study,
 		Subtitle: b.subtitle(),
 	}
-	for _, s := range []Section{
-		b.summary(), b.published(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(), b.tenants(),
-		b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(),
-	} {
+	sections := []Section{b.capacity()}
+	if len(d.Configs) > 0 {
+		sections = append(sections, b.summary(), b.published(), b.latency(), b.overhead(), b.latencyVsLoad(), b.resources(), b.tenants(),
+			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost())
+	}
+	for _, s := range sections {
 		if len(s.Blocks) > 0 {
 			doc.Sections = append(doc.Sections, s)
 		}
@@ -51,6 +53,13 @@ func (b *builder) subtitle() string {
 	}
 	s := fmt.Sprintf("%s (%d excluded), %d meshes, %d load configurations; run %s",
 		cells, len(b.d.Excluded), len(b.d.Meshes), len(b.d.Configs), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+	if len(ix.Cells) == 0 && len(ix.Capacity) > 0 {
+		trials := 0
+		for _, c := range ix.Capacity {
+			trials += len(c.Trials)
+		}
+		s = fmt.Sprintf("capacity search: %d trials, %d meshes; run %s", trials, len(ix.Capacity), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+	}
 	if !ix.End.IsZero() {
 		s += " to " + ix.End.UTC().Format("2006-01-02 15:04 MST")
 	}

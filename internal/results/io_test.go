@@ -33,6 +33,20 @@ func TestWriteJSONIsAtomicAndReadable(t *testing.T) {
 	}
 }
 
+// Results of schema 1, from before capacity searches, read as results
+// without them.
+func TestReadIndexSchema1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"schema": 1, "study": "quick", "cells": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := ReadIndex(dir)
+	if err != nil || ix.Study != "quick" || ix.Capacity != nil {
+		t.Fatalf("schema 1: %+v, %v", ix, err)
+	}
+}
+
 func TestReadIndexReadsSchema2(t *testing.T) {
 	t.Parallel()
 	// Schema 3 only added optional fields: a schema 2 directory reads.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 // SchemaVersion is the version of the results format written here. 2
@@ -15,16 +16,18 @@ import (
 // replicas[] and the load options' grpc; 5 added provenance.published,
 // the tenant scaling's fields and a load's tenants; 6 added a cell's
 // namespace_latency_ms, resources[].gaps, load.resources,
-// mesh_spec.context and verification[].facts; all optional.
-const SchemaVersion = 6
+// mesh_spec.context and verification[].facts; 7 added capacity searches
+// (Index.Capacity); all optional.
+const SchemaVersion = 7
 
 // OldestSchema is the oldest version ReadIndex reads. Versions 1 to 5
 // differ only by lacking the cell files' hashes (1), host noise and
 // rounds (1 and 2), replica counts and gRPC load (1 to 3), published
-// figures and tenant scaling (1 to 4), and per-namespace latency, resource
-// gaps, generator resources, mesh contexts and install facts (1 to 5), so
-// they are read as they are: their cell files go unchecked where unhashed,
-// and they hold no noise verdicts or replica counts.
+// figures and tenant scaling (1 to 4), per-namespace latency, resource
+// gaps, generator resources, mesh contexts and install facts (1 to 5), and
+// capacity searches (1 to 6), so they are read as they are: their cell
+// files go unchecked where unhashed, and they hold no noise verdicts,
+// replica counts or capacities.
 const OldestSchema = 1
 
 // Cell statuses.
@@ -54,6 +57,9 @@ type Index struct {
 	Planned int `json:"planned_cells"`
 	// Resumed lists when the run was resumed after an interrupt.
 	Resumed []time.Time `json:"resumed,omitempty"`
+	// Capacity holds, for a study with a search section, each mesh's
+	// capacity at the SLO; its trials' cell files are not in Cells.
+	Capacity []Capacity `json:"capacity,omitempty"`
 	// Rounds says how many interleaved rounds of repetitions ran and why
 	// no more did.
 	Rounds *Rounds `json:"rounds,omitempty"`
@@ -218,6 +224,36 @@ type ReplicaRequests struct {
 	Pod       string `json:"pod"`
 	Requests  int64  `json:"requests"`
 }
+
+// Capacity is one mesh's capacity at the study's SLO: rps with its 95%
+// interval (ci_low, ci_high), the slo, the bracket, and every trial that
+// decided it, each with its own cell file holding its histograms and
+// resource samples.
+type Capacity struct {
+	Mesh    string `json:"mesh"`
+	Profile string `json:"profile"`
+	search.Result
+	Trials []CapacityTrial `json:"trials"`
+	// Status is StatusOK once the search finished, StatusFailed when the
+	// mesh could not be installed (Reason says why); while the run goes on
+	// it is "running".
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// CapacityTrial is one trial of a capacity search and the cell file that
+// holds its full result.
+type CapacityTrial struct {
+	search.Trial
+	ID   string `json:"id"`
+	File string `json:"file"`
+	// SHA256 and Bytes are the cell file's, as written.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
+}
+
+// CapacityRunning marks a capacity search still going on.
+const CapacityRunning = "running"
 
 // Published relations to another mesh.
 const (

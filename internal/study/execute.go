@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 )
@@ -42,6 +43,13 @@ func (r *runner) execute(ctx context.Context, plan *Plan) error {
 // previous cell left when it fits. A failure becomes a failed cell; only
 // the context ending returns an error, and then the cell is not recorded.
 func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
+	cell, _, err := r.measureCell(ctx, c)
+	return cell, err
+}
+
+// measureCell is runCell that also returns the generators' results as the
+// engine gave them, nil when nothing was measured.
+func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load.Result, error) {
 	start := time.Now().UTC()
 	cell := &results.Cell{
 		Summary: results.Summary{
@@ -50,14 +58,14 @@ func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
 		},
 		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
-	fail := func(format string, args ...any) (*results.Cell, error) {
+	fail := func(format string, args ...any) (*results.Cell, []load.Result, error) {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		cell.Status, cell.Reason = results.StatusFailed, fmt.Sprintf(format, args...)
 		cell.Start, cell.End = start, time.Now().UTC()
 		r.log.Debug("cell failed", "cell", c.ID, "reason", cell.Reason)
-		return cell, nil
+		return cell, nil, nil
 	}
 	if err := r.deploy(ctx, c); err != nil {
 		return fail("%v", err)
@@ -75,7 +83,7 @@ func (r *runner) runCell(ctx context.Context, c Cell) (*results.Cell, error) {
 	record(cell, m, r.s.Noise.Threshold)
 	cell.Attempt = 1
 	r.noteNoise(m.Host, "")
-	return cell, nil
+	return cell, m.Generators, nil
 }
 
 // withLogDir is a cell's load with the directory for its measurement's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,13 @@ type fakePlatform struct {
 	failInstall map[string]error         // by profile
 	failDeploy  error
 	distorted   map[string]bool // by profile
+	// capacity, by profile, makes an open loop's p99 rise with the total
+	// rate as an M/M/1 queue's does, ln(100) / (capacity - rate), and the
+	// app's CPU 0.1 cores idle plus 1 core per 1000 req/s.
+	capacity map[string]float64
+	// saturateAbove marks every generator CPU-saturated above this total
+	// rate.
+	saturateAbove float64
 	// latencyAt, when set, gives the latency of the nth measurement of a
 	// profile, over latency.
 	latencyAt func(profile string, n int) time.Duration
@@ -43,7 +51,7 @@ type fakePlatform struct {
 }
 
 func newFake() *fakePlatform {
-	return &fakePlatform{rate: 1000, rates: map[string]float64{}, latency: map[string]time.Duration{}, failInstall: map[string]error{}, distorted: map[string]bool{}}
+	return &fakePlatform{rate: 1000, rates: map[string]float64{}, latency: map[string]time.Duration{}, failInstall: map[string]error{}, distorted: map[string]bool{}, capacity: map[string]float64{}}
 }
 
 func (f *fakePlatform) record(format string, args ...any) {
@@ -146,6 +154,15 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		gens = 2
 	}
 	f.record("generators %d", gens)
+	total := spec.Options.Rate * float64(gens)
+	appCPU := 0.5
+	if mu, ok := f.capacity[f.mesh]; ok && spec.Options.Rate > 0 {
+		rate, lat = spec.Options.Rate, 10*time.Second
+		if total < mu {
+			lat = time.Duration(math.Log(100) / (mu - total) * float64(time.Second))
+		}
+		appCPU = 0.1 + total/1000
+	}
 	m := platform.Measurement{Start: start, End: start.Add(window)}
 	if f.host != nil {
 		m.Host = f.host(f.mesh, n)
@@ -162,11 +179,14 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		if f.distorted[f.mesh] {
 			r.Distorted, r.Warnings = true, []string{"sent 80% of the target rate"}
 		}
+		if f.saturateAbove > 0 && total > f.saturateAbove {
+			r.ClientCores, r.ClientCPU, r.Distorted = 1, window, true
+		}
 		m.Generators = append(m.Generators, r)
 	}
 	m.Resources = []metrics.Series{{
 		Component: metrics.Component{Role: metrics.RoleApp, Node: "app", Namespace: "ns-1", Pod: "front-0", Container: "app"},
-		Samples:   []metrics.Sample{{Time: start, CPUCores: 0.5, WorkingSet: 10 << 20}},
+		Samples:   []metrics.Sample{{Time: start, CPUCores: appCPU, WorkingSet: 10 << 20}},
 	}}
 	return m, nil
 }

@@ -223,6 +223,10 @@ func (s *Study) defaults(seed uint64) {
 	if l.Generators == "" {
 		l.Generators = GeneratorsOne
 	}
+	if s.Search != nil && l.Duration == 0 && l.Requests == 0 {
+		// Each trial sets its own length; the load's is the confirmations'.
+		l.Duration = topology.Duration(s.Search.Config().Full)
+	}
 	s.Repetitions.defaults()
 	if s.Noise == nil {
 		s.Noise = &Noise{}

@@ -160,7 +160,7 @@ func wantLines(t *testing.T, path string) []string {
 func TestPresets(t *testing.T) {
 	t.Parallel()
 	names := PresetNames()
-	for _, want := range []string{"boutique-resources", "livewyer-bookinfo", "quick", "solo-tiered"} {
+	for _, want := range []string{"boutique-resources", "capacity", "livewyer-bookinfo", "quick", "solo-tiered"} {
 		if _, err := PresetSource(want); err != nil {
 			t.Errorf("preset %s: %v (have %v)", want, err, names)
 		}
@@ -175,8 +175,10 @@ func TestPresets(t *testing.T) {
 			if s.Name != name {
 				t.Errorf("preset %s is named %q", name, s.Name)
 			}
-			if s.Description == "" || s.Scaling == nil {
-				t.Errorf("preset %s needs a description and a scaling section for the lab", name)
+			// A search finds its own rates; every other preset scales its
+			// rates to the lab.
+			if s.Description == "" || (s.Scaling == nil) == (s.Search == nil) {
+				t.Errorf("preset %s needs a description, and a scaling section for the lab unless it searches", name)
 			}
 			if _, err := NewPlan(s, s.ScalingFor(0)); err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -59,6 +60,9 @@ type Plan struct {
 	Groups         int             `json:"workload_groups"`
 	Cells          []Cell          `json:"cells"`
 	Estimate       time.Duration   `json:"estimate_ns"`
+	// Search is a search study's settings; it plans no cells, for its
+	// trials are decided as it runs.
+	Search *search.Config `json:"search,omitempty"`
 }
 
 // point is one combination of sweep values before meshes and repetitions.
@@ -107,6 +111,11 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)
+	}
+	if s.Search != nil {
+		cfg := s.Search.Config()
+		p.Search, p.Estimate = &cfg, s.searchEstimate(cfg)
+		return p, nil
 	}
 	var groups [][]point
 	byKey := map[string]int{}

@@ -20,6 +20,13 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Shuffle {
 		order = fmt.Sprintf("shuffled within each round (seed %d)", p.Seed)
 	}
+	if c := p.Search; c != nil {
+		fmt.Fprintf(&b, "meshes: %s, their trials interleaved, %s\n", strings.Join(p.Meshes, ", "), order)
+		fmt.Fprintf(&b, "capacity search at %s: from %g req/s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %d confirmation rounds of %s trials; estimated %s\n",
+			c.SLO, c.Start, c.Growth, 100*c.Precision, c.Short, c.Confirmations, c.Full, round(p.Estimate))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	reps := fmt.Sprintf("%d repetitions", p.Repetitions)
 	if p.MaxRepetitions > p.Repetitions {
 		reps = fmt.Sprintf("%d repetitions, then more up to %d until every mesh's p50 overhead has a 95%% interval within ±%.0f%% of itself (the cells below are the first %d)",

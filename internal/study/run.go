@@ -49,6 +49,9 @@ var ErrComplete = errors.New("the run is already complete")
 // failed and the run goes on; only the platform's set-up failing, or the
 // context ending, stops it.
 func Run(ctx context.Context, o Options) (*results.Index, error) {
+	if o.Study != nil && o.Study.Search != nil && o.Resume {
+		return nil, ErrSearchResume
+	}
 	r, err := newRunner(o)
 	if err != nil {
 		return nil, err
@@ -61,23 +64,33 @@ func Run(ctx context.Context, o Options) (*results.Index, error) {
 	if err != nil {
 		return r.ix, r.stopped(err)
 	}
-	plan, err := r.plan(ctx)
-	if err != nil {
-		return r.ix, r.stopped(err)
-	}
-	plan, err = r.runRounds(ctx, plan)
-	if err != nil {
-		return r.ix, r.stopped(err)
-	}
-	if err := r.rerunNoisy(ctx, plan); err != nil {
-		return r.ix, r.stopped(err)
+	if r.s.Search != nil {
+		if err := r.searchCapacities(ctx); err != nil {
+			return r.ix, err
+		}
+	} else {
+		plan, err := r.plan(ctx)
+		if err != nil {
+			return r.ix, r.stopped(err)
+		}
+		plan, err = r.runRounds(ctx, plan)
+		if err != nil {
+			return r.ix, r.stopped(err)
+		}
+		if err := r.rerunNoisy(ctx, plan); err != nil {
+			return r.ix, r.stopped(err)
+		}
 	}
 	r.ix.Complete = true
 	r.ix.End = time.Now().UTC()
 	if err := r.writeIndex(); err != nil {
 		return r.ix, err
 	}
-	r.printf("done: %d cells in %s; results in %s\n", len(r.ix.Cells), round(time.Since(r.started)), r.dir)
+	if r.s.Search != nil {
+		r.printf("done: capacity of %d meshes in %s; results in %s\n", len(r.ix.Capacity), round(time.Since(r.started)), r.dir)
+	} else {
+		r.printf("done: %d cells in %s; results in %s\n", len(r.ix.Cells), round(time.Since(r.started)), r.dir)
+	}
 	return r.ix, nil
 }
 

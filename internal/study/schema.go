@@ -43,6 +43,9 @@ type Study struct {
 	// report sets beside the run's own (see docs/studies.md for the
 	// metrics).
 	Published []results.Published `json:"published,omitempty"`
+	// Search, when set, makes the study a capacity search: each mesh's
+	// highest rate within an SLO, rather than cells at given rates.
+	Search *Search `json:"search,omitempty"`
 
 	// Graph is the workload's graph, resolved and normalized by Parse.
 	Graph *topology.Graph `json:"-"`

@@ -84,6 +84,7 @@ func (s *Study) validate() FieldErrors {
 		}
 		add(s.validateTenants(sc))
 	}
+	add(s.validateSearch())
 	if s.Graph != nil {
 		_, err := s.axes()
 		add(err)

@@ -1,0 +1,238 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/report/chart"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
+)
+
+// capacity renders a search study: each mesh's capacity at the SLO with
+// its interval, the latency-throughput curve of its trials, the CPU it
+// takes per 1000 req/s at capacity split into idle and per-request parts,
+// and the dollars per million requests there.
+func (b *builder) capacity() Section {
+	s := Section{ID: "capacity", Title: "Capacity at the SLO"}
+	caps := b.d.Capacity
+	if len(caps) == 0 {
+		return s
+	}
+	slo := caps[0].SLO
+	s.Blocks = append(s.Blocks, text(fmt.Sprintf("The highest open-loop rate at which each mesh met the SLO (%s), found by search: "+
+		"the rate doubled until the SLO broke, the bracket was bisected with short trials, and confirmation rounds of full-length trials "+
+		"at both ends of the bracket each gave an estimate of where the SLO breaks (interpolated between the two); the capacity is their mean, "+
+		"with a 95%% Student-t interval. Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
+		"The meshes' trials interleaved.", slo)))
+	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "95% interval", "Relative to " + caps[0].Mesh, "Met at / broken at (req/s)", "Trials", "Note"}}
+	for _, c := range caps {
+		if c.Status != results.StatusOK {
+			t.Rows = append(t.Rows, []string{c.Mesh, "—", "—", "—", "—", fmt.Sprint(len(c.Trials)), strings.TrimSpace(c.Status + ": " + c.Reason)})
+			continue
+		}
+		if c.RPS <= 0 {
+			t.Rows = append(t.Rows, []string{c.Mesh, "none", "—", "—", bracketText(c), trialsText(c), c.Note})
+			continue
+		}
+		rel := "—"
+		if base := caps[0]; base.RPS > 0 && c.Mesh != base.Mesh {
+			rel = fmt.Sprintf("%s%%", signed(100*(c.RPS/base.RPS-1)))
+		}
+		t.Rows = append(t.Rows, []string{c.Mesh, num(c.RPS), intervalText(c), rel, bracketText(c), trialsText(c), c.Note})
+	}
+	s.Blocks = append(s.Blocks, table(t), chartBlock(b.capacityBars()))
+	for _, c := range caps {
+		if ch := b.capacityCurve(c); ch != nil {
+			s.Blocks = append(s.Blocks, chartBlock(ch))
+		}
+	}
+	s.Blocks = append(s.Blocks, b.capacityCPU()...)
+	s.Blocks = append(s.Blocks, b.capacityCost()...)
+	for _, c := range caps {
+		s.Blocks = append(s.Blocks, folded("Trials of "+c.Mesh, trialsTable(c)))
+	}
+	return s
+}
+
+func intervalText(c *analysis.CapacityMesh) string {
+	if len(c.Estimates) < 2 {
+		return fmt.Sprintf("none (%d conclusive confirmation rounds)", len(c.Estimates))
+	}
+	return fmt.Sprintf("%s to %s", num(c.CILow), num(c.CIHigh))
+}
+
+func bracketText(c *analysis.CapacityMesh) string {
+	if c.Lower == 0 {
+		return "— / " + num(c.Upper)
+	}
+	if c.Upper == 0 {
+		return num(c.Lower) + " / —"
+	}
+	return num(c.Lower) + " / " + num(c.Upper)
+}
+
+func trialsText(c *analysis.CapacityMesh) string {
+	var inconclusive int
+	for _, t := range c.Trials {
+		if t.Verdict == search.Inconclusive {
+			inconclusive++
+		}
+	}
+	if inconclusive == 0 {
+		return fmt.Sprint(len(c.Trials))
+	}
+	return fmt.Sprintf("%d (%d inconclusive)", len(c.Trials), inconclusive)
+}
+
+func (b *builder) capacityBars() *Chart {
+	var cats []string
+	var bars []chart.Bar
+	for _, c := range b.d.Capacity {
+		cats = append(cats, c.Mesh)
+		bar := chart.Bar{V: math.NaN()}
+		if c.Status == results.StatusOK {
+			bar = chart.Bar{V: c.RPS, Lo: c.CILow, Hi: c.CIHigh}
+		}
+		bars = append(bars, bar)
+	}
+	title := "Capacity at " + b.d.Capacity[0].SLO.String()
+	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from the confirmation rounds.",
+		SVG: chart.Bars{Title: title, X: "mesh", Y: chart.Axis{Label: "capacity (req/s)"}, Categories: cats,
+			Series: []chart.BarSeries{{Name: "capacity", Bars: bars}}}.SVG()}
+}
+
+// capacityCurve plots every conclusive trial's p50 and p99 against its
+// offered rate, the SLO's p99 limit, and the capacity found.
+func (b *builder) capacityCurve(c *analysis.CapacityMesh) *Chart {
+	trials := slices.Clone(c.Trials)
+	slices.SortStableFunc(trials, func(x, y results.CapacityTrial) int { return cmp.Compare(x.Rate, y.Rate) })
+	var p50, p99 []chart.Point
+	lo, hi := math.Inf(1), 0.0
+	for _, t := range trials {
+		if t.Verdict == search.Inconclusive || t.Requests == 0 {
+			continue
+		}
+		p50 = append(p50, chart.Point{X: t.Rate, Y: t.P50Ms})
+		p99 = append(p99, chart.Point{X: t.Rate, Y: t.P99Ms})
+		lo, hi = min(lo, t.P50Ms), max(hi, t.P99Ms)
+	}
+	if len(p99) == 0 {
+		return nil
+	}
+	series := []chart.Series{
+		{Name: "p50", Colour: b.colour[c.Mesh], Points: p50},
+		{Name: "p99", Colour: b.colour[c.Mesh], Dashed: true, Points: p99},
+	}
+	xlo, xhi := p99[0].X, p99[len(p99)-1].X
+	if limit := float64(c.SLO.P99) / 1e6; limit > 0 {
+		series = append(series, chart.Series{Name: "SLO: p99 " + c.SLO.P99.String(), Colour: "#888888", Dashed: true,
+			Points: []chart.Point{{X: xlo, Y: limit}, {X: xhi, Y: limit}}})
+		lo, hi = min(lo, limit), max(hi, limit)
+	}
+	if c.Status == results.StatusOK && c.RPS > 0 {
+		series = append(series, chart.Series{Name: "capacity " + num(c.RPS) + " req/s", Colour: "#000000",
+			Points: []chart.Point{{X: c.RPS, Y: lo}, {X: c.RPS, Y: hi}}})
+	}
+	title := "Latency against offered rate: " + c.Mesh
+	return &Chart{File: "capacity-curve-" + slug(c.Mesh), Title: title,
+		Caption: "Every conclusive trial, short and confirmation; the vertical line is the capacity found.",
+		SVG: chart.Line{Title: title, X: chart.Axis{Label: "offered rate (req/s)"},
+			Y: chart.Axis{Label: "latency (ms)", Scale: chart.Log}, Series: series}.SVG()}
+}
+
+// capacityCPU tabulates, per mesh and component, the CPU fitted over the
+// trials as an idle part and a per-request part, and what that makes per
+// 1000 req/s at the capacity.
+func (b *builder) capacityCPU() []Block {
+	t := &Table{Header: []string{"Mesh", "Component", "Idle (cores)", "Per 1000 req/s (cores)", "At capacity: cores per 1000 req/s", "of which idle", "of which per-request", "Fit (trials, R²)"}}
+	for _, c := range b.d.Capacity {
+		if c.Status != results.StatusOK {
+			continue
+		}
+		var total float64
+		for _, f := range c.Fits {
+			name := string(f.Role)
+			if f.Role == metrics.RoleLoad {
+				name += " (not counted)"
+			}
+			row := []string{c.Mesh, name, num(f.Idle), num(f.PerRPS * 1000), "—", "—", "—", fmt.Sprintf("%d, %s", f.N, num(f.R2))}
+			if c.RPS > 0 {
+				per := f.At(c.RPS) / c.RPS * 1000
+				if f.Role != metrics.RoleLoad {
+					total += per
+				}
+				row[4], row[5], row[6] = num(per), num(f.Idle/c.RPS*1000), num(f.PerRPS*1000)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		if len(c.Fits) > 0 && c.RPS > 0 {
+			t.Rows = append(t.Rows, []string{c.Mesh, "all but load", "", "", num(total), "", "", ""})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return []Block{text("No CPU per request: no conclusive trial holds resource samples.")}
+	}
+	return []Block{heading("CPU per 1000 req/s at capacity"),
+		text("Each component's mean CPU in each conclusive trial, fitted against the trial's achieved rate as idle + slope x rate (least squares), " +
+			"then read at the capacity (a dash where a mesh has none). The idle part is what the component burns with no traffic, divided over the capacity's requests; " +
+			"the per-request part is the slope. A CPU figure divided by a low rate is mostly idle CPU and no marginal cost; this split says which is which."),
+		table(t)}
+}
+
+// capacityCost prices a million requests at each mesh's capacity: the
+// fitted cores of everything but the load generators and its mean
+// memory, at the cost model's default unit prices.
+func (b *builder) capacityCost() []Block {
+	catalog, err := cost.LoadCatalog("")
+	if err != nil {
+		return []Block{text("No dollars per million requests: " + err.Error())}
+	}
+	prices, err := cost.DefaultUnitPrices(catalog)
+	if err != nil {
+		return []Block{text("No dollars per million requests: " + err.Error())}
+	}
+	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "Cores at capacity", "Memory (GB)", "USD per million requests", "95% interval"}}
+	for _, c := range b.d.Capacity {
+		if c.Status != results.StatusOK || c.RPS <= 0 || len(c.Fits) == 0 {
+			continue
+		}
+		at := func(rps float64) float64 { return prices.PerMillionRequests(c.SystemCores(rps), c.MemoryGB, rps) }
+		interval := "—"
+		if len(c.Estimates) >= 2 && c.CILow > 0 {
+			a, z := at(c.CIHigh), at(c.CILow)
+			interval = fmt.Sprintf("%s to %s", usd(min(a, z)), usd(max(a, z)))
+		}
+		t.Rows = append(t.Rows, []string{c.Mesh, num(c.RPS), num(c.SystemCores(c.RPS)), num(c.MemoryGB), usd(at(c.RPS)), interval})
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return []Block{heading("Dollars per million requests at the SLO"),
+		text(fmt.Sprintf("What the whole system under test (application, proxies, ingress, control plane; not the load generators) uses at its capacity, "+
+			"priced at %s per vCPU-month and %s per GB-month (%s; %d h a month), over the time a million requests take at the capacity. "+
+			"The interval comes from the capacity's. %s",
+			dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cost.HoursPerMonth, catalog.PricesNote)),
+		table(t)}
+}
+
+func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
+
+func trialsTable(c *analysis.CapacityMesh) *Table {
+	t := &Table{Header: []string{"#", "Phase", "Offered (req/s)", "Achieved (req/s)", "Length", "p50 (ms)", "p99 (ms)", "Errors", "Verdict", "Cell"}}
+	for i, tr := range c.Trials {
+		v := string(tr.Verdict)
+		if tr.Why != "" {
+			v += ": " + tr.Why
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), tr.Phase, num(tr.Rate), num(tr.Achieved), tr.Duration.String(),
+			num(tr.P50Ms), num(tr.P99Ms), fmt.Sprintf("%d of %d", tr.Errors, tr.Requests), v, tr.File})
+	}
+	return t
+}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
+)
+
+func loadCapacityFixture(t *testing.T) *analysis.Dataset {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := resultstest.WriteCapacity(dir); err != nil {
+		t.Fatal(err)
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func capacitySection(t *testing.T, doc *Document) Section {
+	t.Helper()
+	for _, s := range doc.Sections {
+		if s.ID == "capacity" {
+			return s
+		}
+	}
+	t.Fatal("no capacity section")
+	return Section{}
+}
+
+func findTable(s Section, header string) *Table {
+	for _, b := range s.Blocks {
+		if b.Table != nil && len(b.Table.Header) > 1 && b.Table.Header[1] == header {
+			return b.Table
+		}
+	}
+	return nil
+}
+
+func TestCapacitySection(t *testing.T) {
+	t.Parallel()
+	d := loadCapacityFixture(t)
+	s := capacitySection(t, Build(d))
+
+	caps := findTable(s, "Capacity (req/s)")
+	if caps == nil || len(caps.Rows) != 3 {
+		t.Fatalf("capacity table %+v", caps)
+	}
+	for i, m := range resultstest.CapacityMeshes {
+		row := caps.Rows[i]
+		if row[0] != m.Name || row[1] != num(m.Capacity) || row[2] != num(0.97*m.Capacity)+" to "+num(1.03*m.Capacity) {
+			t.Errorf("row %v, want %s at %s with its interval", row, m.Name, num(m.Capacity))
+		}
+	}
+
+	// The fitted idle and per-request CPU are the fixture's, exactly.
+	cpu := findTable(s, "Component")
+	if cpu == nil {
+		t.Fatal("no CPU table")
+	}
+	got := map[string][]string{}
+	for _, r := range cpu.Rows {
+		got[r[0]+"/"+r[1]] = r
+	}
+	for _, m := range resultstest.CapacityMeshes {
+		app := got[m.Name+"/app"]
+		if app == nil || app[2] != num(m.AppIdle) || app[3] != num(m.AppPerRPS*1000) {
+			t.Errorf("%s app row %v, want idle %s and %s per 1000 req/s", m.Name, app, num(m.AppIdle), num(m.AppPerRPS*1000))
+		}
+		wantTotal := (m.AppIdle + m.AppPerRPS*m.Capacity + m.ProxyIdle + m.ProxyPerRPS*m.Capacity) / m.Capacity * 1000
+		if total := got[m.Name+"/all but load"]; total == nil || total[4] != num(wantTotal) {
+			t.Errorf("%s total %v, want %s cores per 1000 req/s", m.Name, total, num(wantTotal))
+		}
+		if m.ProxyRole != "" {
+			p := got[m.Name+"/"+string(m.ProxyRole)]
+			if p == nil || p[2] != num(m.ProxyIdle) || p[5] != num(m.ProxyIdle/m.Capacity*1000) {
+				t.Errorf("%s %s row %v", m.Name, m.ProxyRole, p)
+			}
+		}
+	}
+
+	// Dollars per million requests from the capacity, the fitted cores and
+	// the default unit prices.
+	usdTable := findTable(s, "Capacity (req/s)")
+	for _, b := range s.Blocks {
+		if b.Table != nil && len(b.Table.Header) > 4 && b.Table.Header[4] == "USD per million requests" {
+			usdTable = b.Table
+		}
+	}
+	catalog, _ := cost.LoadCatalog("")
+	prices, _ := cost.DefaultUnitPrices(catalog)
+	for i, m := range resultstest.CapacityMeshes {
+		cores := m.AppIdle + m.AppPerRPS*m.Capacity + m.ProxyIdle + m.ProxyPerRPS*m.Capacity
+		gb := float64(m.MemoryBytes) / (1 << 30)
+		if m.ProxyRole != "" {
+			gb *= 2
+		}
+		want := usd(prices.PerMillionRequests(cores, gb, m.Capacity))
+		if row := usdTable.Rows[i]; row[4] != want {
+			t.Errorf("%s: %v, want %s per million requests", m.Name, row, want)
+		}
+	}
+
+	var charts []string
+	for _, b := range s.Blocks {
+		if b.Chart != nil {
+			charts = append(charts, b.Chart.File)
+			if strings.HasPrefix(b.Chart.File, "capacity-curve-") && (!strings.Contains(b.Chart.SVG, "SLO: p99 10ms") || !strings.Contains(b.Chart.SVG, "capacity ")) {
+				t.Errorf("%s lacks the SLO line or the capacity mark", b.Chart.File)
+			}
+		}
+	}
+	want := []string{"capacity"}
+	for _, m := range resultstest.CapacityMeshes {
+		want = append(want, "capacity-curve-"+slug(m.Name))
+	}
+	if fmt.Sprint(charts) != fmt.Sprint(want) {
+		t.Errorf("charts %v, want %s", charts, want)
+	}
+}
+
+func TestCapacityMarkdownGolden(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, Build(loadCapacityFixture(t))); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "capacity.md.golden", buf.Bytes())
+}

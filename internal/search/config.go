@@ -1,0 +1,110 @@
+package search
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is one search's settings. Zero fields take the defaults noted.
+type Config struct {
+	SLO SLO `json:"slo"`
+	// Start is the first rate tried, in requests per second.
+	Start float64 `json:"start_rps"`
+	// Growth multiplies the rate while the SLO holds; default 2.
+	Growth float64 `json:"growth"`
+	// Precision is the bracket's relative width at which bisection stops:
+	// (upper - lower) / lower; default 0.05.
+	Precision float64 `json:"precision"`
+	// Short is the measured duration of grow and bisect trials, Full that
+	// of confirmation trials; defaults 5s and 20s.
+	Short time.Duration `json:"short"`
+	Full  time.Duration `json:"full"`
+	// Confirmations is the number of full-length rounds, each a trial at
+	// both ends of the bracket; default 3. Each round gives one estimate
+	// of the capacity; the interval comes from their spread.
+	Confirmations int `json:"confirmations"`
+	// Retries bounds the re-runs of an inconclusive trial; default 2.
+	Retries int `json:"retries"`
+	// MinRate and MaxRate bound the rates tried; MaxRate 0 is unbounded.
+	// Default MinRate: the rate at which a short trial holds MinSamples
+	// requests (at most Start), below which a p99 means little.
+	MinRate float64 `json:"min_rps"`
+	MaxRate float64 `json:"max_rps,omitempty"`
+	// MaxTrials bounds the search; default 40.
+	MaxTrials int `json:"max_trials"`
+}
+
+// Defaults.
+const (
+	DefaultGrowth        = 2.0
+	DefaultPrecision     = 0.05
+	DefaultShort         = 5 * time.Second
+	DefaultFull          = 20 * time.Second
+	DefaultConfirmations = 3
+	DefaultRetries       = 2
+	DefaultMaxTrials     = 40
+	// MinSamples is the fewest requests a short trial should hold for its
+	// p99 to be more than its maximum.
+	MinSamples = 100
+)
+
+// WithDefaults fills in zero fields.
+func (c Config) WithDefaults() Config {
+	if c.Growth == 0 {
+		c.Growth = DefaultGrowth
+	}
+	if c.Precision == 0 {
+		c.Precision = DefaultPrecision
+	}
+	if c.Short == 0 {
+		c.Short = DefaultShort
+	}
+	if c.Full == 0 {
+		c.Full = DefaultFull
+	}
+	if c.Confirmations == 0 {
+		c.Confirmations = DefaultConfirmations
+	}
+	if c.Retries == 0 {
+		c.Retries = DefaultRetries
+	}
+	if c.MinRate == 0 {
+		// A p99 from fewer than 100 requests is the largest of a handful.
+		c.MinRate = MinSamples / c.Short.Seconds()
+		if c.Start > 0 {
+			c.MinRate = min(c.MinRate, c.Start)
+		}
+	}
+	if c.MaxTrials == 0 {
+		c.MaxTrials = DefaultMaxTrials
+	}
+	return c
+}
+
+// Validate says what is wrong with a defaulted configuration.
+func (c Config) Validate() error {
+	if err := c.SLO.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Start <= 0:
+		return fmt.Errorf("start_rate must be positive")
+	case c.Growth <= 1:
+		return fmt.Errorf("growth %g must be above 1", c.Growth)
+	case c.Precision <= 0 || c.Precision >= 1:
+		return fmt.Errorf("precision %g must be in (0, 1), a share of the rate such as 0.05", c.Precision)
+	case c.Short <= 0 || c.Full < c.Short:
+		return fmt.Errorf("trial durations: short (%s) must be positive and full (%s) at least as long", c.Short, c.Full)
+	case c.Confirmations < 1:
+		return fmt.Errorf("confirmations must be at least 1")
+	case c.Retries < 0:
+		return fmt.Errorf("retries must not be negative")
+	case c.MinRate <= 0 || c.MinRate > c.Start:
+		return fmt.Errorf("min rate %g must be positive and at most the start rate %g", c.MinRate, c.Start)
+	case c.MaxRate != 0 && c.MaxRate < c.Start:
+		return fmt.Errorf("max rate %g is below the start rate %g", c.MaxRate, c.Start)
+	case c.MaxTrials < 2*c.Confirmations+1:
+		return fmt.Errorf("max trials %d leaves no room for %d confirmation rounds", c.MaxTrials, c.Confirmations)
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
+)
+
+// ErrSearchResume says that a capacity search cannot be resumed: its
+// searches' state lives only in the running process.
+var ErrSearchResume = errors.New("a capacity search cannot be resumed; run the study again")
+
+// meshSearch is one mesh's search during a run.
+type meshSearch struct {
+	mesh   Mesh
+	s      *search.Search
+	entry  int // index in the results' Capacity
+	failed bool
+}
+
+// searchCapacities runs the study's search for every mesh on one
+// deployment of the workload. Each round visits every unfinished mesh
+// once, in an order shuffled with the study's seed, and runs its next
+// trial (a confirmation round's two trials together), so that the meshes'
+// trials interleave and machine drift spreads over all of them. Every
+// trial is recorded as a cell file, and the index rewritten after it.
+func (r *runner) searchCapacities(ctx context.Context) error {
+	cfg := r.s.Search.Config()
+	var all []*meshSearch
+	for _, m := range r.s.Meshes {
+		s, err := search.New(cfg)
+		if err != nil {
+			return fieldError("search", "%v", err)
+		}
+		all = append(all, &meshSearch{mesh: m, s: s, entry: len(r.ix.Capacity)})
+		r.ix.Capacity = append(r.ix.Capacity, results.Capacity{Mesh: m.Name, Profile: m.Profile,
+			Result: search.Result{SLO: cfg.SLO}, Trials: []results.CapacityTrial{}, Status: results.CapacityRunning})
+	}
+	if err := r.writeIndex(); err != nil {
+		return err
+	}
+	r.printf("study %s: capacity search for %d meshes at %s, from %g req/s; results in %s\n",
+		r.s.Name, len(all), cfg.SLO, cfg.Start, r.dir)
+	rng := rand.New(rand.NewPCG(r.s.Order.Seed, 1))
+	trial := 0
+	for {
+		var open []*meshSearch
+		for _, ms := range all {
+			if !ms.failed && !ms.s.Done() {
+				open = append(open, ms)
+			}
+		}
+		if len(open) == 0 {
+			break
+		}
+		if *r.s.Order.Shuffle {
+			rng.Shuffle(len(open), func(i, j int) { open[i], open[j] = open[j], open[i] })
+		}
+		for _, ms := range open {
+			step, _ := ms.s.Next()
+			round := step.Repetition
+			for {
+				trial++
+				if err := r.searchTrial(ctx, ms, step, trial); err != nil {
+					return err
+				}
+				next, ok := ms.s.Next()
+				// A confirmation round's second trial runs in the same visit.
+				if ms.failed || !ok || next.Phase != search.PhaseConfirm || round == 0 || next.Repetition != round {
+					break
+				}
+				step = next
+			}
+		}
+	}
+	for _, ms := range all {
+		c := &r.ix.Capacity[ms.entry]
+		if ms.failed {
+			continue
+		}
+		c.Result = ms.s.Result()
+		c.Result.Trials = nil // the entry's own Trials hold them, with their files
+		c.Status = results.StatusOK
+		r.printf("capacity %s: %s\n", ms.mesh.Name, capacityText(c))
+	}
+	return r.writeIndex()
+}
+
+// searchTrial runs one trial of a mesh's search as a cell and records it.
+func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.Step, n int) error {
+	c, err := r.s.trialCell(ms.mesh, step, len(r.ix.Capacity[ms.entry].Trials)+1)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	cell, gens, err := r.measureCell(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteCell(r.dir, cell); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	entry := &r.ix.Capacity[ms.entry]
+	if cell.Status == results.StatusFailed && cell.Merged == nil && r.mesh != ms.mesh.Name {
+		// The mesh could not be installed: its search cannot go on.
+		ms.failed = true
+		entry.Status, entry.Reason = results.StatusFailed, cell.Reason
+		r.printf("[trial %d] %s: failed: %s\n", n, ms.mesh.Name, cell.Reason)
+		return r.writeIndex()
+	}
+	t := ms.s.Record(trialOutcome(cell, gens))
+	entry.Trials = append(entry.Trials, results.CapacityTrial{Trial: t, ID: cell.ID, File: cell.File, SHA256: cell.SHA256, Bytes: cell.Bytes})
+	if ms.s.Done() {
+		entry.Result = ms.s.Result()
+		entry.Result.Trials = nil
+	}
+	r.printf("[trial %d] %s %s %.1f req/s for %s: %s · p50 %.2fms p99 %.2fms, achieved %.1f req/s (%s)\n",
+		n, ms.mesh.Name, t.Phase, t.Rate, t.Duration, verdictText(t), t.P50Ms, t.P99Ms, t.Achieved, round(time.Since(started)))
+	return r.writeIndex()
+}
+
+// trialOutcome is what the search judges of a trial's cell: its
+// generators' merged figures; saturated when any generator's process, or
+// the load node's CPUs, were; noisy when the host noise was over the
+// study's threshold (record decided both). A measurement that failed
+// outright is no evidence.
+func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
+	if len(gens) == 0 {
+		return search.Outcome{Unmeasured: true, Reason: cell.Reason}
+	}
+	o, _ := load.Outcome(gens)
+	var why []string
+	if o.Reason != "" {
+		why = append(why, o.Reason)
+	}
+	if node, full := results.LoadNodeSaturated(cell.Host); full {
+		o.Saturated = true
+		why = append(why, node)
+	}
+	if cell.Noisy {
+		o.Noisy = true
+		if cell.HostNoise != nil {
+			why = append(why, fmt.Sprintf("%.2f cores of host noise", *cell.HostNoise))
+		}
+	}
+	o.Reason = strings.Join(why, "; ")
+	return o
+}
+
+// trialCell is the cell one search trial runs: the study's workload and
+// load, at the step's total rate shared among the generators, for the
+// step's length after the load's warm-up.
+func (s *Study) trialCell(m Mesh, step search.Step, n int) (Cell, error) {
+	axes, err := s.axes()
+	if err != nil {
+		return Cell{}, err
+	}
+	pts, err := s.points(axes)
+	if err != nil {
+		return Cell{}, err
+	}
+	pt := pts[0]
+	pt.params = map[string]string{"rate": strconv.FormatFloat(step.Rate, 'f', -1, 64)}
+	c := s.cell(m, n, 1, pt, results.Scaling{Mode: ScaleNone})
+	c.ID = fmt.Sprintf("search-%s-t%02d", m.Name, n)
+	c.Load.Options.Rate = step.Rate / float64(pt.setting.generators())
+	c.Load.Options.Duration = step.Duration
+	c.Load.Options.Requests = 0
+	return c, nil
+}
+
+func verdictText(t search.Trial) string {
+	if t.Why == "" {
+		return string(t.Verdict)
+	}
+	return string(t.Verdict) + " (" + t.Why + ")"
+}
+
+func capacityText(c *results.Capacity) string {
+	s := fmt.Sprintf("%.1f req/s", c.RPS)
+	if len(c.Estimates) > 1 {
+		s += fmt.Sprintf(" (95%% interval %.1f to %.1f)", c.CILow, c.CIHigh)
+	}
+	if c.Note != "" {
+		s += "; " + c.Note
+	}
+	return s
+}

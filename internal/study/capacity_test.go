@@ -1,0 +1,182 @@
+package study
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
+)
+
+const searchSource = `apiVersion: meshbench.dev/v1alpha1
+kind: Study
+name: searchtest
+workload: {graph: small-graph.yaml}
+meshes: [{profile: baseline}, {profile: sidecar}, {profile: ambient}]
+load: {connections: 16, warmup: 1s}
+search:
+  slo: {p99: 10ms, errors: 0.001}
+  start_rate: 50
+  trial: 2s
+  confirm: 5s
+  confirmations: 3
+`
+
+func TestRunSearchFindsEachMeshCapacity(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	dir := filepath.Join(t.TempDir(), "out")
+	var progress bytes.Buffer
+	run(t, runOptions(t, searchSource, f, dir, &progress))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.Complete || len(ix.Cells) != 0 || len(ix.Capacity) != 3 {
+		t.Fatalf("complete %v, %d cells, %d capacities", ix.Complete, len(ix.Cells), len(ix.Capacity))
+	}
+	for _, c := range ix.Capacity {
+		want := f.capacity[c.Profile] - math.Log(100)/0.010
+		if c.Status != results.StatusOK || math.Abs(c.RPS-want) > 0.05*want {
+			t.Errorf("%s: status %s, capacity %.1f, want %.1f within 5%%", c.Mesh, c.Status, c.RPS, want)
+		}
+		if c.CILow > c.RPS || c.CIHigh < c.RPS || len(c.Estimates) != 3 || c.SLO.P99 != 10e6 {
+			t.Errorf("%s: interval %.1f..%.1f over %d estimates, slo %+v", c.Mesh, c.CILow, c.CIHigh, len(c.Estimates), c.SLO)
+		}
+		for _, tr := range c.Trials {
+			cell, err := results.ReadCell(dir, results.Summary{ID: tr.ID, File: tr.File})
+			if err != nil {
+				t.Fatalf("%s: %v", tr.ID, err)
+			}
+			if cell.Merged == nil || cell.Merged.Latency.Count() == 0 || cell.Load.Options.Rate != tr.Rate || cell.Mesh != c.Mesh {
+				t.Errorf("%s: the cell file does not hold the trial's histogram at %.1f req/s", tr.ID, tr.Rate)
+			}
+		}
+	}
+	// Trials of different meshes interleave: no mesh runs all its trials
+	// in one block.
+	var order []string
+	for _, line := range strings.Split(progress.String(), "\n") {
+		if strings.HasPrefix(line, "[trial") {
+			order = append(order, strings.Fields(line)[2])
+		}
+	}
+	switches := 0
+	for i := 1; i < len(order); i++ {
+		if order[i] != order[i-1] {
+			switches++
+		}
+	}
+	if switches < len(order)/3 {
+		t.Errorf("%d mesh switches over %d trials; the meshes' trials do not interleave:\n%s", switches, len(order), progress.String())
+	}
+}
+
+func TestRunSearchSaturatedGenerator(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	f.saturateAbove = 300
+	dir := filepath.Join(t.TempDir(), "out")
+	run(t, runOptions(t, searchSource, f, dir, nil))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ix.Capacity {
+		if c.RPS > 300 || !strings.Contains(c.Note, "could not be measured") {
+			t.Errorf("%s: capacity %.1f, note %q; want at most the generator's 300 req/s, said", c.Mesh, c.RPS, c.Note)
+		}
+		var inconclusive int
+		for _, tr := range c.Trials {
+			if tr.Verdict == search.Inconclusive {
+				inconclusive++
+			}
+		}
+		if inconclusive == 0 {
+			t.Errorf("%s: no inconclusive trial", c.Mesh)
+		}
+	}
+}
+
+func TestRunSearchMeshFailsToInstall(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	f.failInstall["sidecar"] = errInstall
+	dir := filepath.Join(t.TempDir(), "out")
+	run(t, runOptions(t, searchSource, f, dir, nil))
+	ix, _ := results.ReadIndex(dir)
+	for _, c := range ix.Capacity {
+		failed := c.Status == results.StatusFailed
+		if failed != (c.Mesh == "sidecar") || failed && !strings.Contains(c.Reason, "istiod") {
+			t.Errorf("%s: status %s, reason %q", c.Mesh, c.Status, c.Reason)
+		}
+	}
+}
+
+func TestSearchCannotResume(t *testing.T) {
+	t.Parallel()
+	o := runOptions(t, searchSource, newFake(), t.TempDir(), nil)
+	o.Resume = true
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrSearchResume) {
+		t.Errorf("resume: %v, want ErrSearchResume", err)
+	}
+}
+
+func TestParseSearchErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, edit, want string
+	}{
+		{"no p99", "  slo: {p99: 10ms, errors: 0.001}\n=>  slo: {errors: 0.001}\n", "search.slo.p99"},
+		{"error rate as percent", "errors: 0.001=>errors: 5", "search.slo.errors"},
+		{"no start rate", "  start_rate: 50\n=>", "search.start_rate"},
+		{"load rate given", "load: {connections: 16=>load: {rate: 10, connections: 16", "load.rate"},
+		{"precision as percent", "  start_rate: 50\n=>  start_rate: 50\n  precision: 5\n", "search.precision"},
+		{"confirm shorter than trial", "confirm: 5s=>confirm: 1s", "search"},
+		{"with sweeps", "search:=>sweeps: [{param: connections, values: [8, 16]}]\nsearch:", "sweeps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			from, to, _ := strings.Cut(tc.edit, "=>")
+			src := strings.Replace(searchSource, from, to, 1)
+			if src == searchSource {
+				t.Fatalf("edit %q changed nothing", tc.edit)
+			}
+			_, err := Parse([]byte(src), "testdata")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// With a generator per namespace, a trial's total rate is shared among
+// every generator of the study, and the platform runs them all.
+func TestTrialCellSharesTheRate(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(searchSource, "load: {connections: 16, warmup: 1s}", "load: {connections: 16, warmup: 1s, generators: per-namespace}", 1)
+	src = strings.Replace(src, "workload: {graph: small-graph.yaml}", "workload: {graph: small-graph.yaml, namespaces: 4}", 1)
+	s, err := Parse([]byte(src), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.trialCell(s.Meshes[1], search.Step{Phase: search.PhaseConfirm, Rate: 400, Duration: 5e9, Repetition: 2}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Load.Options
+	if o.Rate != 100 || !c.Load.PerNamespace || c.Namespaces != 4 || o.Duration != 5e9 || o.Warmup != 1e9 || o.Connections != 16 {
+		t.Errorf("trial cell load %+v per-namespace %v namespaces %d; want 100 req/s per generator x 4 for 5s after 1s", o, c.Load.PerNamespace, c.Namespaces)
+	}
+	if c.ID != "search-sidecar-t07" || c.Params["rate"] != "400" {
+		t.Errorf("id %q params %v", c.ID, c.Params)
+	}
+}

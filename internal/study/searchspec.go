@@ -1,0 +1,118 @@
+package study
+
+import (
+	"time"
+
+	"github.com/meshbench/meshbench/internal/search"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// Search makes a study a capacity search: for each mesh, on the same
+// workload, the highest open-loop rate at which the SLO holds (see package
+// search). The study's load gives everything but the rate and the trials'
+// lengths; its meshes' trials interleave.
+type Search struct {
+	SLO SLOSpec `json:"slo"`
+	// StartRate is the first total rate tried, in requests per second.
+	StartRate float64 `json:"start_rate"`
+	// MaxRate caps the rates tried; 0 is no cap.
+	MaxRate float64 `json:"max_rate,omitempty"`
+	// Growth multiplies the rate while the SLO holds; default 2.
+	Growth float64 `json:"growth,omitempty"`
+	// Precision is the bracket's relative width at which bisection stops;
+	// default 0.05.
+	Precision float64 `json:"precision,omitempty"`
+	// Trial is the measured length of the search's short trials, Confirm
+	// that of the confirmation trials; defaults 5s and 20s. Each trial
+	// runs the study's load.warmup first.
+	Trial   topology.Duration `json:"trial,omitempty"`
+	Confirm topology.Duration `json:"confirm,omitempty"`
+	// Confirmations is the number of confirmation rounds, each a
+	// full-length trial at both ends of the bracket; default 3.
+	Confirmations int `json:"confirmations,omitempty"`
+	// Retries bounds the re-runs of a trial that is no evidence (the
+	// generator saturated, the host was noisy); default 2.
+	Retries int `json:"retries,omitempty"`
+	// MaxTrials bounds each mesh's search; default 40.
+	MaxTrials int `json:"max_trials,omitempty"`
+}
+
+// SLOSpec is the objective: p99 (p50 and p95 optional) and the share of
+// requests that may fail (no response, or a 5xx).
+type SLOSpec struct {
+	P50    topology.Duration `json:"p50,omitempty"`
+	P95    topology.Duration `json:"p95,omitempty"`
+	P99    topology.Duration `json:"p99"`
+	Errors *float64          `json:"errors,omitempty"`
+}
+
+// DefaultMaxErrorRate is the SLO's error limit when a search gives none.
+const DefaultMaxErrorRate = 0.001
+
+// Config is the search's settings for the search package.
+func (s *Search) Config() search.Config {
+	errs := DefaultMaxErrorRate
+	if s.SLO.Errors != nil {
+		errs = *s.SLO.Errors
+	}
+	return search.Config{
+		SLO:   search.SLO{P50: s.SLO.P50.D(), P95: s.SLO.P95.D(), P99: s.SLO.P99.D(), MaxErrorRate: errs},
+		Start: s.StartRate, MaxRate: s.MaxRate, Growth: s.Growth, Precision: s.Precision,
+		Short: s.Trial.D(), Full: s.Confirm.D(), Confirmations: s.Confirmations, Retries: s.Retries,
+		MaxTrials: s.MaxTrials,
+	}.WithDefaults()
+}
+
+// validate checks the search section and what it asks of the rest of the
+// study.
+func (s *Study) validateSearch() error {
+	sr := s.Search
+	if sr == nil {
+		return nil
+	}
+	switch {
+	case sr.SLO.P99 <= 0 && sr.SLO.P95 <= 0 && sr.SLO.P50 <= 0:
+		return fieldError("search.slo.p99", "required: the latency limit the capacity is found at, such as 10ms")
+	case sr.SLO.P50 < 0 || sr.SLO.P95 < 0 || sr.SLO.P99 < 0:
+		return fieldError("search.slo", "latency limits must be positive")
+	case sr.SLO.Errors != nil && (*sr.SLO.Errors < 0 || *sr.SLO.Errors >= 1):
+		return fieldError("search.slo.errors", "want a share of requests in [0, 1) such as 0.001, got %g", *sr.SLO.Errors)
+	case sr.StartRate <= 0:
+		return fieldError("search.start_rate", "required: a positive rate in requests per second")
+	case sr.Growth != 0 && sr.Growth <= 1:
+		return fieldError("search.growth", "must be above 1, got %g", sr.Growth)
+	case sr.Precision < 0 || sr.Precision >= 1:
+		return fieldError("search.precision", "want a share of the rate in (0, 1) such as 0.05, got %g", sr.Precision)
+	case sr.Trial < 0 || sr.Confirm < 0:
+		return fieldError("search.trial", "durations must not be negative")
+	case sr.Confirmations < 0 || sr.Retries < 0 || sr.MaxTrials < 0:
+		return fieldError("search.confirmations", "counts must not be negative")
+	case s.Load.Rate != 0:
+		return fieldError("load.rate", "the search sets the rate; give search.start_rate instead")
+	case s.Load.Requests != 0:
+		return fieldError("load.requests", "the search sets each trial's length; leave requests out")
+	case len(s.Sweeps) > 0:
+		return fieldError("sweeps", "a search study finds one capacity per mesh on one workload; sweeps cannot be combined with search")
+	case s.Scaling != nil:
+		return fieldError("scaling", "a search finds the rate itself; remove scaling")
+	}
+	if err := sr.Config().Validate(); err != nil {
+		return fieldError("search", "%v", err)
+	}
+	return nil
+}
+
+// searchTrialsAssumed is the number of short trials the estimate assumes a
+// search takes to grow and bisect: a few doublings, then a bracket halved
+// to 5%.
+const searchTrialsAssumed = 10
+
+// searchEstimate is a search study's expected duration: per mesh, the
+// assumed short trials and the confirmation rounds, each with its warm-up
+// and a mesh installation (the meshes interleave), and one deployment.
+func (s *Study) searchEstimate(cfg search.Config) time.Duration {
+	st := setupTimes[s.Platform.Type]
+	warm := s.Load.Warmup.D()
+	trials := searchTrialsAssumed*(cfg.Short+warm+st.install) + time.Duration(cfg.Confirmations)*(2*(cfg.Full+warm)+st.install)
+	return st.deploy + time.Duration(len(s.Meshes))*trials
+}
