@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/kube"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
 	"github.com/meshbench/meshbench/internal/study"
 )
@@ -97,8 +96,6 @@ func preflight(ctx context.Context, st *study.Study, resultsDir string, shared b
 	if st.Platform.Type == study.PlatformLab {
 		return platformlab.Doctor(ctx, n, "")
 	}
-	o := kubeOptions(st.Platform.Kubernetes)
-	o.Ingress, o.Meshes = st.Platform.Ingress, st.Platform.Meshes
-	fs := kube.Doctor(ctx, o, platform.ClusterSpec{Nodes: st.Platform.Nodes})
+	fs := kubernetesFindings(ctx, st.Platform)
 	return append(fs, platform.DiskFinding(resultsDir, platform.MinFreeDisk))
 }

@@ -1,3 +1,5 @@
+//go:build !labonly
+
 package cli
 
 import (

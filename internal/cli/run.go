@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/kube"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
 	"github.com/meshbench/meshbench/internal/study"
 )
@@ -175,9 +174,7 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 // openPlatform returns the platform a study's platform section names.
 func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
 	if p.Type == study.PlatformKubernetes {
-		o := kubeOptions(p.Kubernetes)
-		o.Logger, o.Ingress, o.Meshes = log, p.Ingress, p.Meshes
-		return kube.New(o)
+		return openKubernetes(p, log)
 	}
 	// A lab of its own, named after the process, so that a run never
 	// touches a lab that `meshbench lab up` or another run made.
@@ -189,17 +186,3 @@ func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLo
 // labName names a run's lab: "mbr" and the process ID in base 36, at most
 // 8 characters as lab prefixes must be.
 func labName(pid int) string { return "mbr" + strconv.FormatInt(int64(pid), 36) }
-
-// kubeOptions maps a study's Kubernetes section onto the Kubernetes
-// platform's options; a nil section gives kube's defaults (the kubeconfig
-// from $KUBECONFIG or ~/.kube/config, as kubectl finds it).
-func kubeOptions(k *study.Kubernetes) kube.Options {
-	if k == nil {
-		return kube.Options{}
-	}
-	return kube.Options{
-		Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image,
-		ImagePullPolicy: k.ImagePullPolicy, Prometheus: k.Prometheus,
-		Charts: k.Charts, Timeout: k.Timeout.D(), GatewayImage: k.GatewayImage,
-	}
-}

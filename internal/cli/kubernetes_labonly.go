@@ -1,0 +1,27 @@
+//go:build labonly
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/study"
+)
+
+// A lab-only build (`make demo` makes one) leaves out the Kubernetes
+// platform, whose client-go and Helm libraries are two thirds of what a
+// cold build compiles.
+const labOnlyFix = "build the whole binary with: make build"
+
+var errLabOnly = errors.New("this meshbench was built for the lab only (make demo builds it so); for the kubernetes platform, " + labOnlyFix)
+
+func openKubernetes(study.Platform, *slog.Logger) (platform.Platform, error) {
+	return nil, errLabOnly
+}
+
+func kubernetesFindings(context.Context, study.Platform) []platform.Finding {
+	return []platform.Finding{{Check: "kubernetes", Detail: "this meshbench was built for the lab only", Fix: labOnlyFix}}
+}
