@@ -48,7 +48,9 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 	var victim string
 	var pid int
 	for _, pod := range p.lab.Pods() {
-		if pod.Name != LoadPodName && victim == "" {
+		// The victim is an app pod: not the generators' pods, which
+		// run no container until a measurement starts one.
+		if pod.Name != LoadPodName && pod.Name != OutsidePodName && len(pod.Containers) > 0 && victim == "" {
 			victim, pid = pod.Name, pod.Containers[0].PID
 		}
 	}
