@@ -15,8 +15,8 @@ import (
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 
-// A lab whose owner is killed with SIGKILL leaves processes, namespaces
-// and cgroups behind; Teardown finds and removes them all.
+// A lab whose owner is killed with SIGKILL takes its pods' processes with
+// it but leaves namespaces and cgroups behind; Teardown removes them all.
 func TestIntegrationTeardownAfterKill9(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
@@ -66,9 +66,15 @@ func TestIntegrationTeardownAfterKill9(t *testing.T) {
 	if ns, _ := listNetns(prefix); len(ns) != 5 { // cloud, 2 nodes, 2 pods
 		t.Fatalf("before teardown: namespaces %v, want 5", ns)
 	}
+	// The pods' processes die with their owner (a parent-death signal);
+	// what a process cannot take with it, Teardown removes.
+	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		if unix.Kill(pid, 0) != nil {
-			t.Fatalf("pod process %d died with its owner; the test proves nothing", pid)
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("pod process %d outlived its owner", pid)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -80,7 +86,7 @@ func TestIntegrationTeardownAfterKill9(t *testing.T) {
 		t.Errorf("namespaces left: %v", ns)
 	}
 	for _, pid := range pids {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+		if alive(pid) {
 			t.Errorf("pod process %d still alive", pid)
 		}
 	}
@@ -92,4 +98,10 @@ func TestIntegrationTeardownAfterKill9(t *testing.T) {
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("state directory left: %v", err)
 	}
+}
+
+// alive reports whether a process exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(b), ") Z ")
 }
