@@ -247,6 +247,10 @@ type HostCPU struct {
 	// containers and runner, the hypervisor's steal time included.
 	Noise float64 `json:"noise_cores"`
 	Steal float64 `json:"steal_cores"`
+	// Softirq is the kernel's softirq time on those CPUs: charged to the
+	// study, not to Noise, for it is mostly the kernel carrying the
+	// study's own packets.
+	Softirq float64 `json:"softirq_cores,omitempty"`
 	// Nodes holds each node's CPUs and everything that ran on them.
 	Nodes []NodeCPU `json:"nodes,omitempty"`
 }

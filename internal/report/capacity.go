@@ -27,10 +27,12 @@ func (b *builder) capacity() Section {
 	}
 	slo := caps[0].SLO
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf("The highest open-loop rate at which each mesh met the SLO (%s), found by search: "+
-		"the rate doubled until the SLO broke, the bracket was bisected with short trials, and confirmation rounds of full-length trials "+
-		"at both ends of the bracket each gave an estimate of where the SLO breaks (interpolated between the two); the capacity is their mean, "+
-		"with a 95%% Student-t interval. Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
-		"The meshes' trials interleaved.", slo)))
+		"the rate doubled until the SLO broke and the bracket was bisected with short trials; then full-length trials decided each end of the bracket "+
+		"(a rate counts as met when at most %g%% of its full-length trial time broke the SLO), moving the bracket where they disagreed with the short trials. "+
+		"Each full-length trial at the final bracket's ends gives an estimate of where the SLO breaks (its score followed along the slope between the two ends); "+
+		"the capacity is their mean, with a 95%% Student-t interval, so that trials that disagree widen it. "+
+		"Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
+		"The meshes' trials interleaved.", slo, 100*exceedRatio(caps))))
 	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "95% interval", "Relative to " + caps[0].Mesh, "Met at / broken at (req/s)", "Trials", "Note"}}
 	for _, c := range caps {
 		if c.Status != results.StatusOK {
@@ -61,9 +63,20 @@ func (b *builder) capacity() Section {
 	return s
 }
 
+// exceedRatio is the searches' exceed ratio; results older than the rule
+// (schema 7) decided rates by most confirmation rounds, a ratio of 0.5.
+func exceedRatio(caps []*analysis.CapacityMesh) float64 {
+	for _, c := range caps {
+		if c.ExceedRatio > 0 {
+			return c.ExceedRatio
+		}
+	}
+	return search.DefaultExceedRatio
+}
+
 func intervalText(c *analysis.CapacityMesh) string {
 	if len(c.Estimates) < 2 {
-		return fmt.Sprintf("none (%d conclusive confirmation rounds)", len(c.Estimates))
+		return fmt.Sprintf("none (%d conclusive full-length trials)", len(c.Estimates))
 	}
 	return fmt.Sprintf("%s to %s", num(c.CILow), num(c.CIHigh))
 }
@@ -103,7 +116,7 @@ func (b *builder) capacityBars() *Chart {
 		bars = append(bars, bar)
 	}
 	title := "Capacity at " + b.d.Capacity[0].SLO.String()
-	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from the confirmation rounds.",
+	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from the full-length trials at each bracket's ends.",
 		SVG: chart.Bars{Title: title, X: "mesh", Y: chart.Axis{Label: "capacity (req/s)"}, Categories: cats,
 			Series: []chart.BarSeries{{Name: "capacity", Bars: bars}}}.SVG()}
 }

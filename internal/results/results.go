@@ -17,17 +17,20 @@ import (
 // the tenant scaling's fields and a load's tenants; 6 added a cell's
 // namespace_latency_ms, resources[].gaps, load.resources,
 // mesh_spec.context and verification[].facts; 7 added capacity searches
-// (Index.Capacity); all optional.
-const SchemaVersion = 7
+// (Index.Capacity); 8 added a capacity's exceed_ratio (rates decided by
+// the share of full-length trial time that broke the SLO; 7's searches
+// decided by most of three rounds) and the host's softirq_cores; all
+// optional.
+const SchemaVersion = 8
 
 // OldestSchema is the oldest version ReadIndex reads. Versions 1 to 5
 // differ only by lacking the cell files' hashes (1), host noise and
 // rounds (1 and 2), replica counts and gRPC load (1 to 3), published
 // figures and tenant scaling (1 to 4), per-namespace latency, resource
-// gaps, generator resources, mesh contexts and install facts (1 to 5), and
-// capacity searches (1 to 6), so they are read as they are: their cell
-// files go unchecked where unhashed, and they hold no noise verdicts,
-// replica counts or capacities.
+// gaps, generator resources, mesh contexts and install facts (1 to 5),
+// capacity searches (1 to 6), and exceed ratios and softirq time (1 to 7),
+// so they are read as they are: their cell files go unchecked where
+// unhashed, and they hold no noise verdicts, replica counts or capacities.
 const OldestSchema = 1
 
 // Cell statuses.

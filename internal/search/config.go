@@ -19,10 +19,24 @@ type Config struct {
 	// of confirmation trials; defaults 5s and 20s.
 	Short time.Duration `json:"short"`
 	Full  time.Duration `json:"full"`
-	// Confirmations is the number of full-length rounds, each a trial at
-	// both ends of the bracket; default 3. Each round gives one estimate
-	// of the capacity; the interval comes from their spread.
+	// Confirmations is how many full-length trials of evidence a rate
+	// needs to be decided: its goal, Confirmations × Full, is the trial
+	// time over which ExceedRatio is reckoned; default 3.
 	Confirmations int `json:"confirmations"`
+	// ExceedRatio is the share of a rate's goal trial time that may break
+	// the SLO with the rate still met (MLRsearch's goal exceed ratio): a
+	// rate is met once its passing full-length time reaches (1 -
+	// ExceedRatio) of the goal, and broken once its failing time exceeds
+	// ExceedRatio of it. Default 0.5: a rate is met when most of its
+	// full-length time meets the SLO, so that one trial of a bimodal p99
+	// neither makes nor breaks it. 0 takes the default; a strict rule
+	// (every full-length trial must pass) is a value under one trial's
+	// share, such as 0.01.
+	ExceedRatio float64 `json:"exceed_ratio"`
+	// Budget bounds the measured trial time of the search, all phases;
+	// when the next trial would overrun it the search stops with what it
+	// has and says so. Zero: no bound beyond MaxTrials.
+	Budget time.Duration `json:"budget,omitempty"`
 	// Retries bounds the re-runs of an inconclusive trial; default 2.
 	Retries int `json:"retries"`
 	// MinRate and MaxRate bound the rates tried; MaxRate 0 is unbounded.
@@ -41,6 +55,7 @@ const (
 	DefaultShort         = 5 * time.Second
 	DefaultFull          = 20 * time.Second
 	DefaultConfirmations = 3
+	DefaultExceedRatio   = 0.5
 	DefaultRetries       = 2
 	DefaultMaxTrials     = 40
 	// MinSamples is the fewest requests a short trial should hold for its
@@ -64,6 +79,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Confirmations == 0 {
 		c.Confirmations = DefaultConfirmations
+	}
+	if c.ExceedRatio == 0 {
+		c.ExceedRatio = DefaultExceedRatio
 	}
 	if c.Retries == 0 {
 		c.Retries = DefaultRetries
@@ -97,6 +115,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("trial durations: short (%s) must be positive and full (%s) at least as long", c.Short, c.Full)
 	case c.Confirmations < 1:
 		return fmt.Errorf("confirmations must be at least 1")
+	case c.ExceedRatio < 0 || c.ExceedRatio >= 1:
+		return fmt.Errorf("exceed_ratio %g must be in [0, 1), a share of the confirmation time such as 0.5", c.ExceedRatio)
+	case c.Budget < 0:
+		return fmt.Errorf("budget must not be negative")
+	case c.Budget > 0 && c.Budget < c.Full:
+		return fmt.Errorf("budget %s leaves no room for one confirmation trial of %s", c.Budget, c.Full)
 	case c.Retries < 0:
 		return fmt.Errorf("retries must not be negative")
 	case c.MinRate <= 0 || c.MinRate > c.Start:
@@ -104,7 +128,7 @@ func (c Config) Validate() error {
 	case c.MaxRate != 0 && c.MaxRate < c.Start:
 		return fmt.Errorf("max rate %g is below the start rate %g", c.MaxRate, c.Start)
 	case c.MaxTrials < 2*c.Confirmations+1:
-		return fmt.Errorf("max trials %d leaves no room for %d confirmation rounds", c.MaxTrials, c.Confirmations)
+		return fmt.Errorf("max trials %d leaves no room for %d confirmations at both ends of a bracket", c.MaxTrials, c.Confirmations)
 	}
 	return nil
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
-
-// maxShifts bounds how often the confirmation rounds may send the search
-// back when its full-length trials disagree with the short ones.
-const maxShifts = 2
 
 // Search is one search's state. Next says which trial to run, Record takes
 // its outcome; a caller running several searches steps each in turn, so
@@ -16,32 +13,48 @@ const maxShifts = 2
 type Search struct {
 	cfg   Config
 	phase string
-	rate  float64 // the rate of the step being run in grow and bisect
+	rate  float64 // the rate of the next trial
 	lower float64 // the highest rate that met the SLO, 0 for none yet
 	upper float64 // the lowest rate that broke it, 0 for none yet
 	limit string  // why some rates could not be measured
 	// limited says upper is a rate that could not be measured rather than
-	// one that broke the SLO: confirmation then tries only the lower end.
+	// one that broke the SLO: confirmation then decides only the lower end.
 	limited bool
 	trials  []Trial
+	spent   time.Duration // measured trial time so far
 
 	attempt int // of the current step, from 1
 
-	// Confirmation: rounds of a trial at lower, then at upper.
-	round  int       // the current round, from 1
-	atHigh bool      // the current trial is the round's upper one
-	scores []float64 // per round and end: score at lower, at upper; NaN when inconclusive
-	shifts int
-	// full says the search has gone back from confirmation: its grow and
-	// bisect trials are now full-length, and grow and shrink move by step,
-	// which starts at the bracket's width and doubles (relative to the
-	// rate) at each move, as MLRsearch's external search does.
-	full bool
-	step float64
+	// Confirmation: full-length evidence per rate, and the factor by
+	// which the bracket moves when a full-length verdict disagrees with
+	// the short trials' (MLRsearch's external search: it starts at the
+	// bracket's width and its excess over 1 doubles at each move).
+	evidence map[float64]*evidence
+	step     float64
 
 	done   bool
 	result Result
 }
+
+// evidence is what the full-length trials at one rate said: the trial
+// time that met the SLO and that broke it, each conclusive trial's score,
+// and whether the rate proved unmeasurable (inconclusive past its
+// retries).
+type evidence struct {
+	pass, fail   time.Duration
+	scores       []float64
+	unmeasurable string
+}
+
+// class is a rate's verdict from its full-length evidence.
+type class int
+
+const (
+	undecided class = iota
+	met
+	broken
+	unmeasurable
+)
 
 // New starts a search.
 func New(cfg Config) (*Search, error) {
@@ -67,17 +80,13 @@ func (s *Search) Next() (Step, bool) {
 		return Step{}, false
 	}
 	if s.phase != PhaseConfirm {
-		d := s.cfg.Short
-		if s.full {
-			d = s.cfg.Full
-		}
-		return Step{Phase: s.phase, Rate: s.rate, Duration: d}, true
+		return Step{Phase: s.phase, Rate: s.rate, Duration: s.cfg.Short}, true
 	}
-	rate := s.lower
-	if s.atHigh {
-		rate = s.upper
+	n := 1
+	if e := s.evidence[s.rate]; e != nil {
+		n += len(e.scores)
 	}
-	return Step{Phase: PhaseConfirm, Rate: rate, Duration: s.cfg.Full, Repetition: s.round}, true
+	return Step{Phase: PhaseConfirm, Rate: s.rate, Duration: s.cfg.Full, Repetition: n}, true
 }
 
 // Record takes the outcome of the trial Next asked for and returns it as
@@ -91,15 +100,15 @@ func (s *Search) Record(o Outcome) Trial {
 	t := Trial{Step: step, Outcome: o, Verdict: v, Why: why, Attempt: s.attempt,
 		P50Ms: ms(o.P50), P95Ms: ms(o.P95), P99Ms: ms(o.P99)}
 	s.trials = append(s.trials, t)
-	if v == Inconclusive && s.attempt <= s.cfg.Retries {
+	s.spent += step.Duration
+	switch {
+	case v == Inconclusive && s.attempt <= s.cfg.Retries:
 		s.attempt++ // the same step again
-		s.checkBudget()
-		return t
-	}
-	s.attempt = 1
-	if s.phase == PhaseConfirm {
+	case s.phase == PhaseConfirm:
+		s.attempt = 1
 		s.confirmed(t)
-	} else {
+	default:
+		s.attempt = 1
 		s.searched(t)
 	}
 	s.checkBudget()
@@ -122,7 +131,7 @@ func (s *Search) searched(t Trial) {
 	switch {
 	case s.lower == 0 && s.upper > 0:
 		// The SLO broke at the start: shrink.
-		s.rate = roundRate(s.upper / s.factor())
+		s.rate = roundRate(s.upper / s.cfg.Growth)
 		if s.rate < s.cfg.MinRate {
 			if s.limited {
 				s.finish("no rate could be measured")
@@ -131,7 +140,7 @@ func (s *Search) searched(t Trial) {
 			}
 		}
 	case s.upper == 0:
-		s.rate = roundRate(s.lower * s.factor())
+		s.rate = roundRate(s.lower * s.cfg.Growth)
 		if s.cfg.MaxRate > 0 && s.lower >= s.cfg.MaxRate {
 			s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s req/s", rateText(s.cfg.MaxRate))
 			s.startConfirm()
@@ -146,89 +155,190 @@ func (s *Search) searched(t Trial) {
 	}
 }
 
-// factor is what the next grow or shrink multiplies or divides the rate
-// by.
-func (s *Search) factor() float64 {
-	if !s.full {
-		return s.cfg.Growth
+// startConfirm begins the confirmation: the short trials' bracket is now
+// to be decided by full-length trials.
+func (s *Search) startConfirm() {
+	s.phase, s.evidence = PhaseConfirm, map[float64]*evidence{}
+	s.step = 1 + s.cfg.Precision
+	if s.hasUpper() {
+		s.step = max(s.step, s.upper/s.lower)
 	}
+	s.advance()
+}
+
+// confirmed adds a full-length trial to its rate's evidence and moves on.
+func (s *Search) confirmed(t Trial) {
+	e := s.evidence[t.Rate]
+	if e == nil {
+		e = &evidence{}
+		s.evidence[t.Rate] = e
+	}
+	switch t.Verdict {
+	case Pass:
+		e.pass += t.Duration
+	case Fail:
+		e.fail += t.Duration
+	case Inconclusive:
+		e.unmeasurable = t.Why
+		s.advance()
+		return
+	}
+	score, _ := s.cfg.SLO.Score(t.Rate, t.Outcome)
+	e.scores = append(e.scores, score)
+	s.advance()
+}
+
+// classify is a rate's verdict by the exceed-ratio rule: broken once its
+// failing full-length time exceeds ExceedRatio of the goal (more trials
+// could not make it met), met once its passing time reaches the rest of
+// the goal, undecided until then.
+func (s *Search) classify(rate float64) class {
+	e := s.evidence[rate]
+	if e == nil {
+		return undecided
+	}
+	if e.unmeasurable != "" {
+		return unmeasurable
+	}
+	goal := float64(s.cfg.Confirmations) * s.cfg.Full.Seconds()
+	switch {
+	case e.fail.Seconds() > s.cfg.ExceedRatio*goal:
+		return broken
+	case e.pass.Seconds() >= (1-s.cfg.ExceedRatio)*goal:
+		return met
+	}
+	return undecided
+}
+
+// advance picks the next full-length trial, or finishes. Starting from the
+// short trials' bracket it decides the lower end; when that is broken it
+// steps down, when met it decides the upper end, and when that is met too
+// it steps up, each step growing; with both ends decided it bisects with
+// full-length trials to the precision. A rate once decided stays decided,
+// and a step never passes a rate decided the other way, so the search
+// ends.
+func (s *Search) advance() {
+	for {
+		switch s.classify(s.lower) {
+		case undecided:
+			s.rate = s.lower
+			return
+		case broken, unmeasurable:
+			if c := s.classify(s.lower); c == unmeasurable {
+				s.limited = true
+				s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(s.lower), s.evidence[s.lower].unmeasurable)
+			} else {
+				s.limited = false
+			}
+			s.upper = s.lower
+			s.lower = s.below(s.upper)
+			if s.lower < s.cfg.MinRate {
+				s.lower = 0
+				if s.limited {
+					s.finish("no rate could be measured in full-length trials")
+				} else {
+					s.finish(fmt.Sprintf("the SLO is not met in full-length trials even at %s req/s", rateText(s.upper)))
+				}
+				return
+			}
+			continue
+		}
+		// The lower end is met.
+		if !s.hasUpper() {
+			s.finish("")
+			return
+		}
+		switch s.classify(s.upper) {
+		case undecided:
+			s.rate = s.upper
+			return
+		case unmeasurable:
+			s.limited = true
+			s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(s.upper), s.evidence[s.upper].unmeasurable)
+			s.finish("")
+			return
+		case met:
+			s.lower = s.upper
+			s.upper = s.above(s.lower)
+			if s.upper == 0 {
+				s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s req/s", rateText(s.cfg.MaxRate))
+				s.finish("")
+				return
+			}
+			continue
+		}
+		// Both ends decided: bisect to the precision.
+		mid := roundRate((s.lower + s.upper) / 2)
+		if (s.upper-s.lower)/s.lower <= s.cfg.Precision || mid <= s.lower || mid >= s.upper {
+			s.finish("")
+			return
+		}
+		switch s.classify(mid) {
+		case undecided:
+			s.rate = mid
+			return
+		case met:
+			s.lower = mid
+		default:
+			s.upper = mid
+			s.limited = s.classify(mid) == unmeasurable
+		}
+	}
+}
+
+// below is the next lower end under a rate whose full-length verdict is
+// broken: one step down, or the highest rate decided met on the way.
+func (s *Search) below(rate float64) float64 {
+	next := roundRate(rate / s.nextStep())
+	for r := range s.evidence {
+		if r < rate && r > next && s.classify(r) == met {
+			next = r
+		}
+	}
+	return next
+}
+
+// above is the next upper end over a rate whose full-length verdict is
+// met: one step up (at most the highest rate allowed, 0 when that is the
+// rate itself), or the lowest rate decided broken on the way.
+func (s *Search) above(rate float64) float64 {
+	next := roundRate(rate * s.nextStep())
+	if s.cfg.MaxRate > 0 {
+		if rate >= s.cfg.MaxRate {
+			return 0
+		}
+		next = min(next, s.cfg.MaxRate)
+	}
+	for r := range s.evidence {
+		if c := s.classify(r); r > rate && r < next && (c == broken || c == unmeasurable) {
+			next = r
+		}
+	}
+	return next
+}
+
+// nextStep is the factor of the next move, and doubles the excess of the
+// one after.
+func (s *Search) nextStep() float64 {
 	f := s.step
 	s.step = 1 + 2*(s.step-1)
 	return f
 }
 
-func (s *Search) startConfirm() {
-	s.phase, s.round, s.atHigh, s.scores = PhaseConfirm, 1, false, nil
-}
-
-// confirmed records a confirmation trial's score and, after the last
-// round, either moves the bracket (when most full-length trials disagree
-// with the short ones) or finishes.
-func (s *Search) confirmed(t Trial) {
-	score := math.NaN()
-	if t.Verdict != Inconclusive {
-		score, _ = s.cfg.SLO.Score(t.Rate, t.Outcome)
-	}
-	s.scores = append(s.scores, score)
-	if !s.atHigh && s.hasUpper() {
-		s.atHigh = true
-		return
-	}
-	if !s.hasUpper() {
-		s.scores = append(s.scores, math.NaN()) // no upper end to try
-	}
-	s.atHigh = false
-	if s.round < s.cfg.Confirmations {
-		s.round++
-		return
-	}
-	lowFails, highPasses, n := 0, 0, 0
-	for i := 0; i+1 < len(s.scores); i += 2 {
-		if !math.IsNaN(s.scores[i]) {
-			n++
-			if s.scores[i] > 1 {
-				lowFails++
-			}
-		}
-		if h := s.scores[i+1]; !math.IsNaN(h) && h <= 1 {
-			highPasses++
-		}
-	}
-	width := 1 + s.cfg.Precision
-	if s.upper > 0 {
-		width = s.upper / s.lower
-	}
-	// When most full-length trials disagree with the short ones, the
-	// search goes back: from the end that disagreed, it moves by a growing
-	// step with full-length trials until the SLO's verdict changes, then
-	// bisects and confirms again.
-	switch {
-	case s.shifts < maxShifts && n > 0 && 2*lowFails > n && s.lower/width >= s.cfg.MinRate:
-		s.shifts++
-		s.full, s.step, s.phase, s.scores = true, width, PhaseGrow, nil
-		s.upper, s.lower, s.limited = s.lower, 0, false
-		s.rate = roundRate(s.upper / s.factor())
-	case s.shifts < maxShifts && s.hasUpper() && 2*highPasses > s.cfg.Confirmations &&
-		(s.cfg.MaxRate == 0 || s.upper*width <= s.cfg.MaxRate):
-		s.shifts++
-		s.full, s.step, s.phase, s.scores = true, width, PhaseGrow, nil
-		s.lower, s.upper = s.upper, 0
-		s.rate = roundRate(s.lower * s.factor())
-		if s.cfg.MaxRate > 0 {
-			s.rate = min(s.rate, s.cfg.MaxRate)
-		}
-	default:
-		s.finish("")
-	}
-}
-
 // hasUpper says the bracket has an upper end that broke the SLO.
 func (s *Search) hasUpper() bool { return s.upper > 0 && !s.limited }
 
-// checkBudget ends a search that has used its trials.
+// checkBudget ends a search that has used its trials or its time.
 func (s *Search) checkBudget() {
-	if !s.done && len(s.trials) >= s.cfg.MaxTrials {
+	if s.done {
+		return
+	}
+	if len(s.trials) >= s.cfg.MaxTrials {
 		s.finish(fmt.Sprintf("stopped after %d trials, the most allowed", s.cfg.MaxTrials))
+		return
+	}
+	if step, _ := s.Next(); s.cfg.Budget > 0 && s.spent+step.Duration > s.cfg.Budget {
+		s.finish(fmt.Sprintf("stopped when its budget of %s of trials was spent", s.cfg.Budget))
 	}
 }
 

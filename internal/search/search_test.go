@@ -98,8 +98,8 @@ func TestSearchFindsKnownCapacity(t *testing.T) {
 			if res.CILow > res.RPS || res.CIHigh < res.RPS {
 				t.Errorf("interval %.1f..%.1f does not hold %.1f", res.CILow, res.CIHigh, res.RPS)
 			}
-			if len(res.Estimates) != DefaultConfirmations {
-				t.Errorf("%d estimates, want one per confirmation round (%d)", len(res.Estimates), DefaultConfirmations)
+			if len(res.Estimates) < 4 {
+				t.Errorf("%d estimates, want one per full-length trial at both ends (at least 2 each)", len(res.Estimates))
 			}
 			assertPhases(t, res.Trials, time.Second, 3*time.Second)
 		})
@@ -356,7 +356,7 @@ func TestConfirmationWithoutUpperEnd(t *testing.T) {
 }
 
 // A short trial that failed by chance ends the growth far too low; the
-// confirmation rounds see the upper end pass and send the search up again.
+// full-length trials see the upper end pass and send the search up again.
 func TestConfirmationRecoversFromASpuriousFail(t *testing.T) {
 	t.Parallel()
 	srv := &server{mu: 1500}
@@ -424,7 +424,7 @@ func TestMinRateDefault(t *testing.T) {
 
 // When the full-length trials fail everywhere the short ones passed, the
 // search goes back down and ends with no capacity, not with an estimate
-// from the abandoned confirmation rounds.
+// from the abandoned bracket.
 func TestNoCapacityAfterGoingBack(t *testing.T) {
 	t.Parallel()
 	srv := &server{mu: 1500, longer: 100, full: 2 * time.Second}
@@ -451,5 +451,127 @@ func TestNothingMeasurable(t *testing.T) {
 	}
 	if res.RPS != 0 || strings.Contains(res.Note, "not met") || !strings.Contains(res.Note, "no rate could be measured") || !strings.Contains(res.Note, "saturated") {
 		t.Errorf("capacity %.1f, note %q; want none, nothing measurable, saturated", res.RPS, res.Note)
+	}
+}
+
+// scripted runs a search whose trials' p99 a function of the step decides.
+func scripted(p99 func(rate float64, d time.Duration, n int) time.Duration) TrialFunc {
+	n := 0
+	return func(_ context.Context, rate float64, d time.Duration) (Outcome, error) {
+		n++
+		p := p99(rate, d, n)
+		return Outcome{Achieved: rate, Requests: int64(rate * d.Seconds()), P99: p, P50: p / 7}, nil
+	}
+}
+
+// The exceed-ratio rule: a rate is met when at most ExceedRatio of its
+// goal time (Confirmations full-length trials) breaks the SLO. At the
+// default of one half, one bad trial in three leaves a rate met; with a
+// strict ratio the same trial breaks it.
+func TestExceedRatio(t *testing.T) {
+	t.Parallel()
+	// Short trials put the SLO's edge at 1000 req/s; every third
+	// full-length trial has a 30 ms p99 wherever it runs.
+	slo := SLO{P99: 10 * time.Millisecond}
+	full := 0
+	p99 := func(rate float64, d time.Duration, _ int) time.Duration {
+		if rate > 1000 {
+			return 50 * time.Millisecond
+		}
+		if d == 2*time.Second {
+			full++
+			if full%3 == 2 {
+				return 30 * time.Millisecond
+			}
+		}
+		return 5 * time.Millisecond
+	}
+	cfg := Config{SLO: slo, Start: 250, Short: time.Second, Full: 2 * time.Second, Precision: 0.05}
+	res, err := Run(context.Background(), cfg, scripted(p99), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lower < 950 || res.Lower > 1000 || res.ExceedRatio != 0.5 {
+		t.Errorf("met at %.1f (exceed ratio %g); want the short bracket's lower end, just under 1000, kept at 0.5", res.Lower, res.ExceedRatio)
+	}
+	if !strings.Contains(res.Note, "disagreed") || res.CIHigh-res.CILow < 0.02*res.RPS {
+		t.Errorf("note %q, interval %.1f..%.1f; want the disagreement said and a wide interval", res.Note, res.CILow, res.CIHigh)
+	}
+	full = 0
+	cfg.ExceedRatio = 0.01
+	strict, err := Run(context.Background(), cfg, scripted(p99), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strict.Lower >= res.Lower {
+		t.Errorf("strict: met at %.1f, want below %.1f: a single bad full-length trial breaks a rate", strict.Lower, res.Lower)
+	}
+}
+
+// Full-length trials that disagree need more of them to decide a rate;
+// the budget ends the search on time regardless, and the result says it
+// stopped and that its trials disagreed.
+func TestBudgetEndsADisagreeingSearch(t *testing.T) {
+	t.Parallel()
+	// Short trials put the edge at 1000 req/s; every other full-length
+	// trial has a 200 ms p99 wherever it runs, so the lower end needs
+	// three trials (met, broken, met) and the upper two: five in all,
+	// over a budget that leaves room for four after ten short ones.
+	p99 := func(rate float64, d time.Duration, n int) time.Duration {
+		if d == 3*time.Second && n%2 == 0 {
+			return 200 * time.Millisecond
+		}
+		return time.Duration(float64(10*time.Millisecond) * rate / 1000)
+	}
+	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 125, Short: time.Second, Full: 3 * time.Second, Budget: 22 * time.Second}
+	res, err := Run(context.Background(), cfg, scripted(p99), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spent time.Duration
+	for _, tr := range res.Trials {
+		spent += tr.Duration
+	}
+	if spent > cfg.Budget {
+		t.Errorf("measured %s, over the budget of %s", spent, cfg.Budget)
+	}
+	if res.Complete || !strings.Contains(res.Note, "budget") || !strings.Contains(res.Note, "disagreed") {
+		t.Errorf("complete %v, note %q; want a search stopped by its budget, saying its trials disagreed", res.Complete, res.Note)
+	}
+	if res.RPS <= 0 || res.CILow > res.RPS || res.CIHigh < res.RPS || res.CIHigh-res.CILow < 0.02*res.RPS {
+		t.Errorf("capacity %.1f (%.1f..%.1f); want an estimate inside a wide interval", res.RPS, res.CILow, res.CIHigh)
+	}
+}
+
+// When the full-length trials at the lower end break the SLO, the search
+// steps down by the bracket's width (then twice, four times that: the
+// step's excess doubles), not back to the start.
+func TestConfirmationStepsDown(t *testing.T) {
+	t.Parallel()
+	// Short trials meet the SLO up to 1000 req/s, full-length ones up to 900.
+	p99 := func(rate float64, d time.Duration, _ int) time.Duration {
+		edge := 1000.0
+		if d == 2*time.Second {
+			edge = 900
+		}
+		return time.Duration(float64(10*time.Millisecond) * rate / edge)
+	}
+	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 125, Short: time.Second, Full: 2 * time.Second, Precision: 0.05}
+	res, err := Run(context.Background(), cfg, scripted(p99), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full []float64
+	for _, tr := range res.Trials {
+		if tr.Phase == PhaseConfirm && tr.Repetition == 1 {
+			full = append(full, tr.Rate)
+		}
+	}
+	// The short bracket is 1000..1031.2: down by 3.1%, then 6.2%.
+	if len(full) < 4 || full[1] >= full[0] || full[0]/full[1] > 1.05 || full[1]/full[2] < full[0]/full[1] {
+		t.Errorf("full-length rates %v: want a step down by the bracket's width, then a larger one", full)
+	}
+	if math.Abs(res.RPS-900) > 0.05*900 || !res.Complete {
+		t.Errorf("capacity %.1f, complete %v, note %q; want 900 within 5%%", res.RPS, res.Complete, res.Note)
 	}
 }

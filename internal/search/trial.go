@@ -49,7 +49,8 @@ type Step struct {
 	Phase    string        `json:"phase"`
 	Rate     float64       `json:"rate"`
 	Duration time.Duration `json:"duration_ns"`
-	// Repetition numbers confirmation rounds from 1.
+	// Repetition numbers the full-length confirmation trials at one rate
+	// from 1.
 	Repetition int `json:"repetition,omitempty"`
 }
 

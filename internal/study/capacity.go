@@ -29,9 +29,9 @@ type meshSearch struct {
 // searchCapacities runs the study's search for every mesh on one
 // deployment of the workload. Each round visits every unfinished mesh
 // once, in an order shuffled with the study's seed, and runs its next
-// trial (a confirmation round's two trials together), so that the meshes'
-// trials interleave and machine drift spreads over all of them. Every
-// trial is recorded as a cell file, and the index rewritten after it.
+// trials (see visitLength), so that the meshes' trials interleave and
+// machine drift spreads over all of them. Every trial is recorded as a cell file, and the index
+// rewritten after it.
 func (r *runner) searchCapacities(ctx context.Context) error {
 	cfg := r.s.Search.Config()
 	var all []*meshSearch
@@ -65,19 +65,17 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 			rng.Shuffle(len(open), func(i, j int) { open[i], open[j] = open[j], open[i] })
 		}
 		for _, ms := range open {
-			step, _ := ms.s.Next()
-			round := step.Repetition
-			for {
+			// A visit runs trials of its mesh until they have measured
+			// visitLength: switching meshes costs an installation (seconds
+			// on the lab, a sidecar per pod), which one trial per visit
+			// would pay every few seconds of measurement.
+			var measured time.Duration
+			for step, ok := ms.s.Next(); ok && !ms.failed && measured < visitLength(cfg); step, ok = ms.s.Next() {
 				trial++
 				if err := r.searchTrial(ctx, ms, step, trial); err != nil {
 					return err
 				}
-				next, ok := ms.s.Next()
-				// A confirmation round's second trial runs in the same visit.
-				if ms.failed || !ok || next.Phase != search.PhaseConfirm || round == 0 || next.Repetition != round {
-					break
-				}
-				step = next
+				measured += step.Duration
 			}
 		}
 	}
@@ -93,6 +91,10 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 	}
 	return r.writeIndex()
 }
+
+// visitLength is the measured time a visit to a mesh runs its trials for:
+// two confirmation trials, or a few short ones.
+func visitLength(cfg search.Config) time.Duration { return 2 * cfg.Full }
 
 // searchTrial runs one trial of a mesh's search as a cell and records it.
 func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.Step, n int) error {

@@ -22,8 +22,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if c := p.Search; c != nil {
 		fmt.Fprintf(&b, "meshes: %s, their trials interleaved, %s\n", strings.Join(p.Meshes, ", "), order)
-		fmt.Fprintf(&b, "capacity search at %s: from %g req/s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %d confirmation rounds of %s trials; estimated %s\n",
-			c.SLO, c.Start, c.Growth, 100*c.Precision, c.Short, c.Confirmations, c.Full, round(p.Estimate))
+		budget := ""
+		if c.Budget > 0 {
+			budget = fmt.Sprintf(", at most %s of trials per mesh", c.Budget)
+		}
+		fmt.Fprintf(&b, "capacity search at %s: from %g req/s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %s trials decide each end (met when at most %g%% of %d trials' time breaks the SLO)%s; estimated %s\n",
+			c.SLO, c.Start, c.Growth, 100*c.Precision, c.Short, c.Full, 100*c.ExceedRatio, c.Confirmations, budget, round(p.Estimate))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}

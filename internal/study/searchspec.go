@@ -27,9 +27,17 @@ type Search struct {
 	// runs the study's load.warmup first.
 	Trial   topology.Duration `json:"trial,omitempty"`
 	Confirm topology.Duration `json:"confirm,omitempty"`
-	// Confirmations is the number of confirmation rounds, each a
-	// full-length trial at both ends of the bracket; default 3.
+	// Confirmations is how many full-length trials of evidence decide a
+	// rate: a rate is met once its passing confirmation time reaches (1 -
+	// exceed_ratio) of confirmations × confirm, broken once its failing
+	// time exceeds exceed_ratio of it; default 3.
 	Confirmations int `json:"confirmations,omitempty"`
+	// ExceedRatio is the share of that time that may break the SLO with
+	// the rate still met; default 0.5 (most of the time must meet it).
+	ExceedRatio *float64 `json:"exceed_ratio,omitempty"`
+	// Budget bounds each mesh's measured trial time; a search that would
+	// overrun it stops with what it has, and says so. Default: none.
+	Budget topology.Duration `json:"budget,omitempty"`
 	// Retries bounds the re-runs of a trial that is no evidence (the
 	// generator saturated, the host was noisy); default 2.
 	Retries int `json:"retries,omitempty"`
@@ -55,11 +63,15 @@ func (s *Search) Config() search.Config {
 	if s.SLO.Errors != nil {
 		errs = *s.SLO.Errors
 	}
+	var exceed float64
+	if s.ExceedRatio != nil {
+		exceed = *s.ExceedRatio
+	}
 	return search.Config{
 		SLO:   search.SLO{P50: s.SLO.P50.D(), P95: s.SLO.P95.D(), P99: s.SLO.P99.D(), MaxErrorRate: errs},
 		Start: s.StartRate, MaxRate: s.MaxRate, Growth: s.Growth, Precision: s.Precision,
-		Short: s.Trial.D(), Full: s.Confirm.D(), Confirmations: s.Confirmations, Retries: s.Retries,
-		MaxTrials: s.MaxTrials,
+		Short: s.Trial.D(), Full: s.Confirm.D(), Confirmations: s.Confirmations, ExceedRatio: exceed,
+		Budget: s.Budget.D(), Retries: s.Retries, MaxTrials: s.MaxTrials,
 	}.WithDefaults()
 }
 
@@ -87,6 +99,10 @@ func (s *Study) validateSearch() error {
 		return fieldError("search.trial", "durations must not be negative")
 	case sr.Confirmations < 0 || sr.Retries < 0 || sr.MaxTrials < 0:
 		return fieldError("search.confirmations", "counts must not be negative")
+	case sr.ExceedRatio != nil && (*sr.ExceedRatio <= 0 || *sr.ExceedRatio >= 1):
+		return fieldError("search.exceed_ratio", "want a share of the confirmation time in (0, 1) such as 0.5, got %g", *sr.ExceedRatio)
+	case sr.Budget < 0:
+		return fieldError("search.budget", "must not be negative")
 	case s.Load.Rate != 0:
 		return fieldError("load.rate", "the search sets the rate; give search.start_rate instead")
 	case s.Load.Requests != 0:
@@ -108,11 +124,18 @@ func (s *Study) validateSearch() error {
 const searchTrialsAssumed = 10
 
 // searchEstimate is a search study's expected duration: per mesh, the
-// assumed short trials and the confirmation rounds, each with its warm-up
+// assumed short trials and full-length trials deciding both ends of the
+// bracket (their measured time at most the budget), each with its warm-up
 // and a mesh installation (the meshes interleave), and one deployment.
 func (s *Study) searchEstimate(cfg search.Config) time.Duration {
 	st := setupTimes[s.Platform.Type]
-	warm := s.Load.Warmup.D()
-	trials := searchTrialsAssumed*(cfg.Short+warm+st.install) + time.Duration(cfg.Confirmations)*(2*(cfg.Full+warm)+st.install)
-	return st.deploy + time.Duration(len(s.Meshes))*trials
+	per := st.install + s.Load.Warmup.D()
+	short, full := searchTrialsAssumed, 2*cfg.Confirmations
+	measured := time.Duration(short)*cfg.Short + time.Duration(full)*cfg.Full
+	trials := short + full
+	if cfg.Budget > 0 && measured > cfg.Budget {
+		trials = int(float64(trials) * float64(cfg.Budget) / float64(measured))
+		measured = cfg.Budget
+	}
+	return st.deploy + time.Duration(len(s.Meshes))*(measured+time.Duration(trials)*per)
 }

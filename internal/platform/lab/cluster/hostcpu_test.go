@@ -14,7 +14,7 @@ func TestParseProcStat(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tick = 1e9 / userHZ
-	want := map[int]cpuTimes{0: {busy: 125 * tick, steal: 2 * tick}, 1: {busy: 245 * tick, steal: 2 * tick}}
+	want := map[int]cpuTimes{0: {busy: 125 * tick, softirq: 5 * tick, steal: 2 * tick}, 1: {busy: 245 * tick, softirq: 4 * tick, steal: 2 * tick}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -61,6 +61,24 @@ func TestAccountHostNoise(t *testing.T) {
 				lab:  map[int]uint64{0: 10 * s, 1: 13 * s}, self: 3 * s},
 			noise: 0, load: NodeCPU{Name: "load", Role: "load", CPUs: 1, Busy: 0.7, Outside: 0.2}, appBusy: 0.8,
 		},
+		{
+			// At a high rate the kernel carries the lab's packets in
+			// softirq, charged to no cgroup: 0.3 cores on the app CPU.
+			name: "the lab's softirq network work is not noise",
+			after: cpuSnapshot{t: t0.Add(10 * time.Second),
+				host: map[int]cpuTimes{0: {busy: 15 * s}, 1: {busy: 21 * s, softirq: 3 * s}},
+				lab:  map[int]uint64{0: 10 * s, 1: 13 * s}, self: 1 * s},
+			noise: 0, load: NodeCPU{Name: "load", Role: "load", CPUs: 1, Busy: 0.5}, appBusy: 1.1,
+		},
+		{
+			// A hog's own CPU time is user time: charging softirq to the
+			// lab leaves it counted.
+			name: "a hog beside the lab's softirq is still noise",
+			after: cpuSnapshot{t: t0.Add(10 * time.Second),
+				host: map[int]cpuTimes{0: {busy: 15 * s}, 1: {busy: 25 * s, softirq: 3 * s}},
+				lab:  map[int]uint64{0: 10 * s, 1: 13 * s}, self: 1 * s},
+			noise: 0.4, load: NodeCPU{Name: "load", Role: "load", CPUs: 1, Busy: 0.5}, appBusy: 1.5,
+		},
 	}
 	nodes := []nodeCPUs{{name: "load", role: "load", cpus: []int{0}}, {name: "app", role: "app", cpus: []int{1}}}
 	for _, tt := range tests {
@@ -85,5 +103,9 @@ func TestAccountHostNoise(t *testing.T) {
 	b2.lab, b2.labTotal = nil, 0
 	if h := account(b2, after, []int{0, 1}, nil); math.Abs(h.Noise()-0.8) > 1e-9 {
 		t.Errorf("v2 accounting: noise %v, want 0.8", h.Noise())
+	}
+	after.host[1] = cpuTimes{busy: 23 * s, softirq: 5 * s}
+	if h := account(b2, after, []int{0, 1}, nil); math.Abs(h.Noise()-0.3) > 1e-9 || math.Abs(h.Softirq-0.5) > 1e-9 {
+		t.Errorf("v2 accounting with softirq: noise %v, softirq %v; want 0.3 and 0.5", h.Noise(), h.Softirq)
 	}
 }
