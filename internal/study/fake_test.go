@@ -52,7 +52,7 @@ type fakePlatform struct {
 	appOwn    time.Duration
 
 	mesh       string
-	namespaces int // of the deployed workload
+	namespaces int           // of the deployed workload
 	work       time.Duration // the deployed graph's work per request
 	deployed   []time.Duration
 	measures   int
