@@ -159,9 +159,11 @@ func TestCalibrationCell(t *testing.T) {
 		preset            string
 		conns, namespaces int
 		tenants           string
+		seconds           float64
 	}{
-		{"livewyer-bookinfo", 32, 1, ""},
-		{"solo-tiered", 64, 1, "1"},
+		// Calibrating the app's cost measures for the scaling's 20 s.
+		{"livewyer-bookinfo", 32, 1, "", 20},
+		{"solo-tiered", 64, 1, "1", 5},
 	} {
 		s, _, err := Preset(tc.preset, PlatformOverride{})
 		if err != nil {
@@ -171,9 +173,9 @@ func TestCalibrationCell(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[TenantsParam] != tc.tenants {
-			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q; want %d, closed loop, %d, %q",
-				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[TenantsParam], tc.conns, tc.namespaces, tc.tenants)
+		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[TenantsParam] != tc.tenants || o.Duration.Seconds() != tc.seconds {
+			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q, %s; want %d, closed loop, %d, %q, %gs",
+				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[TenantsParam], o.Duration, tc.conns, tc.namespaces, tc.tenants, tc.seconds)
 		}
 	}
 }
