@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +70,52 @@ func TestPublishedSection(t *testing.T) {
 	for _, want := range []string{"Verdict: 3 of 4 published figures measured", "p50 at connections=32 replicas.productpage=1: published order baseline < istio-sidecar; this run baseline < istio-sidecar — the ordering reproduces"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("section lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// A run whose app's cost was calibrated explains its throughput ratios
+// from the calibration's measured shares, and shows the calibration in
+// the scaling section.
+func TestPublishedThroughputRatios(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]string{"connections": "32", "replicas.productpage": "1"}
+	ix.Provenance.Published = []results.Published{
+		{Metric: "ratio:qps", Mesh: resultstest.Sidecar, Params: at, Value: 0.866, Source: "table A"},
+	}
+	ix.Provenance.Scaling = &results.Scaling{Mode: "calibrated", Reference: resultstest.Sidecar, Factor: 0.01,
+		Capacities: map[string]float64{resultstest.Baseline: 30, resultstest.Sidecar: 24},
+		Work: &results.WorkCalibration{AppCPUs: 1, ConfiguredMs: 44, AppMsBefore: 50, TargetAppMs: 80, Scale: 1.68,
+			StudyShares:  map[string]float64{resultstest.Sidecar: 0.155},
+			SharesBefore: map[string]float64{resultstest.Sidecar: 0.4},
+			SharesAfter:  map[string]float64{resultstest.Sidecar: 0.25},
+			WorkMs:       map[string]float64{"productpage": 48.72}},
+	}
+	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+		t.Fatal(err)
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, Build(d)); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"### Throughput ratios and the app's cost",
+		resultstest.Sidecar + " at connections=32 replicas.productpage=1: its proxies cost 15.5% of the app in the study (ratio 0.866) and 25% here, measured by the calibration with the calibrated work (ratio 0.8 expected); the cells measured",
+		"| " + resultstest.Sidecar + " | 15.5% | 40% | 25% |",
+		"every service's work was scaled by 1.68 (productpage 48.7 ms)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
 		}
 	}
 }

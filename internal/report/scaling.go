@@ -55,8 +55,38 @@ func scaling(sc *results.Scaling) []Block {
 	if t := capacities(sc); t != nil {
 		out = append(out, table(t))
 	}
+	if t := workTable(sc.Work); t != nil {
+		out = append(out, table(t))
+	}
 	return out
 }
+
+// workTable shows how the app's cost was calibrated: per mesh, what its
+// proxies cost relative to the app in the study, here with the configured
+// work, and here with the calibrated work; nil when it was not.
+func workTable(w *results.WorkCalibration) *Table {
+	if w == nil {
+		return nil
+	}
+	t := &Table{Header: []string{"Mesh", "Study: proxies' cost over the app's", "Here, configured work", "Here, calibrated work"}}
+	for _, m := range slices.Sorted(maps.Keys(w.StudyShares)) {
+		after := "—"
+		if a, ok := w.SharesAfter[m]; ok {
+			after = pct(a)
+		}
+		t.Rows = append(t.Rows, []string{m, pct(w.StudyShares[m]), pct(w.SharesBefore[m]), after})
+	}
+	var work []string
+	for _, svc := range slices.Sorted(maps.Keys(w.WorkMs)) {
+		work = append(work, fmt.Sprintf("%s %s ms", svc, num(w.WorkMs[svc])))
+	}
+	t.Notes = []string{fmt.Sprintf("The app's cost per request, calibrated: a share is capacity(baseline) / capacity(mesh) − 1 in closed loop at saturation, the study's from its published throughput. "+
+		"With the configured work (%s ms per request) the app cost %s ms of CPU per request on the app node's %d CPU(s); every service's work was scaled by %s (%s) so that it costs about %s ms, "+
+		"the geometric mean of what each mesh's share asks for.", num(w.ConfiguredMs), num(w.AppMsBefore), w.AppCPUs, num(w.Scale), strings.Join(work, ", "), num(w.TargetAppMs))}
+	return t
+}
+
+func pct(x float64) string { return num(100*x) + "%" }
 
 // capacities tabulates the calibration's measured capacities, fastest
 // first, each relative to the reference's; nil when none was recorded.

@@ -19,7 +19,8 @@ import (
 // mesh_spec.context and verification[].facts; 7 added capacity searches
 // (Index.Capacity); 8 added a capacity's exceed_ratio (rates decided by
 // the share of full-length trial time that broke the SLO; 7's searches
-// decided by most of three rounds) and the host's softirq_cores; all
+// decided by most of three rounds), the host's softirq_cores and
+// scaling.work (the app's cost calibrated); all
 // optional.
 const SchemaVersion = 8
 
@@ -153,6 +154,42 @@ type Scaling struct {
 	TenantRate   float64 `json:"tenant_rate_rps,omitempty"`
 	RateLowered  bool    `json:"rate_lowered,omitempty"`
 	Deployed     string  `json:"deployed,omitempty"`
+	// Work, when the study calibrates its app's cost, records how the
+	// workload's per-request CPU work was set; Capacities are then the
+	// ones measured with that work.
+	Work *WorkCalibration `json:"work,omitempty"`
+}
+
+// WorkCalibration records how a study's per-request CPU work was set so
+// that, on this machine, its app costs what the study's app cost relative
+// to its proxies. A mesh's share is what its proxies cost per request over
+// what the app costs without them, read off closed-loop capacities at
+// saturation as capacity(baseline)/capacity(mesh) - 1; the study's from
+// its published throughput the same way.
+type WorkCalibration struct {
+	// AppCPUs is the app node's CPU count, which turns a capacity into CPU
+	// time per request.
+	AppCPUs int `json:"app_cpus"`
+	// StudyShares are the published shares, by mesh.
+	StudyShares map[string]float64 `json:"study_shares"`
+	// ConfiguredMs is the CPU the configured work burns per request to the
+	// entry (each service's work times its calls per request), before.
+	ConfiguredMs float64 `json:"configured_ms"`
+	// CapacitiesBefore were measured with the configured work, and
+	// SharesBefore are the shares they give.
+	CapacitiesBefore map[string]float64 `json:"capacities_before_rps"`
+	SharesBefore     map[string]float64 `json:"shares_before"`
+	// AppMsBefore is the app's whole per-request CPU then (the baseline's
+	// CPUs over its capacity); TargetAppMs is what gives the study's
+	// shares, the geometric mean of what each mesh's share asks for.
+	AppMsBefore float64 `json:"app_ms_before"`
+	TargetAppMs float64 `json:"target_app_ms"`
+	// Scale multiplied every service's work, giving WorkMs per service.
+	Scale  float64            `json:"scale"`
+	WorkMs map[string]float64 `json:"work_ms"`
+	// SharesAfter are the shares the capacities measured with the new work
+	// give.
+	SharesAfter map[string]float64 `json:"shares_after,omitempty"`
 }
 
 // Summary is one cell's line in study.json.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -21,14 +22,26 @@ func (r *runner) plan(ctx context.Context) (*Plan, error) {
 			return nil, fmt.Errorf("resume: the run started with scaling %q (factor %g); --scale cannot change it", old.Mode, old.Factor)
 		}
 		sc = *old
+		if sc.Work != nil {
+			// The cells still to run burn what the finished ones did.
+			scaleWork(r.s.Graph, sc.Work.Scale)
+		}
 	}
 	if needsCalibration(sc) {
 		caps, err := r.measureCapacities(ctx)
 		if err != nil {
 			return nil, err
 		}
+		if r.s.Scaling != nil && r.s.Scaling.CalibrateWork {
+			if sc.Work, caps, err = r.calibrateWork(ctx, caps); err != nil {
+				return nil, err
+			}
+		}
 		if sc, err = r.s.calibrate(sc, caps); err != nil {
 			return nil, err
+		}
+		if sc.Work != nil {
+			sc.Note = joinNote(workNote(sc.Work), sc.Note)
 		}
 		r.printf("calibrated: capacity %s; load scaled by %.4g (%s)\n", capacitiesText(caps), sc.Factor, sc.Note)
 		r.log.Info("calibrated", "scaling", sc.Mode, "factor", sc.Factor, "tenant_rate", sc.TenantRate)
@@ -45,6 +58,52 @@ func (r *runner) plan(ctx context.Context) (*Plan, error) {
 		}
 	}
 	return plan, r.writeIndex()
+}
+
+// calibrateWork scales the workload's work so that the app costs what the
+// study's cost relative to its proxies (see work.go), from capacities
+// measured with the configured work, and measures the capacities again
+// with the new work: those scale the load, and give the shares reached.
+func (r *runner) calibrateWork(ctx context.Context, caps map[string]float64) (*results.WorkCalibration, map[string]float64, error) {
+	meshes := r.s.calibrationMeshes()
+	i := slices.IndexFunc(meshes, func(m Mesh) bool { return m.Profile == BaselineProfile })
+	c, err := r.s.calibrationCell(meshes[i]) // calibrationMeshes has a baseline
+	if err != nil {
+		return nil, nil, err
+	}
+	study, err := r.s.studyShares(c.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	base := c.Mesh.Name
+	w, err := calibrateWork(study, caps, base, r.s.appCPUs(), workPerRequest(r.s.Graph, c.Replicas))
+	if err != nil {
+		return nil, nil, err
+	}
+	w.WorkMs = scaleWork(r.s.Graph, w.Scale)
+	r.printf("calibrated the app's cost: %s\n", workNote(w))
+	r.log.Info("calibrated the app's cost", "scale", w.Scale, "target_app_ms", w.TargetAppMs)
+	r.group = 0 // deploy the workload again, with its new work
+	after, err := r.measureCapacities(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.SharesAfter = labShares(after, base, study)
+	return w, after, nil
+}
+
+// appCPUs is how many CPUs the app node has: its CPU list, or the host's
+// when it floats.
+func (s *Study) appCPUs() int {
+	for _, n := range s.Platform.Nodes {
+		if n.Role != platform.NodeApp || n.CPUs == "" {
+			continue
+		}
+		if cpus, err := platform.ParseCPUList(n.CPUs); err == nil && len(cpus) > 0 {
+			return len(cpus)
+		}
+	}
+	return runtime.NumCPU()
 }
 
 // needsCalibration reports whether a scaling waits for the meshes'

@@ -44,8 +44,17 @@ type fakePlatform struct {
 	// is returned by Measure.
 	onMeasure func(n int) error
 
+	// proxyCost, when set, makes a closed loop CPU-bound on one app CPU:
+	// its rate is 1 / (appOwn + the deployed graph's work per request +
+	// the profile's proxy cost), all in CPU time per request. deployed
+	// holds each deployment's work per request.
+	proxyCost map[string]time.Duration
+	appOwn    time.Duration
+
 	mesh       string
-	namespaces int // of the deployed workload
+	namespaces int           // of the deployed workload
+	work       time.Duration // the deployed graph's work per request
+	deployed   []time.Duration
 	measures   int
 	logDirs    []string // each Measure's spec.LogDir
 }
@@ -91,6 +100,8 @@ func (f *fakePlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	f.record("deploy ns=%d replicas=%v", w.Namespaces, w.Replicas)
 	f.mu.Lock()
 	f.namespaces = w.Namespaces
+	f.work = workPerRequest(w.Graph, w.Replicas)
+	f.deployed = append(f.deployed, f.work)
 	f.mu.Unlock()
 	return f.failDeploy
 }
@@ -131,6 +142,9 @@ func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 	rate := f.rate
 	if r, ok := f.rates[f.mesh]; ok && spec.Options.Rate == 0 {
 		rate = r
+	}
+	if c, ok := f.proxyCost[f.mesh]; ok && spec.Options.Rate == 0 {
+		rate = 1 / (f.appOwn + f.work + c).Seconds()
 	}
 	window := spec.Options.Duration
 	if window == 0 {

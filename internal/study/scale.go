@@ -123,6 +123,12 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 	}
 	l.Rate, l.Requests, l.Connections = 0, 0, conns
 	l.Duration, l.Warmup = topology.Duration(calibrationDuration), topology.Duration(calibrationWarmup)
+	if s.Scaling != nil && s.Scaling.CalibrateWork && s.Scaling.Measure > l.Duration {
+		// The app's cost is read off the capacities' ratios, a few
+		// percent apart: a 5-second closed loop of an app costing tens of
+		// ms a request completes too few requests to tell them apart.
+		l.Duration = s.Scaling.Measure
+	}
 	pt.setting.Load = l
 	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: ScaleNone})
 	c.ID = "calibration-" + m.Name

@@ -241,6 +241,12 @@ type Scaling struct {
 	// or "all" (every namespace of the study is deployed, the first
 	// Tenants of them loaded).
 	Deploy string `json:"deploy,omitempty"`
+	// CalibrateWork scales workload.cpu_work, every service by one factor,
+	// so that on this machine the app costs what the study's app cost
+	// relative to its proxies: from the published throughput (qps) of the
+	// baseline and each mesh at the calibration's configuration, and the
+	// capacities calibration measures here (see calibrateWork).
+	CalibrateWork bool `json:"calibrate_work,omitempty"`
 }
 
 // Deployed footprints in tenant scaling.

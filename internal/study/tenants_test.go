@@ -2,9 +2,11 @@ package study
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -157,9 +159,11 @@ func TestCalibrationCell(t *testing.T) {
 		preset            string
 		conns, namespaces int
 		tenants           string
+		seconds           float64
 	}{
-		{"livewyer-bookinfo", 32, 1, ""},
-		{"solo-tiered", 64, 1, "1"},
+		// Calibrating the app's cost measures for the scaling's 20 s.
+		{"livewyer-bookinfo", 32, 1, "", 20},
+		{"solo-tiered", 64, 1, "1", 5},
 	} {
 		s, _, err := Preset(tc.preset, PlatformOverride{})
 		if err != nil {
@@ -169,9 +173,52 @@ func TestCalibrationCell(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[TenantsParam] != tc.tenants {
-			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q; want %d, closed loop, %d, %q",
-				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[TenantsParam], tc.conns, tc.namespaces, tc.tenants)
+		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[TenantsParam] != tc.tenants || o.Duration.Seconds() != tc.seconds {
+			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q, %s; want %d, closed loop, %d, %q, %gs",
+				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[TenantsParam], o.Duration, tc.conns, tc.namespaces, tc.tenants, tc.seconds)
+		}
+	}
+}
+
+// TestRunTenantExtrapolation runs a tenant-scaled study on the fake, whose
+// app uses 0.1 core idle plus 1 core per 1000 req/s, and reads the
+// results as the report does: latency stays per tenant, the app's CPU is
+// extrapolated to the study's 50 tenants along the line through the two
+// counts measured, and its fixed idle part makes the per-tenant figures
+// disagree by more than the linearity tolerance, which is flagged.
+func TestRunTenantExtrapolation(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.rates["baseline"], f.rates["sidecar"] = 10000, 400 // each tenant at 100 req/s
+	f.capacity["baseline"], f.capacity["sidecar"] = 10000, 400
+	dir := t.TempDir()
+	run(t, runOptions(t, tenantStudy("loaded"), f, dir, nil))
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app *analysis.Extrapolation
+	for _, e := range d.Extrapolations() {
+		if e.Mesh == "sidecar" && e.Figure == "app CPU" {
+			app = &e
+		}
+		if strings.Contains(e.Figure, "p50") || strings.Contains(e.Figure, "latency") {
+			t.Errorf("latency extrapolated: %+v", e)
+		}
+	}
+	if app == nil {
+		t.Fatalf("the app's CPU was not extrapolated: %+v", d.Extrapolations())
+	}
+	// 0.2 cores with one tenant at 100 req/s, 0.3 with two: 0.1 more per
+	// tenant, 5.1 at 50; per tenant 0.2 against 0.15, 25% apart.
+	if app.K1 != 1 || app.K2 != 2 || app.N != 50 || math.Abs(app.At1-0.2) > 1e-9 || math.Abs(app.At2-0.3) > 1e-9 ||
+		math.Abs(app.AtN-5.1) > 1e-9 || app.Linear() || app.Fixed() {
+		t.Errorf("app CPU %+v (disagreement %g): want 0.2 and 0.3 at 1 and 2 tenants, 5.1 at 50, flagged as not proportional", *app, app.Disagreement())
+	}
+	// The published latency figure compares at one tenant, as measured.
+	for _, fd := range d.Fidelities() {
+		if fd.Config.Params[TenantsParam] != "1" {
+			t.Errorf("published %s compared at %v, want tenants=1", fd.Published.Metric, fd.Config.Params)
 		}
 	}
 }

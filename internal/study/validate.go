@@ -83,6 +83,9 @@ func (s *Study) validate() FieldErrors {
 			add(fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup))
 		}
 		add(s.validateTenants(sc))
+		if sc.CalibrateWork {
+			add(s.validateCalibrateWork())
+		}
 	}
 	add(s.validateSearch())
 	if s.Graph != nil {
@@ -91,6 +94,26 @@ func (s *Study) validate() FieldErrors {
 	}
 	add(s.validatePublished())
 	return errs
+}
+
+// validateCalibrateWork checks what calibrating the app's cost needs: work
+// to scale, and the published throughput of the baseline and another mesh
+// at the configuration calibration measures.
+func (s *Study) validateCalibrateWork() error {
+	if len(s.Workload.CPUWork) == 0 {
+		return fieldError("scaling.calibrate_work", "needs workload.cpu_work: the study's split of its app's CPU between services, which calibration scales")
+	}
+	if s.Graph == nil {
+		return nil
+	}
+	c, err := s.calibrationCell(s.Meshes[0])
+	if err != nil {
+		return nil // the sweeps' own error says it
+	}
+	if _, err := s.studyShares(c.Params); err != nil {
+		return fieldError("scaling.calibrate_work", "%s", strings.TrimPrefix(err.Error(), "scaling.calibrate_work: "))
+	}
+	return nil
 }
 
 // validateTenants checks tenant scaling: distinct counts within the
