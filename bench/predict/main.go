@@ -58,7 +58,7 @@ func main() {
 	flag.Float64Var(&c.rate, "rate", 25, "each tenant's entry rate, req/s")
 	flag.IntVar(&c.connections, "connections", 8, "each tenant's generator connections")
 	flag.IntVar(&c.repetitions, "repetitions", 2, "repetitions of each cell")
-	flag.DurationVar(&c.duration, "duration", 6*time.Second, "each cell's measured phase")
+	flag.DurationVar(&c.duration, "duration", 5*time.Second, "each cell's measured phase")
 	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "each cell's warm-up")
 	flag.Parse()
 	c.graphs, c.meshes = strings.Split(graphs, ","), strings.Split(meshes, ",")
@@ -95,10 +95,6 @@ func run(ctx context.Context, w io.Writer, c config) error {
 			return err
 		}
 	}
-	p, err := predict.ReadProfile(c.profile)
-	if err != nil {
-		return err
-	}
 	var dirs []string
 	if c.results != "" {
 		dirs = strings.Split(c.results, ",")
@@ -110,6 +106,12 @@ func run(ctx context.Context, w io.Writer, c config) error {
 			}
 			dirs = append(dirs, dir)
 		}
+	}
+	// The profile is read after the runs, so that a profile the predictor
+	// cannot read still leaves the runs to compare with -results.
+	p, err := predict.ReadProfile(c.profile)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "profile: %s (%s)\n", p.Source, p.Provenance.Platform.CPUModel)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
