@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -229,13 +230,7 @@ func compare(w io.Writer, p *predict.Profile, c config, dir string) error {
 		if mesh == "baseline" {
 			continue
 		}
-		for _, n := range slices.Sorted(func(yield func(int) bool) {
-			for k := range figs[mesh] {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, n := range slices.Sorted(maps.Keys(figs[mesh])) {
 			f := figs[mesh][n]
 			pr, err := predict.Predict(p, predict.Options{Graph: g, GraphName: g.Name, Meshes: []string{mesh},
 				Scale: predict.Scale{Namespaces: n, Rate: c.rate, Connections: c.connections, Nodes: p.Nodes}})

@@ -3,6 +3,7 @@ package predict
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -251,13 +252,7 @@ func extractMesh(name string, cells []measured) (Mesh, error) {
 			}
 		}
 	}
-	for _, r := range slices.Sorted(func(yield func(metrics.Role) bool) {
-		for r := range roles {
-			if !yield(r) {
-				return
-			}
-		}
-	}) {
+	for _, r := range slices.Sorted(maps.Keys(roles)) {
 		role, err := extractRole(r, mine)
 		if err != nil {
 			return m, fmt.Errorf("role %s: %w", r, err)
