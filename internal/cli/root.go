@@ -65,6 +65,8 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newStudiesCmd(s, g),
 		newReportCmd(s, g),
 		newCostCmd(s, g),
+		newProfileCmd(s, g),
+		newPredictCmd(s, g),
 	)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)

@@ -20,6 +20,10 @@ type setting struct {
 	// Tenants, in tenant scaling, is how many namespaces are loaded.
 	Tenants  int
 	Replicas map[string]int
+	// Payload and Protocol, when a sweep sets them, change the graph
+	// (graphVariant).
+	Payload  int
+	Protocol topology.Protocol
 	Load     Load
 }
 

@@ -33,6 +33,10 @@ type Cell struct {
 	Group      int            `json:"group"`
 	Namespaces int            `json:"namespaces"`
 	Replicas   map[string]int `json:"replicas,omitempty"`
+	// Payload and Protocol are the graph variant a payload or protocol
+	// sweep deploys; zero for the study's graph as written.
+	Payload  int               `json:"payload,omitempty"`
+	Protocol topology.Protocol `json:"protocol,omitempty"`
 	// Pods is how many application pods the cell's workload runs, in all
 	// namespaces.
 	Pods int `json:"pods"`
@@ -200,6 +204,7 @@ func (st setting) workloadKey() string {
 	for _, svc := range slices.Sorted(maps.Keys(st.Replicas)) {
 		fmt.Fprintf(&b, ",%s%s=%d", replicasPrefix, svc, st.Replicas[svc])
 	}
+	b.WriteString(st.graphKey())
 	return b.String()
 }
 
@@ -221,15 +226,17 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
-	w := platform.Workload{Graph: s.Graph, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
+	g := s.graphVariant(pt.setting.Payload, pt.setting.Protocol)
+	w := platform.Workload{Graph: g, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
 	// The generator calls the entry as the graph says: gRPC keeps its
 	// connections and is HTTP/2 already, so keepalive and http2 (checked
 	// by validate where the study sets them) do not apply to it.
-	entry := s.Graph.EntryProtocol.Or()
+	entry := g.EntryProtocol.Or()
 	grpc := entry == topology.ProtocolGRPC
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
 		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
+		Payload: pt.setting.Payload, Protocol: pt.setting.Protocol,
 		Load: platform.LoadSpec{
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
@@ -255,7 +262,7 @@ func loadedOf(st setting) int {
 
 // WorkloadOf is what the platform deploys for a cell.
 func (s *Study) WorkloadOf(c Cell) platform.Workload {
-	return platform.Workload{Graph: s.Graph, Namespaces: c.Namespaces, Replicas: c.Replicas}
+	return platform.Workload{Graph: s.graphVariant(c.Payload, c.Protocol), Namespaces: c.Namespaces, Replicas: c.Replicas}
 }
 
 // DefaultDir is where a run's results go without --out:

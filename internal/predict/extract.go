@@ -1,0 +1,523 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/study"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// The profiling graph's services (the chain built-in): the generator calls
+// front, front calls back, so one request crosses hopsPerRequest hops.
+const (
+	frontService   = "front"
+	backService    = "back"
+	hopsPerRequest = 2
+)
+
+// The reference variant: the rates are fitted at it, the other variants
+// read against its idle.
+const (
+	refProtocol    = string(topology.ProtocolHTTP)
+	refPayload     = 1000
+	refConnections = 8
+)
+
+// variant is one profiling cell's sweep values.
+type variant struct {
+	protocol    string
+	payload     int
+	rate        float64
+	connections int
+	namespaces  int
+}
+
+// measured is one cell read for the profile.
+type measured struct {
+	variant
+	mesh    string
+	profile string
+	cell    *results.Cell
+}
+
+// Extract reads a profiling run's results directory (the profile preset,
+// or a study with its sweeps) into a profile. Noisy, failed and distorted
+// cells are left out; a variant the profile needs and lacks is an error
+// naming it.
+func Extract(dir string) (*Profile, error) {
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		return nil, err
+	}
+	var cells []measured
+	for _, s := range ix.Cells {
+		if s.Status != results.StatusOK || s.Noisy {
+			continue
+		}
+		v, err := variantOf(s.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cell %s: %w (is this a profile run? see 'meshbench run --study profile')", dir, s.ID, err)
+		}
+		c, err := results.ReadCell(dir, s)
+		if err != nil {
+			return nil, err
+		}
+		cells = append(cells, measured{variant: v, mesh: s.Mesh, profile: s.Profile, cell: c})
+	}
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("%s: no usable cells (every cell failed, was noisy or distorted)", dir)
+	}
+	p := &Profile{Version: FormatVersion, Study: ix.Study, Source: dir, Start: ix.Start, Provenance: ix.Provenance,
+		Reference: refProtocol, Nodes: 1}
+	for _, c := range cells {
+		if !slices.Contains(p.Protocols, c.protocol) {
+			p.Protocols = append(p.Protocols, c.protocol)
+		}
+		if c.protocol == refProtocol && !slices.Contains(p.Payloads, c.payload) {
+			p.Payloads = append(p.Payloads, c.payload)
+		}
+	}
+	slices.Sort(p.Payloads)
+	var meshes []string
+	for _, c := range cells {
+		if !slices.Contains(meshes, c.mesh) {
+			meshes = append(meshes, c.mesh)
+		}
+	}
+	if !slices.Contains(meshes, platform.ProfileBaseline) {
+		return nil, fmt.Errorf("%s: no baseline cells: the latency a hop adds is read against the baseline", dir)
+	}
+	for _, name := range meshes {
+		m, err := extractMesh(name, cells)
+		if err != nil {
+			return nil, fmt.Errorf("%s: mesh %s: %w", dir, name, err)
+		}
+		p.Meshes = append(p.Meshes, m)
+		for _, r := range m.Roles {
+			if r.Role == string(metrics.RoleNodeProxy) {
+				p.Nodes = max(p.Nodes, r.Instances)
+			}
+		}
+	}
+	return p, nil
+}
+
+func variantOf(params map[string]string) (variant, error) {
+	v := variant{protocol: refProtocol, payload: refPayload, connections: refConnections, namespaces: 1}
+	if s, ok := params[study.ParamProtocol]; ok {
+		v.protocol = s
+	}
+	var err error
+	num := func(name string, dst *int) {
+		if s, ok := params[name]; ok && err == nil {
+			*dst, err = strconv.Atoi(s)
+		}
+	}
+	num(study.ParamPayload, &v.payload)
+	num("connections", &v.connections)
+	num("namespaces", &v.namespaces)
+	if err != nil {
+		return v, err
+	}
+	s, ok := params["rate"]
+	if !ok {
+		return v, errors.New("no rate among its sweep values")
+	}
+	v.rate, err = strconv.ParseFloat(s, 64)
+	return v, err
+}
+
+// side is which end of a hop a proxy series sits at.
+type side int
+
+const (
+	sideServer side = iota // back's: receives only
+	sideFront              // front's: receives and calls
+	sideEntry              // the generator's: calls only
+	sideAll                // a shared proxy: every hop of the request
+)
+
+func sideOf(c metrics.Component) side {
+	if c.Role != metrics.RoleSidecar {
+		return sideAll
+	}
+	switch {
+	case strings.HasPrefix(c.Pod, backService):
+		return sideServer
+	case strings.HasPrefix(c.Pod, frontService):
+		return sideFront
+	}
+	return sideEntry
+}
+
+func scopeOf(r metrics.Role) string {
+	switch r {
+	case metrics.RoleSidecar:
+		return ScopePod
+	case metrics.RoleNodeProxy, metrics.RoleCNI:
+		return ScopeNode
+	case metrics.RoleWaypoint:
+		return ScopeNamespace
+	}
+	return ScopeCluster
+}
+
+// meshRoles are the roles a mesh adds: the application, the generators
+// and the ingress gateway (which every profile runs, unused on the service
+// path) are not its cost.
+func meshRole(r metrics.Role) bool {
+	return r != metrics.RoleApp && r != metrics.RoleLoad && r != metrics.RoleIngress
+}
+
+// usage is one cell's CPU (mean cores, with its standard error) and
+// memory (mean bytes) of one role, by side.
+type usage struct {
+	rate      float64
+	cpu, se   map[side]float64
+	mem       float64
+	memSE     float64
+	instances int
+	clients   int
+}
+
+func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
+	u := usage{rate: c.AchievedRate, cpu: map[side]float64{}, se: map[side]float64{}}
+	var memVar float64
+	for _, s := range c.Resources {
+		if s.Component.Role != role || len(s.Samples) == 0 {
+			continue
+		}
+		sd := sideOf(s.Component)
+		mc, sec := meanSE(s.Samples, func(x metrics.Sample) float64 { return x.CPUCores })
+		mm, sem := meanSE(s.Samples, func(x metrics.Sample) float64 { return float64(x.WorkingSet) })
+		u.cpu[sd] += mc
+		u.se[sd] = math.Hypot(u.se[sd], sec)
+		u.mem += mm
+		memVar += sem * sem
+		u.instances++
+		if sd == sideEntry {
+			u.clients++
+		}
+	}
+	u.memSE = math.Sqrt(memVar)
+	return u, u.instances > 0
+}
+
+func meanSE(xs []metrics.Sample, f func(metrics.Sample) float64) (mean, se float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += f(x)
+	}
+	mean /= n
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		d := f(x) - mean
+		ss += d * d
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
+}
+
+// z95 is the normal quantile of a two-sided 95% interval.
+const z95 = 1.96
+
+func around(v, se float64) Interval { return Interval{v, v - z95*se, v + z95*se} }
+
+func extractMesh(name string, cells []measured) (Mesh, error) {
+	var mine []measured
+	for _, c := range cells {
+		if c.mesh == name {
+			mine = append(mine, c)
+		}
+	}
+	m := Mesh{Name: name, Profile: mine[0].profile}
+	roles := map[metrics.Role]bool{}
+	for _, c := range mine {
+		for _, s := range c.cell.Resources {
+			if meshRole(s.Component.Role) {
+				roles[s.Component.Role] = true
+			}
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(roles)) {
+		role, err := extractRole(r, mine)
+		if err != nil {
+			return m, fmt.Errorf("role %s: %w", r, err)
+		}
+		m.Roles = append(m.Roles, role)
+	}
+	if name == platform.ProfileBaseline {
+		return m, nil
+	}
+	hops, err := extractHops(mine, cells)
+	if err != nil {
+		return m, err
+	}
+	m.Hops = hops
+	return m, nil
+}
+
+// pick returns the cells of one variant, rates aside.
+func pick(cells []measured, protocol string, payload, connections, namespaces int) []measured {
+	var out []measured
+	for _, c := range cells {
+		if c.protocol == protocol && c.payload == payload && c.connections == connections && c.namespaces == namespaces {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func extractRole(r metrics.Role, cells []measured) (Role, error) {
+	role := Role{Role: string(r), Scope: scopeOf(r)}
+	ref := pick(cells, refProtocol, refPayload, refConnections, 1)
+	var us []usage
+	for _, c := range ref {
+		if u, ok := usageOf(c.cell, r); ok {
+			us = append(us, u)
+		}
+	}
+	rates := map[float64]bool{}
+	for _, u := range us {
+		rates[u.rate] = true
+	}
+	if len(rates) < 2 {
+		return role, fmt.Errorf("the reference variant (%s, %d B, %d connections, 1 namespace) needs cells at two rates or more; it has %d", refProtocol, refPayload, refConnections, len(rates))
+	}
+	role.Instances, role.ClientPods = us[0].instances, us[0].clients
+	// Fit each side's CPU against the achieved rate: idle + slope x rate.
+	idle, slope := map[side]Interval{}, map[side]Interval{}
+	sides := map[side]bool{}
+	for _, u := range us {
+		for s := range u.cpu {
+			sides[s] = true
+		}
+	}
+	var idleTotal Interval
+	for s := range sides {
+		var xs, ys []float64
+		for _, u := range us {
+			xs, ys = append(xs, u.rate), append(ys, u.cpu[s])
+		}
+		f := analysis.FitLine(xs, ys)
+		seIdle, seSlope := fitSE(us, s)
+		idle[s], slope[s] = around(f.Idle, seIdle), around(f.PerRPS, seSlope)
+		idleTotal = idleTotal.Add(idle[s])
+	}
+	role.IdleCores = idleTotal.Times(1 / float64(role.Instances))
+	// Every measured protocol and payload, at one namespace and the
+	// reference connections: the reference itself is its fitted slope,
+	// the others their CPU less the fitted idle over their rate.
+	seen := map[[2]string]bool{}
+	for _, c := range cells {
+		if c.connections != refConnections || c.namespaces != 1 {
+			continue
+		}
+		key := [2]string{c.protocol, strconv.Itoa(c.payload)}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		per := map[side]Interval{}
+		if c.protocol == refProtocol && c.payload == refPayload {
+			per = slope
+		} else {
+			n := map[side]float64{}
+			for _, v := range pick(cells, c.protocol, c.payload, refConnections, 1) {
+				u, ok := usageOf(v.cell, r)
+				if !ok || u.rate <= 0 {
+					continue
+				}
+				for s := range sides {
+					x := around((u.cpu[s]-idle[s].V)/u.rate, math.Hypot(u.se[s], (idle[s].Hi-idle[s].V)/z95)/u.rate)
+					per[s] = per[s].Add(x)
+					n[s]++
+				}
+			}
+			for s := range per {
+				per[s] = per[s].Times(1 / n[s])
+			}
+		}
+		role.Costs = append(role.Costs, costOf(c.protocol, c.payload, per))
+	}
+	slices.SortFunc(role.Costs, func(a, b Cost) int {
+		if a.Protocol != b.Protocol {
+			return strings.Compare(a.Protocol, b.Protocol)
+		}
+		return a.Payload - b.Payload
+	})
+	role.MemBytes, role.MemPerService, role.MemPerConnection = memoryOf(r, cells, us)
+	return role, nil
+}
+
+// fitSE is the standard errors of a two-point (or more) fit's intercept
+// and slope from each point's own standard error: the spread of the CPU
+// samples within each cell.
+func fitSE(us []usage, s side) (idle, slope float64) {
+	var mx float64
+	for _, u := range us {
+		mx += u.rate
+	}
+	mx /= float64(len(us))
+	var sxx float64
+	for _, u := range us {
+		sxx += (u.rate - mx) * (u.rate - mx)
+	}
+	var vs, vi float64
+	for _, u := range us {
+		w := (u.rate - mx) / sxx
+		vs += w * w * u.se[s] * u.se[s]
+		wi := 1/float64(len(us)) - mx*w
+		vi += wi * wi * u.se[s] * u.se[s]
+	}
+	return math.Sqrt(vi), math.Sqrt(vs)
+}
+
+// costOf turns per-request cores by side into a hop's cost: back's
+// sidecar receives once per request, front's receives and calls, the
+// generator's calls; a shared proxy carries every hop of the request.
+func costOf(protocol string, payload int, per map[side]Interval) Cost {
+	c := Cost{Protocol: protocol, Payload: payload}
+	if all, ok := per[sideAll]; ok {
+		c.Server = all.Times(1.0 / hopsPerRequest)
+		return c
+	}
+	c.Server = per[sideServer]
+	f := per[sideFront]
+	c.Caller = Interval{f.V - c.Server.V, f.Lo - c.Server.Hi, f.Hi - c.Server.Lo}
+	c.Entry = per[sideEntry]
+	return c
+}
+
+// memoryOf reads a role's memory: per instance at one namespace (the
+// reference cells), per known service from the cells with more
+// namespaces, per connection from the cells with more connections.
+func memoryOf(r metrics.Role, cells []measured, ref []usage) (base, perService, perConn Interval) {
+	var sum, varSum float64
+	for _, u := range ref {
+		sum += u.mem / float64(u.instances)
+		varSum += (u.memSE / float64(u.instances)) * (u.memSE / float64(u.instances))
+	}
+	n := float64(len(ref))
+	base = around(sum/n, math.Sqrt(varSum)/n)
+	services := float64(len(chainServices))
+	for _, c := range cells {
+		if c.protocol != refProtocol || c.payload != refPayload || c.connections != refConnections || c.namespaces <= 1 {
+			continue
+		}
+		u, ok := usageOf(c.cell, r)
+		if !ok {
+			continue
+		}
+		each := u.mem / float64(u.instances)
+		known := services * float64(c.namespaces-1)
+		perService = around((each-base.V)/known, math.Hypot(u.memSE/float64(u.instances), (base.Hi-base.V)/z95)/known)
+		break
+	}
+	for _, c := range cells {
+		if c.protocol != refProtocol || c.payload != refPayload || c.connections == refConnections || c.namespaces != 1 {
+			continue
+		}
+		u, ok := usageOf(c.cell, r)
+		if !ok {
+			continue
+		}
+		// The reference cell at the same rate, if any, else the mean.
+		var at usage
+		for _, x := range ref {
+			if math.Abs(x.rate-u.rate) < math.Abs(at.rate-u.rate) || at.cpu == nil {
+				at = x
+			}
+		}
+		extra := float64(c.connections - refConnections)
+		perConn = around((u.mem-at.mem)/extra, math.Hypot(u.memSE, at.memSE)/extra)
+		break
+	}
+	return base, perService, perConn
+}
+
+// chainServices are the profiling graph's services, which every proxy
+// knows of in every namespace.
+var chainServices = []string{frontService, backService}
+
+// extractHops reads, for each protocol and payload, the latency a hop adds:
+// the mesh's quantiles less the baseline's in the same variant (both rates
+// pooled), halved, for a request crosses two hops.
+func extractHops(mine, all []measured) ([]Hop, error) {
+	var base []measured
+	for _, c := range all {
+		if c.mesh == platform.ProfileBaseline {
+			base = append(base, c)
+		}
+	}
+	seen := map[[2]string]bool{}
+	var out []Hop
+	for _, c := range mine {
+		key := [2]string{c.protocol, strconv.Itoa(c.payload)}
+		if c.connections != refConnections || c.namespaces != 1 || seen[key] {
+			continue
+		}
+		seen[key] = true
+		hm := pooled(pick(mine, c.protocol, c.payload, refConnections, 1))
+		hb := pooled(pick(base, c.protocol, c.payload, refConnections, 1))
+		if hb == nil || hb.Count() == 0 || hm == nil || hm.Count() == 0 {
+			return nil, fmt.Errorf("no latency for %s at %d B in both it and the baseline", c.protocol, c.payload)
+		}
+		out = append(out, hopOf(c.protocol, c.payload, hm, hb))
+	}
+	slices.SortFunc(out, func(a, b Hop) int {
+		if a.Protocol != b.Protocol {
+			return strings.Compare(a.Protocol, b.Protocol)
+		}
+		return a.Payload - b.Payload
+	})
+	return out, nil
+}
+
+func pooled(cells []measured) *metrics.Histogram {
+	var h *metrics.Histogram
+	for _, c := range cells {
+		if c.cell.Merged == nil || c.cell.Merged.Latency == nil {
+			continue
+		}
+		if h == nil {
+			h = metrics.NewHistogram()
+		}
+		h.Merge(c.cell.Merged.Latency)
+	}
+	return h
+}
+
+// hopOf is one hop's added latency from the mesh's and the baseline's
+// histograms of a request of hopsPerRequest hops. The bounds take each
+// quantile's 95% distribution-free interval (by the binomial ranks around
+// it) at opposite ends in the two histograms.
+func hopOf(protocol string, payload int, mesh, base *metrics.Histogram) Hop {
+	ms := func(h *metrics.Histogram, p float64) float64 {
+		return float64(h.Quantile(min(max(p, 0), 1))) / float64(time.Millisecond)
+	}
+	bound := func(h *metrics.Histogram, p, sign float64) float64 {
+		n := float64(h.Count())
+		return ms(h, p+sign*z95*math.Sqrt(p*(1-p)/n))
+	}
+	k := 1.0 / hopsPerRequest
+	return Hop{
+		Protocol: protocol, Payload: payload, Requests: min(mesh.Count(), base.Count()),
+		Added: FromQuantile(func(p float64) float64 { return (ms(mesh, p) - ms(base, p)) * k }),
+		Low:   FromQuantile(func(p float64) float64 { return (bound(mesh, p, -1) - bound(base, p, 1)) * k }),
+		High:  FromQuantile(func(p float64) float64 { return (bound(mesh, p, 1) - bound(base, p, -1)) * k }),
+	}
+}

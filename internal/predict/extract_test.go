@@ -1,0 +1,133 @@
+package predict
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// writeRun writes a profiling run's results with known costs: the sidecar
+// mesh's back sidecar burns 0.005 cores idle plus 0.2 ms per request (0.3
+// ms at 8000 B), front's 0.005 plus 0.5 ms (received and sent), the
+// generator's 0.005 plus 0.1 ms; each sidecar holds 40 MiB plus 1 MiB per
+// known service, and 4 KiB more per connection above 8. Requests take
+// 1 ms under the baseline and 3 ms under the sidecar (2 ms more over two
+// hops).
+func writeRun(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ix := &results.Index{Schema: results.SchemaVersion, Study: "profile", Start: t0, Complete: true}
+	rows := []variant{
+		{"http", 1000, 100, 8, 1}, {"http", 1000, 300, 8, 1}, {"http", 1000, 100, 64, 1},
+		{"http", 50, 300, 8, 1}, {"http", 8000, 300, 8, 1}, {"http", 1000, 100, 8, 3},
+	}
+	for _, mesh := range []string{"baseline", "sidecar"} {
+		for i, v := range rows {
+			id := fmt.Sprintf("%s_%d", mesh, i)
+			s := results.Summary{ID: id, File: results.CellFile(id), Mesh: mesh, Profile: mesh, Status: results.StatusOK,
+				AchievedRate: v.rate, Params: map[string]string{
+					"protocol": v.protocol, "payload": fmt.Sprint(v.payload), "rate": fmt.Sprint(v.rate),
+					"connections": fmt.Sprint(v.connections), "namespaces": fmt.Sprint(v.namespaces)}}
+			h := metrics.NewHistogram()
+			ms := 1.0
+			if mesh == "sidecar" {
+				ms = 3
+			}
+			h.RecordN(time.Duration(ms*float64(time.Millisecond)), 10000)
+			cell := &results.Cell{Summary: s, Merged: &results.Generator{Latency: h}}
+			if mesh == "sidecar" {
+				perReq := 1.0
+				if v.payload == 8000 {
+					perReq = 1.5
+				}
+				for ns := 1; ns <= v.namespaces; ns++ {
+					for pod, k := range map[string]float64{"back-0": 0.0002, "front-0": 0.0005, "load": 0.0001} {
+						cores := 0.005 + k*perReq*v.rate
+						mem := float64(40<<20) + float64(1<<20)*float64(2*v.namespaces) + float64(4<<10)*float64(v.connections-8)/3
+						c := metrics.Component{Role: metrics.RoleSidecar, Namespace: fmt.Sprintf("ns-%d", ns), Pod: pod, Container: "istio-proxy"}
+						var samples []metrics.Sample
+						for j := range 4 {
+							// ±1% around the mean, for a spread.
+							d := 1 + 0.01*float64(j%2*2-1)
+							samples = append(samples, metrics.Sample{Time: t0.Add(time.Duration(j) * time.Second), CPUCores: cores * d, WorkingSet: int64(mem)})
+						}
+						cell.Resources = append(cell.Resources, metrics.Series{Component: c, Samples: samples})
+					}
+				}
+			}
+			if err := results.WriteJSON(filepath.Join(dir, s.File), cell); err != nil {
+				t.Fatal(err)
+			}
+			ix.Cells = append(ix.Cells, s)
+		}
+	}
+	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestExtractReadsKnownCosts(t *testing.T) {
+	p, err := Extract(writeRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Meshes) != 2 || len(p.Payloads) != 3 || p.Payloads[0] != 50 || p.Payloads[2] != 8000 {
+		t.Fatalf("profile: %d meshes, payloads %v", len(p.Meshes), p.Payloads)
+	}
+	m, _ := p.Mesh("sidecar")
+	r := m.Roles[0]
+	if r.Role != "sidecar" || r.Instances != 3 || r.ClientPods != 1 {
+		t.Fatalf("role %+v", r)
+	}
+	near(t, "idle per sidecar", r.IdleCores.V, 0.005, 1e-9)
+	if !(r.IdleCores.Lo < 0.005 && r.IdleCores.Hi > 0.005) {
+		t.Errorf("idle interval %+v does not hold its value", r.IdleCores)
+	}
+	ref := r.costAt("http", "http", 1000)
+	near(t, "server", ref.Server.V, 0.0002, 1e-9)
+	near(t, "caller", ref.Caller.V, 0.0003, 1e-9)
+	near(t, "entry", ref.Entry.V, 0.0001, 1e-9)
+	near(t, "server at 8000 B", r.costAt("http", "http", 8000).Server.V, 0.0003, 1e-9)
+	near(t, "mem at rest MiB", r.MemBytes.V/mib, 42, 1e-6)
+	near(t, "mem per service MiB", r.MemPerService.V/mib, 1, 1e-6)
+	near(t, "mem per connection KiB", r.MemPerConnection.V/1024, 4, 0.01)
+	h := m.hopAt("http", "http", 1000)
+	near(t, "hop p50 ms", h[0].Quantile(0.5), 1, 0.01)
+	base, _ := p.Mesh("baseline")
+	if len(base.Roles) != 0 || len(base.Hops) != 0 {
+		t.Errorf("baseline: %+v", base)
+	}
+}
+
+func TestExtractNeedsTheBaselineAndTwoRates(t *testing.T) {
+	for _, c := range []struct {
+		drop func(results.Summary) bool
+		want string
+	}{
+		{func(s results.Summary) bool { return s.Mesh == "baseline" }, "no baseline cells"},
+		{func(s results.Summary) bool { return s.ID == "sidecar_0" }, "needs cells at two rates or more"},
+	} {
+		dir := writeRun(t)
+		ix, _ := results.ReadIndex(dir)
+		var keep []results.Summary
+		for _, s := range ix.Cells {
+			if !c.drop(s) {
+				keep = append(keep, s)
+			}
+		}
+		ix.Cells = keep
+		if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Extract(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+}

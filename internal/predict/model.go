@@ -1,0 +1,336 @@
+package predict
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// hop is one kind of hop of the user's graph: requests per second (in one
+// namespace) to a service's version, over a protocol, carrying its answer.
+type hop struct {
+	protocol string
+	payload  int
+	rate     float64
+	// entry says the load generator sends it, not an application pod.
+	entry bool
+}
+
+// hopsOf lists the hops one namespace's traffic makes at an entry rate:
+// each call's rate is its caller's times its count and probability, a
+// service's rate split over its versions by their replicas.
+func hopsOf(g *topology.Graph, rate float64) []hop {
+	var out []hop
+	var visit func(service string, protocol topology.Protocol, rate float64, entry bool)
+	visit = func(service string, protocol topology.Protocol, rate float64, entry bool) {
+		s := g.Service(service)
+		for _, v := range versionsOf(s) {
+			r := rate * v.weight
+			out = append(out, hop{protocol: string(protocol.Or()), payload: v.payload, rate: r, entry: entry})
+			for _, st := range v.script {
+				for _, c := range st.Calls() {
+					visit(c.Service, c.Protocol, r*float64(max(c.Count, 1))*probabilityOf(c), false)
+				}
+			}
+		}
+	}
+	visit(g.Entry, g.EntryProtocol, rate, true)
+	return out
+}
+
+func probabilityOf(c topology.Call) float64 {
+	if c.Probability > 0 {
+		return c.Probability
+	}
+	return 1
+}
+
+// version is one deployment of a service as a request sees it: the share
+// of its requests (by replicas, as the Service balances them), its answer's
+// size and its script.
+type version struct {
+	weight  float64
+	payload int
+	script  []topology.Step
+}
+
+func versionsOf(s *topology.Service) []version {
+	if len(s.Versions) == 0 {
+		return []version{{weight: 1, payload: payloadOf(s.ResponseSize), script: s.Script}}
+	}
+	var total float64
+	for _, v := range s.Versions {
+		total += float64(replicasOf(s, v))
+	}
+	var out []version
+	for _, v := range s.Versions {
+		size, script := s.ResponseSize, s.Script
+		if v.ResponseSize > 0 {
+			size = v.ResponseSize
+		}
+		if len(v.Script) > 0 {
+			script = v.Script
+		}
+		out = append(out, version{weight: float64(replicasOf(s, v)) / total, payload: payloadOf(size), script: script})
+	}
+	return out
+}
+
+func replicasOf(s *topology.Service, v topology.Version) int {
+	if v.Replicas > 0 {
+		return v.Replicas
+	}
+	return max(s.Replicas, 1)
+}
+
+// costAt is a role's cost of one hop at a protocol and payload:
+// interpolated between the payloads measured for the protocol, or, for a
+// protocol measured at fewer payloads, the reference protocol's cost at
+// the payload shifted by the two protocols' difference where both were
+// measured.
+func (r *Role) costAt(ref, protocol string, payload int) Cost {
+	var same, refs []Cost
+	for _, c := range r.Costs {
+		if c.Protocol == protocol {
+			same = append(same, c)
+		}
+		if c.Protocol == ref {
+			refs = append(refs, c)
+		}
+	}
+	if len(same) >= 2 && payload >= same[0].Payload && payload <= same[len(same)-1].Payload {
+		return interpCost(same, payload)
+	}
+	base := interpCost(refs, payload)
+	if protocol == ref || len(same) == 0 {
+		return base
+	}
+	near := same[0]
+	for _, c := range same {
+		if abs(c.Payload-payload) < abs(near.Payload-payload) {
+			near = c
+		}
+	}
+	at := interpCost(refs, near.Payload)
+	shift := func(b, n, a Interval) Interval {
+		return Interval{b.V + n.V - a.V, b.Lo + n.Lo - a.Lo, b.Hi + n.Hi - a.Hi}
+	}
+	return Cost{Protocol: protocol, Payload: payload,
+		Server: shift(base.Server, near.Server, at.Server),
+		Caller: shift(base.Caller, near.Caller, at.Caller),
+		Entry:  shift(base.Entry, near.Entry, at.Entry)}
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// interpCost interpolates linearly between the two measured payloads
+// around p (sorted by payload), clamping outside them; Cover has refused a
+// graph outside the profile's payloads.
+func interpCost(cs []Cost, p int) Cost {
+	if len(cs) == 0 {
+		return Cost{}
+	}
+	i, f := bracket(len(cs), func(k int) int { return cs[k].Payload }, p)
+	a, b := cs[i], cs[min(i+1, len(cs)-1)]
+	lerp := func(x, y Interval) Interval {
+		return Interval{x.V + (y.V-x.V)*f, x.Lo + (y.Lo-x.Lo)*f, x.Hi + (y.Hi-x.Hi)*f}
+	}
+	return Cost{Protocol: a.Protocol, Payload: p, Server: lerp(a.Server, b.Server), Caller: lerp(a.Caller, b.Caller), Entry: lerp(a.Entry, b.Entry)}
+}
+
+// bracket finds the index i with at(i) <= p <= at(i+1) over n sorted
+// points and the fraction of the way from i to i+1.
+func bracket(n int, at func(int) int, p int) (int, float64) {
+	if n == 1 || p <= at(0) {
+		return 0, 0
+	}
+	for i := 0; i < n-1; i++ {
+		if p <= at(i+1) {
+			return i, float64(p-at(i)) / float64(at(i+1)-at(i))
+		}
+	}
+	return n - 1, 0
+}
+
+// hopAt is the latency a hop adds at a protocol and payload, read as
+// costAt reads costs: the three Dists (estimate, low, high) interpolated
+// quantile by quantile, or shifted from the reference protocol.
+func (m *Mesh) hopAt(ref, protocol string, payload int) [3]Dist {
+	var same, refs []Hop
+	for _, h := range m.Hops {
+		if h.Protocol == protocol {
+			same = append(same, h)
+		}
+		if h.Protocol == ref {
+			refs = append(refs, h)
+		}
+	}
+	if len(same) >= 2 && payload >= same[0].Payload && payload <= same[len(same)-1].Payload {
+		return interpHop(same, payload)
+	}
+	base := interpHop(refs, payload)
+	if protocol == ref || len(same) == 0 {
+		return base
+	}
+	near := same[0]
+	for _, h := range same {
+		if abs(h.Payload-payload) < abs(near.Payload-payload) {
+			near = h
+		}
+	}
+	at := interpHop(refs, near.Payload)
+	var out [3]Dist
+	for k, d := range [3]Dist{near.Added, near.Low, near.High} {
+		out[k] = make(Dist, Points)
+		for i := range out[k] {
+			out[k][i] = base[k][i] + d[i] - at[k][i]
+		}
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+func interpHop(hs []Hop, p int) [3]Dist {
+	if len(hs) == 0 {
+		return [3]Dist{Zero(), Zero(), Zero()}
+	}
+	i, f := bracket(len(hs), func(k int) int { return hs[k].Payload }, p)
+	a, b := hs[i], hs[min(i+1, len(hs)-1)]
+	var out [3]Dist
+	for k, pair := range [3][2]Dist{{a.Added, b.Added}, {a.Low, b.Low}, {a.High, b.High}} {
+		out[k] = make(Dist, Points)
+		for j := range out[k] {
+			out[k][j] = pair[0][j] + (pair[1][j]-pair[0][j])*f
+		}
+	}
+	return out
+}
+
+// latency is the added latency of one request at the entry, for one of a
+// hop's three Dists (0 estimate, 1 low, 2 high): each call is its hop plus
+// what the callee's script adds; steps add up, parallel calls take the
+// maximum, a call made with probability p mixes with nothing added, and a
+// service's versions mix by their share of its requests.
+func (m *Mesh) latency(ref string, g *topology.Graph, which int) Dist {
+	var call func(service string, protocol topology.Protocol) Dist
+	call = func(service string, protocol topology.Protocol) Dist {
+		s := g.Service(service)
+		var ws []float64
+		var ds []Dist
+		for _, v := range versionsOf(s) {
+			d := m.hopAt(ref, string(protocol.Or()), v.payload)[which]
+			for _, st := range v.script {
+				d = d.Sum(step(st, call))
+			}
+			ws, ds = append(ws, v.weight), append(ds, d)
+		}
+		if len(ds) == 1 {
+			return ds[0]
+		}
+		return Mix(ws, ds)
+	}
+	return call(g.Entry, g.EntryProtocol)
+}
+
+func step(st topology.Step, call func(string, topology.Protocol) Dist) Dist {
+	var out Dist
+	for _, c := range st.Calls() {
+		d := call(c.Service, c.Protocol)
+		for range max(c.Count, 1) - 1 {
+			d = d.Sum(call(c.Service, c.Protocol))
+		}
+		if p := probabilityOf(c); p < 1 {
+			d = Mix([]float64{p, 1 - p}, []Dist{d, Zero()})
+		}
+		if out == nil {
+			out = d
+		} else {
+			out = out.Max(d)
+		}
+	}
+	if out == nil {
+		return Zero()
+	}
+	return out
+}
+
+// Scale is the user's deployment a prediction is for.
+type Scale struct {
+	Namespaces int
+	// Rate is each namespace's entry rate in requests per second.
+	Rate float64
+	// Connections is each namespace's load generator's connections.
+	Connections int
+	// Nodes is how many nodes run a node proxy.
+	Nodes int
+}
+
+// Usage is one role's predicted CPU and memory.
+type Usage struct {
+	Role      string   `json:"role"`
+	Instances int      `json:"instances"`
+	Cores     Interval `json:"cores"`
+	MemBytes  Interval `json:"mem_bytes"`
+}
+
+// usage predicts each role's CPU and memory in a mesh.
+func (m *Mesh) usage(ref string, g *topology.Graph, sc Scale) []Usage {
+	hops := hopsOf(g, sc.Rate)
+	appPods := 0
+	for _, d := range g.Deployments() {
+		appPods += d.Replicas
+	}
+	known := float64(sc.Namespaces * len(g.Services))
+	var out []Usage
+	for i := range m.Roles {
+		r := &m.Roles[i]
+		n := instances(r, sc, appPods)
+		u := Usage{Role: r.Role, Instances: n, Cores: r.IdleCores.Times(float64(n))}
+		for _, h := range hops {
+			c := r.costAt(ref, h.protocol, h.payload)
+			side := c.Caller
+			if h.entry {
+				side = c.Entry
+			}
+			u.Cores = u.Cores.Add(c.Server.Add(side).Times(h.rate * float64(sc.Namespaces)))
+		}
+		perInstance := r.MemBytes.Add(r.MemPerService.Times(math.Max(0, known-float64(len(chainServices)))))
+		u.MemBytes = perInstance.Times(float64(n))
+		// Each namespace's generator holds its connections open to the
+		// entry; the profile measured the role's growth per connection.
+		extra := float64(sc.Connections - refConnections)
+		u.MemBytes = u.MemBytes.Add(r.MemPerConnection.Times(extra * float64(sc.Namespaces)))
+		out = append(out, u)
+	}
+	return out
+}
+
+// instances is how many of a role the user's deployment runs.
+func instances(r *Role, sc Scale, appPods int) int {
+	switch r.Scope {
+	case ScopePod:
+		// The profile's sidecars in generator pods, per generator (one
+		// per namespace), and one per application pod.
+		return sc.Namespaces * (appPods + r.ClientPods)
+	case ScopeNode:
+		return max(sc.Nodes, 1)
+	case ScopeNamespace:
+		return sc.Namespaces * max(r.Instances, 1)
+	}
+	return max(r.Instances, 1)
+}
+
+// check refuses a scale a prediction cannot use.
+func (sc Scale) check() error {
+	switch {
+	case sc.Namespaces < 1:
+		return fmt.Errorf("--namespaces %d: want at least 1", sc.Namespaces)
+	case sc.Rate <= 0:
+		return fmt.Errorf("--rate %g: want each namespace's entry rate in requests per second, above 0", sc.Rate)
+	case sc.Connections < 1:
+		return fmt.Errorf("--connections %d: want at least 1", sc.Connections)
+	}
+	return nil
+}

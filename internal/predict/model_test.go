@@ -1,0 +1,169 @@
+package predict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+const mib = 1 << 20
+
+// synthetic is a profile with known unit costs: a sidecar mesh whose every
+// hop adds exactly 1 ms at 50 B and 3 ms at 8000 B over HTTP (4 ms over
+// gRPC at any payload it interpolates), and whose sidecars cost 0.01 cores
+// idle, 0.2 ms of CPU per request received, 0.1 ms per request sent (by an
+// app pod or the generator), 50 MiB at rest plus 1 MiB per known service
+// and 10 KiB per connection.
+func synthetic() *Profile {
+	hop := func(proto string, payload int, ms float64) Hop {
+		d := constant(ms)
+		return Hop{Protocol: proto, Payload: payload, Requests: 1000, Added: d, Low: d.Scale(0.5), High: d.Scale(2)}
+	}
+	cost := func(proto string, payload int, k float64) Cost {
+		return Cost{Protocol: proto, Payload: payload, Server: exact(0.0002 * k), Caller: exact(0.0001 * k), Entry: exact(0.0001 * k)}
+	}
+	return &Profile{
+		Version: FormatVersion, Source: "synthetic", Protocols: []string{"http", "grpc"}, Payloads: []int{50, 8000}, Reference: "http", Nodes: 1,
+		Meshes: []Mesh{
+			{Name: "baseline", Profile: "baseline"},
+			{Name: "sidecar", Profile: "sidecar",
+				Roles: []Role{{Role: "sidecar", Scope: ScopePod, Instances: 3, ClientPods: 1,
+					IdleCores: exact(0.01),
+					Costs:     []Cost{cost("http", 50, 1), cost("http", 8000, 1), cost("grpc", 1000, 2)},
+					MemBytes:  Interval{50 * mib, 45 * mib, 55 * mib}, MemPerService: exact(mib), MemPerConnection: exact(10 << 10)}},
+				Hops: []Hop{hop("http", 50, 1), hop("http", 8000, 3), hop("grpc", 1000, 4)}},
+		},
+	}
+}
+
+func graph(t *testing.T, name string) *topology.Graph {
+	t.Helper()
+	g, err := topology.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func mustPredict(t *testing.T, p *Profile, o Options) *Prediction {
+	t.Helper()
+	pr, err := Predict(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr
+}
+
+// tiered: every answer is 2700 B, a third of the way from 50 to 8000 B,
+// so a hop adds 1 + 2 x 2650/7950 ms; the entry hop, a tier-2 hop and a
+// tier-3 hop lie on the critical path (the two tier-2 branches run in
+// parallel): three hops.
+func TestTieredLatencyAndCPU(t *testing.T) {
+	p := synthetic()
+	pr := mustPredict(t, p, Options{Graph: graph(t, "tiered"), GraphName: "tiered", Scale: Scale{Namespaces: 2, Rate: 100, Connections: 8, Nodes: 1}})
+	if len(pr.Meshes) != 2 || pr.Meshes[0].Mesh != "baseline" {
+		t.Fatalf("meshes = %+v", pr.Meshes)
+	}
+	base, sc := pr.Meshes[0], pr.Meshes[1]
+	if base.P50.V != 0 || base.Cores.V != 0 {
+		t.Errorf("baseline adds %v ms and %v cores; want nothing", base.P50.V, base.Cores.V)
+	}
+	perHop := 1 + 2*2650.0/7950
+	near(t, "p50", sc.P50.V, 3*perHop, 1e-9)
+	near(t, "p99", sc.P99.V, 3*perHop, 1e-9)
+	near(t, "p50 low", sc.P50.Lo, 1.5*perHop, 1e-9)
+	near(t, "p50 high", sc.P50.Hi, 6*perHop, 1e-9)
+	// Per namespace: 100 req/s enter tier-1 from the generator, 100 go to
+	// each tier-2 and 200 to tier-3: 500 received (0.2 ms each), 400 sent
+	// by app pods and 100 by the generator (0.1 ms each). 2 namespaces.
+	// Sidecars: 4 app pods + 1 generator per namespace, 0.01 idle each.
+	wantCPU := 2 * (500*0.0002 + 500*0.0001 + 5*0.01)
+	near(t, "cores", sc.Cores.V, wantCPU, 1e-9)
+	// Memory: 10 sidecars x (50 MiB + 1 MiB x (8 known - 2 profiled)).
+	near(t, "mem MiB", sc.Mem.V/mib, 10*(50+6), 1e-9)
+	near(t, "mem MiB low", sc.Mem.Lo/mib, 10*(45+6), 1e-9)
+	if sc.Roles[0].Instances != 10 {
+		t.Errorf("sidecars = %d, want 10", sc.Roles[0].Instances)
+	}
+	if sc.Nodes < 1 || sc.NodesMonthly <= 0 || sc.ConsumedMonthly.V <= 0 {
+		t.Errorf("cost figures missing: %+v", sc)
+	}
+}
+
+// bookinfo: productpage (5000 B) calls details (180 B) then reviews (450
+// B), whose v2 and v3 (two thirds of its requests) call ratings (50 B).
+// With constant hops the added latency is 3 hops plus ratings' hop two
+// times in three: p25 without it, p50 and above with it.
+func TestBookinfoMixesVersions(t *testing.T) {
+	pr := mustPredict(t, synthetic(), Options{Graph: graph(t, "bookinfo"), Scale: Scale{Namespaces: 1, Rate: 10, Connections: 8}, Meshes: []string{"sidecar"}})
+	hop := func(b float64) float64 { return 1 + 2*(b-50)/7950 }
+	three := hop(5000) + hop(180) + hop(450)
+	sc := pr.Meshes[0]
+	near(t, "p50", sc.P50.V, three+hop(50), 1e-9)
+	d := synthetic().Meshes[1].latency("http", graph(t, "bookinfo"), 0)
+	near(t, "p25", d.Quantile(0.25), three, 1e-9)
+}
+
+// A gRPC call at 2000 B: gRPC was measured at 1000 B only, so its hop is
+// HTTP's at 2000 B shifted by gRPC's difference from HTTP at 1000 B.
+func TestProtocolShiftedFromReference(t *testing.T) {
+	m := synthetic().Meshes[1]
+	httpAt := func(b float64) float64 { return 1 + 2*(b-50)/7950 }
+	got := m.hopAt("http", "grpc", 2000)[0].Quantile(0.5)
+	near(t, "grpc hop at 2000 B", got, httpAt(2000)+4-httpAt(1000), 1e-9)
+	c := m.Roles[0].costAt("http", "grpc", 2000)
+	near(t, "grpc server cost", c.Server.V, 0.0002+0.0004-0.0002, 1e-12)
+}
+
+func TestCoverRefusesWhatTheProfileDidNotMeasure(t *testing.T) {
+	p := synthetic()
+	big := graph(t, "tiered")
+	big.Services[2].ResponseSize = 9000
+	_, err := Predict(p, Options{Graph: big, Scale: Scale{Namespaces: 1, Rate: 10, Connections: 8}})
+	if err == nil || !strings.Contains(err.Error(), "services[2] (tier-2-app-b): response_size 9000 is not covered") || !strings.Contains(err.Error(), "from 50 to 8000 B") {
+		t.Errorf("payload: err = %v", err)
+	}
+	h2c := graph(t, "tiered")
+	h2c.Services[1].Script[0].Call.Protocol = topology.ProtocolH2C
+	_, err = Predict(p, Options{Graph: h2c, Scale: Scale{Namespaces: 1, Rate: 10, Connections: 8}})
+	if err == nil || !strings.Contains(err.Error(), "services[1] (tier-2-app-a): script[0] call to tier-3-app-a: protocol h2c is not covered") || !strings.Contains(err.Error(), "protocols http, grpc") {
+		t.Errorf("protocol: err = %v", err)
+	}
+	entry := graph(t, "tiered")
+	entry.EntryProtocol = topology.ProtocolH2C
+	if err := p.Cover(entry); err == nil || !strings.Contains(err.Error(), "entry_protocol: protocol h2c") {
+		t.Errorf("entry protocol: err = %v", err)
+	}
+}
+
+func TestPredictRefusesABadScaleOrMesh(t *testing.T) {
+	g := graph(t, "tiered")
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Graph: g, Scale: Scale{Namespaces: 0, Rate: 1, Connections: 1}}, "--namespaces 0"},
+		{Options{Graph: g, Scale: Scale{Namespaces: 1, Rate: 0, Connections: 1}}, "--rate 0"},
+		{Options{Graph: g, Scale: Scale{Namespaces: 1, Rate: 1, Connections: 1}, Meshes: []string{"linkerd"}}, `--mesh "linkerd"`},
+		{Options{Graph: g, Scale: Scale{Namespaces: 1, Rate: 1, Connections: 1}, Machine: "z9"}, "--machine"},
+	} {
+		if _, err := Predict(synthetic(), c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want %q", c.o.Scale, err, c.want)
+		}
+	}
+}
+
+func TestHopsOfFollowsCountsAndProbabilities(t *testing.T) {
+	g := &topology.Graph{Name: "g", Entry: "a", Services: []topology.Service{
+		{Name: "a", Script: []topology.Step{{Call: &topology.Call{Service: "b", Count: 3, Probability: 0.5}}}},
+		{Name: "b"},
+	}}
+	if err := g.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	hs := hopsOf(g, 10)
+	if len(hs) != 2 || hs[0].rate != 10 || !hs[0].entry || hs[1].rate != 15 || hs[1].entry {
+		t.Errorf("hops = %+v", hs)
+	}
+}

@@ -1,0 +1,199 @@
+package predict
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/topology"
+)
+
+// Validated is the error class the predictor was checked to on the lab by
+// bench/predict (docs/predict.md quotes the run), which predict prints
+// beside its figures.
+const Validated = "not yet validated"
+
+// Options are a prediction's inputs beside the profile.
+type Options struct {
+	Graph     *topology.Graph
+	GraphName string // as the user gave it: a built-in's name or a file
+	Scale
+	// Machine is the cost model's machine type (default cost.DefaultNode);
+	// Nodes, when 0, is the count its bin-packing gives each mesh.
+	Machine string
+	// Meshes to predict, by name; empty means every mesh of the profile.
+	Meshes []string
+}
+
+// Prediction is what each mesh is predicted to add to the graph.
+type Prediction struct {
+	Profile   string     `json:"profile"`
+	Host      string     `json:"profiled_on"`
+	Graph     string     `json:"graph"`
+	Scale     ScaleJSON  `json:"scale"`
+	Machine   string     `json:"machine"`
+	Prices    string     `json:"prices"`
+	Validated string     `json:"validated"`
+	Meshes    []MeshFigs `json:"meshes"`
+	Notes     []string   `json:"notes"`
+}
+
+// ScaleJSON is the scale as written in a prediction.
+type ScaleJSON struct {
+	Namespaces  int     `json:"namespaces"`
+	Rate        float64 `json:"rate_per_namespace_rps"`
+	Connections int     `json:"connections_per_namespace"`
+	Nodes       int     `json:"node_proxy_nodes,omitempty"`
+}
+
+// MeshFigs is one mesh's predicted figures: added latency at the entry in
+// milliseconds, the data plane's CPU and memory per role and in total,
+// and the nodes and monthly dollars the cost model gives.
+type MeshFigs struct {
+	Mesh    string   `json:"mesh"`
+	Profile string   `json:"profile"`
+	P50     Interval `json:"added_p50_ms"`
+	P95     Interval `json:"added_p95_ms"`
+	P99     Interval `json:"added_p99_ms"`
+	Roles   []Usage  `json:"roles"`
+	Cores   Interval `json:"cores"`
+	Mem     Interval `json:"mem_bytes"`
+	// Nodes and NodesMonthly are the allocation: the pods' requests with
+	// the mesh's footprint packed onto Machine; ConsumedMonthly prices
+	// the predicted cores and memory at the unit prices.
+	Nodes           int      `json:"nodes"`
+	NodesMonthly    float64  `json:"nodes_monthly_usd"`
+	ConsumedMonthly Interval `json:"consumed_monthly_usd"`
+}
+
+// Predict predicts each mesh's figures for the options' graph and scale.
+// It refuses, before computing anything, a graph the profile does not
+// cover and a scale it cannot use.
+func Predict(p *Profile, o Options) (*Prediction, error) {
+	if err := o.Scale.check(); err != nil {
+		return nil, err
+	}
+	if err := p.Cover(o.Graph); err != nil {
+		return nil, err
+	}
+	meshes := o.Meshes
+	if len(meshes) == 0 {
+		for _, m := range p.Meshes {
+			meshes = append(meshes, m.Name)
+		}
+	}
+	var names []string
+	for _, m := range p.Meshes {
+		names = append(names, m.Name)
+	}
+	for _, n := range meshes {
+		if !slices.Contains(names, n) {
+			return nil, fmt.Errorf("--mesh %q: the profile has no such mesh; it has %v", n, names)
+		}
+	}
+	machineName := o.Machine
+	if machineName == "" {
+		machineName = cost.DefaultNode
+	}
+	catalog, err := cost.LoadCatalog("")
+	if err != nil {
+		return nil, err
+	}
+	machine, err := catalog.Machine(machineName)
+	if err != nil {
+		return nil, fmt.Errorf("--machine: %w", err)
+	}
+	prices, err := cost.DefaultUnitPrices(catalog)
+	if err != nil {
+		return nil, err
+	}
+	footprints, err := cost.LoadFootprints("")
+	if err != nil {
+		return nil, err
+	}
+	w, err := cost.WorkloadFromGraph(o.Graph, o.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	out := &Prediction{
+		Profile: p.Source, Host: host(p), Graph: o.GraphName, Machine: machine.Name, Prices: prices.Source, Validated: Validated,
+		Scale: ScaleJSON{Namespaces: o.Namespaces, Rate: o.Rate, Connections: o.Connections, Nodes: o.Nodes},
+		Notes: []string{
+			"Added latency is at the entry, over the baseline: each hop's added-latency distribution (profiled), summed along the calls in sequence and maximized over parallel calls, as if hops were independent.",
+			"CPU and memory are the mesh's proxies (and control plane where it runs one) only; the application's own cost is not predicted.",
+			"Intervals carry the profile's spread: each CPU figure's samples, the quantiles' 95% bounds; nodes come from requests, not usage, and have none.",
+		},
+	}
+	for _, name := range meshes {
+		m, _ := p.Mesh(name)
+		f := MeshFigs{Mesh: m.Name, Profile: m.Profile}
+		fp, err := footprintOf(footprints, m.Profile)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := cost.Allocate(w, machine, []cost.Footprint{fp})
+		if err != nil {
+			return nil, fmt.Errorf("mesh %s: %w", name, err)
+		}
+		row := rows[len(rows)-1]
+		f.Nodes, f.NodesMonthly = row.Nodes, row.MonthlyCost
+		sc := o.Scale
+		if sc.Nodes == 0 {
+			sc.Nodes = row.Nodes
+		}
+		if len(m.Hops) > 0 {
+			var ds [3]Dist
+			for k := range ds {
+				ds[k] = m.latency(p.Reference, o.Graph, k)
+			}
+			at := func(q float64) Interval {
+				return Interval{ds[0].Quantile(q), ds[1].Quantile(q), ds[2].Quantile(q)}
+			}
+			f.P50, f.P95, f.P99 = at(0.5), at(0.95), at(0.99)
+		}
+		f.Roles = m.usage(p.Reference, o.Graph, sc)
+		for _, u := range f.Roles {
+			f.Cores, f.Mem = f.Cores.Add(u.Cores), f.Mem.Add(u.MemBytes)
+		}
+		gib := float64(cost.GiB)
+		f.ConsumedMonthly = Interval{
+			f.Cores.V*prices.PerVCPUMonth + f.Mem.V/gib*prices.PerGBMonth,
+			f.Cores.Lo*prices.PerVCPUMonth + f.Mem.Lo/gib*prices.PerGBMonth,
+			f.Cores.Hi*prices.PerVCPUMonth + f.Mem.Hi/gib*prices.PerGBMonth,
+		}
+		out.Meshes = append(out.Meshes, f)
+	}
+	return out, nil
+}
+
+// footprintOf is the cost model's footprint for a profile: its own, or,
+// for a policy variant the footprints do not list, the footprint of the
+// profile it adds a policy to (a policy adds no pods).
+func footprintOf(fs *cost.Footprints, profile string) (cost.Footprint, error) {
+	if f, err := fs.Select([]string{profile}); err == nil {
+		return f[0], nil
+	}
+	pr, ok := platform.LookupProfile(profile)
+	if !ok {
+		return cost.Footprint{}, fmt.Errorf("mesh profile %q: unknown to this meshbench", profile)
+	}
+	base := platform.ProfileSidecar
+	switch {
+	case pr.Waypoint:
+		base = platform.ProfileAmbientWaypoint
+	case pr.NodeProxies():
+		base = platform.ProfileAmbient
+	}
+	f, err := fs.Select([]string{base})
+	if err != nil {
+		return cost.Footprint{}, err
+	}
+	return f[0], nil
+}
+
+// host says where the profile was measured.
+func host(p *Profile) string {
+	i := p.Provenance.Platform
+	return fmt.Sprintf("%s, %d CPUs, kernel %s, Envoy %s", i.CPUModel, i.CPUs, i.Kernel, i.EnvoyVersion)
+}

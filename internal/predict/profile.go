@@ -1,0 +1,155 @@
+package predict
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/results"
+)
+
+// FormatVersion is the version of the profile file written here.
+const FormatVersion = 1
+
+// Profile is a profile file: each mesh's unit costs as the profiling run
+// measured them, with where and how it was measured.
+type Profile struct {
+	Version int `json:"version"`
+	// Study and Source say which run it was extracted from: the study's
+	// name and the results directory.
+	Study      string             `json:"study"`
+	Source     string             `json:"source"`
+	Start      time.Time          `json:"start"`
+	Provenance results.Provenance `json:"provenance"`
+	// Protocols and Payloads are what the run measured: a graph whose
+	// calls use another protocol, or answer with a size outside the
+	// payloads' range, is not covered.
+	Protocols []string `json:"protocols"`
+	Payloads  []int    `json:"payloads"`
+	// Reference is the protocol measured at every payload; the others'
+	// dependence on payload is taken from it.
+	Reference string `json:"reference_protocol"`
+	// Nodes is how many app nodes the profiling lab had, each with its
+	// node proxy under ambient.
+	Nodes  int    `json:"nodes"`
+	Meshes []Mesh `json:"meshes"`
+}
+
+// Mesh is one mesh's unit costs.
+type Mesh struct {
+	Name    string `json:"name"`
+	Profile string `json:"profile"`
+	Roles   []Role `json:"roles"`
+	// Hops is the latency one hop adds over the baseline, by protocol and
+	// payload; empty for the baseline.
+	Hops []Hop `json:"hops,omitempty"`
+}
+
+// Scopes: how many instances of a role a cluster runs.
+const (
+	ScopePod       = "pod"       // one per meshed pod (sidecars)
+	ScopeNode      = "node"      // one per node (ztunnel)
+	ScopeNamespace = "namespace" // one per namespace (waypoints)
+	ScopeCluster   = "cluster"   // one in all (control plane)
+)
+
+// Role is one proxy role's costs in a mesh.
+type Role struct {
+	Role  string `json:"role"`
+	Scope string `json:"scope"`
+	// Instances is how many the profiling run's cells of one namespace
+	// ran, and ClientPods how many of the sidecars sat in load generator
+	// pods (which a prediction counts per namespace).
+	Instances  int `json:"instances"`
+	ClientPods int `json:"client_pods,omitempty"`
+	// IdleCores is one instance's CPU with no traffic.
+	IdleCores Interval `json:"idle_cores"`
+	// Costs are the CPU per request per second of one hop, by protocol
+	// and payload.
+	Costs []Cost `json:"costs"`
+	// MemBytes is one instance's working set with one namespace deployed;
+	// MemPerService its growth per service it knows of (every service in
+	// every namespace); MemPerConnection the role's total growth per load
+	// generator connection.
+	MemBytes         Interval `json:"mem_bytes"`
+	MemPerService    Interval `json:"mem_per_service_bytes"`
+	MemPerConnection Interval `json:"mem_per_connection_bytes"`
+}
+
+// Cost is the cores one request per second costs a role on one hop, by
+// side: Server on the hop's receiving end, Caller on the sending end when
+// an application pod sends, Entry when the load generator does. A role
+// that the run cannot tell apart by side (one proxy per node or per
+// namespace) has it all in Server.
+type Cost struct {
+	Protocol string   `json:"protocol"`
+	Payload  int      `json:"payload"`
+	Server   Interval `json:"server"`
+	Caller   Interval `json:"caller"`
+	Entry    Interval `json:"entry"`
+}
+
+// Hop is the latency one hop adds, in milliseconds: its quantiles as a
+// Dist, with the quantiles' 95% bounds.
+type Hop struct {
+	Protocol string `json:"protocol"`
+	Payload  int    `json:"payload"`
+	// Requests is the smaller of the two histograms' counts.
+	Requests int64 `json:"requests"`
+	Added    Dist  `json:"added_ms"`
+	Low      Dist  `json:"low_ms"`
+	High     Dist  `json:"high_ms"`
+}
+
+// Interval is a value with its 95% interval.
+type Interval struct {
+	V  float64 `json:"v"`
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Add sums two intervals (their bounds add: no cancellation assumed).
+func (a Interval) Add(b Interval) Interval { return Interval{a.V + b.V, a.Lo + b.Lo, a.Hi + b.Hi} }
+
+// Times scales an interval by k >= 0.
+func (a Interval) Times(k float64) Interval { return Interval{a.V * k, a.Lo * k, a.Hi * k} }
+
+// exact is a value with no spread.
+func exact(v float64) Interval { return Interval{v, v, v} }
+
+// Write writes the profile as indented JSON, atomically.
+func (p *Profile) Write(path string) error { return results.WriteJSON(path, p) }
+
+// ReadProfile reads a profile file, or extracts one from a profiling
+// run's results directory.
+func ReadProfile(path string) (*Profile, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return Extract(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	var p Profile
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("--profile %s: not a profile file: %w", path, err)
+	}
+	if p.Version != FormatVersion {
+		return nil, fmt.Errorf("--profile %s: version %d; this meshbench reads version %d (extract it again with 'meshbench profile DIR')", path, p.Version, FormatVersion)
+	}
+	if len(p.Meshes) == 0 {
+		return nil, fmt.Errorf("--profile %s: no meshes", path)
+	}
+	return &p, nil
+}
+
+// Mesh returns the named mesh's costs.
+func (p *Profile) Mesh(name string) (*Mesh, bool) {
+	for i := range p.Meshes {
+		if p.Meshes[i].Name == name {
+			return &p.Meshes[i], true
+		}
+	}
+	return nil, false
+}
