@@ -110,8 +110,8 @@ func TestPublishedThroughputRatios(t *testing.T) {
 	md := buf.String()
 	for _, want := range []string{
 		"### Throughput ratios and the app's cost",
-		resultstest.Sidecar + " at connections=32 replicas.productpage=1: its proxies cost 15.5% of the app in the study (ratio 0.866) and 25% here, measured by the calibration with the calibrated work (ratio 0.8 expected); the cells measured",
-		"| " + resultstest.Sidecar + " | 15.5% | 40% | 25% |",
+		resultstest.Sidecar + " at connections=32 replicas.productpage=1: its proxies cost 15.5% of the app in the study (ratio 0.866) and 25.0% here, measured by the calibration with the calibrated work (ratio 0.800 expected); the cells measured",
+		"| " + resultstest.Sidecar + " | 15.5% | 40.0% | 25.0% |",
 		"every service's work was scaled by 1.68 (productpage 48.7 ms)",
 	} {
 		if !strings.Contains(md, want) {
