@@ -124,6 +124,7 @@ func (s *Search) searched(t Trial) {
 		s.lower = t.Rate
 	case Fail:
 		s.upper, s.limited = t.Rate, false
+		s.limit = "" // a measured bound replaces one that could not be measured
 	case Inconclusive:
 		s.upper, s.limited = t.Rate, true
 		s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(t.Rate), t.Why)
@@ -228,7 +229,7 @@ func (s *Search) advance() {
 				s.limited = true
 				s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(s.lower), s.evidence[s.lower].unmeasurable)
 			} else {
-				s.limited = false
+				s.limited, s.limit = false, ""
 			}
 			s.upper = s.lower
 			s.lower = s.below(s.upper)
@@ -282,6 +283,11 @@ func (s *Search) advance() {
 		default:
 			s.upper = mid
 			s.limited = s.classify(mid) == unmeasurable
+			if s.limited {
+				s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(mid), s.evidence[mid].unmeasurable)
+			} else {
+				s.limit = ""
+			}
 		}
 	}
 }

@@ -575,3 +575,30 @@ func TestConfirmationStepsDown(t *testing.T) {
 		t.Errorf("capacity %.1f, complete %v, note %q; want 900 within 5%%", res.RPS, res.Complete, res.Note)
 	}
 }
+
+// A bound the short trials could not measure past (a noisy host at 1700
+// req/s) is no longer the search's bound once full-length trials break
+// the SLO below it; the note must not blame the host for the capacity.
+func TestMeasuredBoundReplacesAnUnmeasurableOne(t *testing.T) {
+	t.Parallel()
+	trial := func(_ context.Context, rate float64, d time.Duration) (Outcome, error) {
+		edge := 1650.0
+		if d == 2*time.Second {
+			edge = 1300
+		}
+		p := time.Duration(float64(10*time.Millisecond) * rate / edge)
+		o := Outcome{Achieved: rate, Requests: int64(rate * d.Seconds()), P99: p, P50: p / 7}
+		if d == time.Second && rate >= 1700 {
+			o.Noisy, o.Reason = true, "0.70 cores of host noise"
+		}
+		return o, nil
+	}
+	cfg := Config{SLO: SLO{P99: 10 * time.Millisecond}, Start: 100, Short: time.Second, Full: 2 * time.Second}
+	res, err := Run(context.Background(), cfg, trial, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Note, "could not be measured") || math.Abs(res.RPS-1300) > 0.05*1300 {
+		t.Errorf("capacity %.1f, note %q; want 1300 within 5%%, with no unmeasurable bound", res.RPS, res.Note)
+	}
+}
