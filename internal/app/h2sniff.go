@@ -15,13 +15,12 @@ import (
 )
 
 // gRPC calls are served by grpc-go's own HTTP/2 transport, not through
-// net/http's h2c server and grpc.Server.ServeHTTP: that bridge cost 2.65x
-// grpc-go's CPU per call (bench/app), in net/http's per-stream goroutines
-// and header maps and grpc-go's handler transport on top of them. Which
-// server gets an h2c connection is decided by its first request: the
-// sniffer reads the connection's opening frames up to that request's
-// headers and hands the connection, those frames replayed, to the gRPC
-// server when its content-type is application/grpc.
+// net/http's h2c server and grpc.Server.ServeHTTP (grpc-go's experimental
+// handler transport): that bridge cost 2.65x a bare grpc-go server's CPU
+// per call in bench/app. Which server gets an h2c connection is decided
+// by its first request: the sniffer reads the connection's opening frames
+// up to that request's headers and hands the connection, those frames
+// replayed, to the gRPC server when its content-type is application/grpc.
 
 const (
 	// h2PrefaceRest follows h2Preface's line in the client's preface.
