@@ -60,7 +60,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer h.closeIdle()
 	log.Info("serving", "service", o.Service, "version", h.version, "namespace", o.Namespace, "addr", ln.Addr().String())
-	return serve(ctx, ln, h, log)
+	return serve(ctx, ln, h, !mixesHTTP2(o.Graph, o.Service, o.H2C), log)
 }
 
 // newServiceHandler resolves the service's behaviour and upstream

@@ -102,7 +102,7 @@ func StartGraph(ctx context.Context, o GraphOptions) (*GraphServer, error) {
 			gs.handlers = append(gs.handlers, hs...)
 			ln := lns[s.Name]
 			gs.wg.Go(func() {
-				if err := serve(ctx, ln, h, log); err != nil {
+				if err := serve(ctx, ln, h, !mixesHTTP2(g, s.Name, o.H2C), log); err != nil {
 					log.Error("serve", "namespace", ns, "service", s.Name, "err", err)
 				}
 			})

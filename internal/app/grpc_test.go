@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +131,81 @@ services:
 	code, root = callGRPC(t, slow)
 	if code != codes.DeadlineExceeded || root.Status != http.StatusGatewayTimeout {
 		t.Errorf("silent upstream: code %v, status %d; want DeadlineExceeded, 504", code, root.Status)
+	}
+}
+
+// viaResponder answers every request with "{}" and records whether the
+// last one came through net/http's server (its context carries the
+// server) or another path.
+type viaResponder struct{ netHTTP atomic.Bool }
+
+func (r *viaResponder) mayWait() bool { return false }
+func (r *viaResponder) respond(ctx context.Context, b []byte) ([]byte, int) {
+	r.netHTTP.Store(ctx.Value(http.ServerContextKey) != nil)
+	return append(b, "{}"...), http.StatusOK
+}
+
+func TestGRPCConnectionsByProtocol(t *testing.T) {
+	t.Parallel()
+	for _, native := range []bool{true, false} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := new(viaResponder)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- serve(ctx, ln, r, native, slog.New(slog.DiscardHandler)) }()
+		addr := ln.Addr().String()
+		// A gRPC connection goes to grpc-go's transport when the
+		// service's HTTP/2 callers do not mix protocols, else through
+		// net/http; an h2c connection, and HTTP/1.1, always answer.
+		if code, _ := callGRPC(t, addr); code != codes.OK || r.netHTTP.Load() == native {
+			t.Errorf("native %v: gRPC code %v, through net/http %v", native, code, r.netHTTP.Load())
+		}
+		for _, c := range []*http.Client{newH2CClient(), http.DefaultClient} {
+			resp, err := c.Get("http://" + addr + "/")
+			if err != nil {
+				t.Fatalf("native %v: %v", native, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("native %v: %s answered %d", native, resp.Proto, resp.StatusCode)
+			}
+		}
+		cancel()
+		<-done
+	}
+}
+
+func TestMixesHTTP2(t *testing.T) {
+	t.Parallel()
+	g := parseGraph(t, `
+name: g
+entry: a
+entry_protocol: h2c
+services:
+- name: a
+  script: [{call: {service: b, protocol: grpc}}, {call: c}]
+- name: b
+- name: c
+  script: [{call: {service: b, protocol: h2c}}, {call: {service: d, protocol: grpc}}]
+- name: d
+- name: x
+  script: [{call: {service: a, protocol: grpc}}]
+`)
+	for _, tt := range []struct {
+		name, service  string
+		forceH2C, want bool
+	}{
+		{"grpc and h2c edges", "b", false, true},
+		{"entry over h2c, called over grpc", "a", false, true},
+		{"http edge only", "c", false, false},
+		{"http edge forced to h2c, no grpc", "c", true, false},
+		{"grpc only", "d", false, false},
+	} {
+		if got := mixesHTTP2(g, tt.service, tt.forceH2C); got != tt.want {
+			t.Errorf("%s: mixesHTTP2(%s) = %v, want %v", tt.name, tt.service, got, tt.want)
+		}
 	}
 }

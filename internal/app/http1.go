@@ -2,7 +2,6 @@ package app
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -36,7 +35,7 @@ func (s *server) serveConn(c net.Conn) {
 			return
 		}
 		if first && string(line) == h2Preface {
-			s.h2ln.hand(&replayConn{Conn: c, r: io.MultiReader(bytes.NewReader([]byte(h2Preface)), br)})
+			s.handH2(c, br)
 			return
 		}
 		if status := http1wire.ReadRequest(br, line, &req); status != 0 {

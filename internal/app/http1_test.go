@@ -112,7 +112,7 @@ func TestHTTP1ShutdownClosesIdle(t *testing.T) {
 	h, _ := newServiceHandler(Options{Graph: g, Service: "a"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, h, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- serve(ctx, ln, h, true, slog.New(slog.DiscardHandler)) }()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)

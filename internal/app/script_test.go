@@ -46,7 +46,7 @@ func serveOn(t *testing.T, o Options, ln net.Listener) string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		serve(ctx, ln, h, slog.New(slog.DiscardHandler))
+		serve(ctx, ln, h, true, slog.New(slog.DiscardHandler))
 	}()
 	t.Cleanup(func() {
 		h.closeIdle()

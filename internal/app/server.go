@@ -18,7 +18,8 @@ import (
 // server serves a responder on one port. It speaks HTTP/1.1 itself, since
 // net/http's per-request machinery costs over twice nginx's CPU and the lab
 // runs hundreds of these, and hands h2c connections (those that open with
-// the HTTP/2 preface) to a net/http server.
+// the HTTP/2 preface) to grpc-go's server when they carry gRPC, to a
+// net/http server otherwise (see handH2).
 type server struct {
 	r       responder
 	ctx     context.Context // requests' context; ends at the hard stop
@@ -29,6 +30,10 @@ type server struct {
 	h2       *http.Server
 	grpc     *grpc.Server
 	h2ln     *connListener
+	grpcln   *connListener
+	// nativeGRPC serves gRPC connections on grpc-go's own transport;
+	// false, gRPC goes through the h2c server (see mixesHTTP2).
+	nativeGRPC bool
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -40,10 +45,15 @@ const drainTimeout = 5 * time.Second
 
 // serve runs a server on ln until ctx ends, then stops accepting, finishes
 // in-flight requests for up to drainTimeout and closes every connection.
-func serve(ctx context.Context, ln net.Listener, r responder, log *slog.Logger) error {
+// nativeGRPC is false when the graph calls the service over both gRPC and
+// h2c (see mixesHTTP2).
+func serve(ctx context.Context, ln net.Listener, r responder, nativeGRPC bool, log *slog.Logger) error {
 	reqCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	s := &server{r: r, ctx: reqCtx, conns: map[net.Conn]struct{}{}, h2ln: newConnListener(ln.Addr())}
+	s := &server{
+		r: r, ctx: reqCtx, conns: map[net.Conn]struct{}{}, nativeGRPC: nativeGRPC,
+		h2ln: newConnListener(ln.Addr()), grpcln: newConnListener(ln.Addr()),
+	}
 	p := new(http.Protocols)
 	p.SetUnencryptedHTTP2(true)
 	s.h2 = &http.Server{
@@ -55,6 +65,7 @@ func serve(ctx context.Context, ln net.Listener, r responder, log *slog.Logger) 
 	}
 	s.grpc = newGRPCServer(s)
 	go s.h2.Serve(s.h2ln)
+	go s.grpc.Serve(s.grpcln)
 
 	errc := make(chan error, 1)
 	go func() { errc <- s.acceptLoop(ln) }()
