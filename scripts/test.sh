@@ -40,6 +40,7 @@ t=$SECONDS
 fuzz=(
 	"./internal/http1wire FuzzResponse"
 	"./internal/http1wire FuzzRequest"
+	"./internal/load FuzzHTTP2Response"
 	"./internal/study FuzzParse"
 	"./internal/results FuzzRead"
 	"./internal/cost FuzzLoadCatalog"

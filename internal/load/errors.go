@@ -25,14 +25,16 @@ func (e *OptionError) Error() string { return e.Field + " " + e.Problem }
 
 // The kinds of error a request can end with, the keys of Result.ErrorKinds.
 const (
-	KindRefused  = "connection refused"
-	KindTimeout  = "timeout"
-	KindReset    = "connection reset"
-	KindClosed   = "connection closed early"
-	KindProtocol = "protocol error"
-	KindTLS      = "tls"
-	KindDNS      = "dns"
-	KindOther    = "other"
+	KindRefused = "connection refused"
+	KindTimeout = "timeout"
+	KindReset   = "connection reset"
+	KindClosed  = "connection closed early"
+	// KindStreamReset is an HTTP/2 request whose stream the server reset.
+	KindStreamReset = "stream reset"
+	KindProtocol    = "protocol error"
+	KindTLS         = "tls"
+	KindDNS         = "dns"
+	KindOther       = "other"
 	// A gRPC call answered with a status other than OK is of kind "grpc "
 	// and the code's name: "grpc Unavailable", "grpc PermissionDenied".
 )
@@ -52,9 +54,16 @@ func errorKind(err error) string {
 	var certErr *tls.CertificateVerificationError
 	var recErr tls.RecordHeaderError
 	var grpcErr *grpcStatusError
+	var resetErr *h2StreamError
+	var awayErr *h2GoAwayError
 	switch {
 	case errors.As(err, &grpcErr):
 		return grpcKind(grpcErr.code)
+	case errors.As(err, &resetErr):
+		return KindStreamReset
+	case errors.As(err, &awayErr):
+		// The server shut the connection down before the request.
+		return KindClosed
 	case errors.Is(err, errTimeout), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
 		return KindTimeout

@@ -25,15 +25,13 @@ type http1Conn struct {
 	req       []byte
 	head      bool
 	keepAlive bool
-	timeout   time.Duration
+	deadline  ioDeadline
 
 	mu     sync.Mutex // guards closed, and conn against abort
 	closed bool
 	conn   net.Conn
 	raw    *rawIO // set when conn is plain TCP
 	br     *bufio.Reader
-	// deadline is the connection's I/O deadline, moved forward lazily.
-	deadline time.Time
 }
 
 func newHTTP1Conn(d *dialer, req []byte, o *Options) *http1Conn {
@@ -42,7 +40,7 @@ func newHTTP1Conn(d *dialer, req []byte, o *Options) *http1Conn {
 		req:       req,
 		head:      o.Method == "HEAD",
 		keepAlive: !o.NoKeepAlive,
-		timeout:   o.Timeout,
+		deadline:  ioDeadline{timeout: o.Timeout},
 		br:        bufio.NewReaderSize(nil, readBufferSize),
 	}
 }
@@ -78,7 +76,7 @@ func noResponse(err error) bool {
 }
 
 func (c *http1Conn) exchange(now time.Time) (status int, keep bool, err error) {
-	if err := c.extendDeadline(now); err != nil {
+	if err := c.deadline.extend(c.conn, now); err != nil {
 		return 0, false, err
 	}
 	if c.raw != nil {
@@ -89,17 +87,23 @@ func (c *http1Conn) exchange(now time.Time) (status int, keep bool, err error) {
 	return http1wire.DiscardResponse(c.br, c.head)
 }
 
-// extendDeadline keeps the connection's deadline at least one timeout ahead
-// of now. Setting a deadline per request costs a runtime timer update each
+// ioDeadline is a connection's I/O deadline, moved forward lazily.
+type ioDeadline struct {
+	at      time.Time
+	timeout time.Duration
+}
+
+// extend keeps the connection's deadline at least one timeout ahead of
+// now. Setting a deadline per request costs a runtime timer update each
 // time, so it moves in steps of an eighth of the timeout: a stuck request
 // fails between one and 1.125 timeouts after it was sent, and the engine
 // counts any request that took longer than the timeout as timed out.
-func (c *http1Conn) extendDeadline(now time.Time) error {
-	if c.timeout <= 0 || c.deadline.Sub(now) >= c.timeout {
+func (d *ioDeadline) extend(conn net.Conn, now time.Time) error {
+	if d.timeout <= 0 || d.at.Sub(now) >= d.timeout {
 		return nil
 	}
-	c.deadline = now.Add(c.timeout + c.timeout/8)
-	return c.conn.SetDeadline(c.deadline)
+	d.at = now.Add(d.timeout + d.timeout/8)
+	return conn.SetDeadline(d.at)
 }
 
 func (c *http1Conn) connect(ctx context.Context) error {
@@ -115,7 +119,7 @@ func (c *http1Conn) connect(ctx context.Context) error {
 	}
 	c.conn = conn
 	c.mu.Unlock()
-	c.deadline = time.Time{}
+	c.deadline.at = time.Time{}
 	c.raw = nil
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if c.raw, err = newRawIO(tc); err != nil {
