@@ -12,7 +12,7 @@ import (
 // Validated is the error class the predictor was checked to on the lab by
 // bench/predict (docs/predict.md quotes the run), which predict prints
 // beside its figures.
-const Validated = "not yet validated"
+const Validated = "not validated: bench/predict has not yet been run on a quiet host (docs/predict.md, Accuracy)"
 
 // Options are a prediction's inputs beside the profile.
 type Options struct {
