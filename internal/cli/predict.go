@@ -21,8 +21,9 @@ the profile file 'meshbench predict --profile' reads: per mesh, each proxy
 role's idle and per-request CPU by payload and protocol, its memory at rest
 and per known service and connection, and the latency one hop adds as a
 distribution, with the run's provenance (CPU model, kernel, Envoy version).
-Every figure is computed from the stored cells; noisy, failed and distorted
-cells are left out. predict also reads the results directory directly.`,
+Every figure is computed from the stored cells; failed and distorted cells
+are left out, noisy ones kept and listed (noisy_cells). predict also reads
+the results directory directly.`,
 		Example: `  meshbench run --study profile --out results/profile
   meshbench profile results/profile            # writes results/profile/profile.json
   meshbench predict --profile results/profile/profile.json --graph my-graph.yaml --namespaces 20 --rate 300`,

@@ -18,7 +18,11 @@ func (p *Profile) Cover(g *topology.Graph) error {
 	}
 	lo, hi := p.Payloads[0], p.Payloads[len(p.Payloads)-1]
 	has := func() string {
-		return fmt.Sprintf("the profile (%s) measured protocols %s and payloads %s B", p.Source, strings.Join(p.Protocols, ", "), joinInts(p.Payloads))
+		s := fmt.Sprintf("the profile (%s) measured protocols %s and payloads %s B", p.Source, strings.Join(p.Protocols, ", "), joinInts(p.Payloads))
+		if len(p.Uncovered) > 0 {
+			s += " (left out: " + strings.Join(p.Uncovered, "; ") + ")"
+		}
+		return s
 	}
 	proto := func(field string, pr topology.Protocol) error {
 		if !slices.Contains(p.Protocols, string(pr.Or())) {

@@ -52,18 +52,24 @@ type measured struct {
 }
 
 // Extract reads a profiling run's results directory (the profile preset,
-// or a study with its sweeps) into a profile. Noisy, failed and distorted
-// cells are left out; a variant the profile needs and lacks is an error
-// naming it.
+// or a study with its sweeps) into a profile. Failed and distorted cells
+// are left out; a variant the profile needs and lacks is an error naming
+// it. Noisy cells are kept, for a profile of one repetition has no other
+// cell of their variant, and listed in the profile's Noisy, which predict
+// reports.
 func Extract(dir string) (*Profile, error) {
 	ix, err := results.ReadIndex(dir)
 	if err != nil {
 		return nil, err
 	}
 	var cells []measured
+	var noisy []string
 	for _, s := range ix.Cells {
-		if s.Status != results.StatusOK || s.Noisy {
+		if s.Status != results.StatusOK {
 			continue
+		}
+		if s.Noisy {
+			noisy = append(noisy, s.ID)
 		}
 		v, err := variantOf(s.Params)
 		if err != nil {
@@ -79,8 +85,17 @@ func Extract(dir string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: no usable cells (every cell failed, was noisy or distorted)", dir)
 	}
 	p := &Profile{Version: FormatVersion, Study: ix.Study, Source: dir, Start: ix.Start, Provenance: ix.Provenance,
-		Reference: refProtocol, Nodes: 1}
+		Reference: refProtocol, Nodes: 1, Noisy: noisy}
+	// A protocol is covered when every mesh has a usable cell over it: a
+	// mesh whose cells over it failed leaves it out of the profile.
+	byMesh := map[string]map[string]bool{}
+	var meshes []string
 	for _, c := range cells {
+		if !slices.Contains(meshes, c.mesh) {
+			meshes = append(meshes, c.mesh)
+			byMesh[c.mesh] = map[string]bool{}
+		}
+		byMesh[c.mesh][c.protocol] = true
 		if !slices.Contains(p.Protocols, c.protocol) {
 			p.Protocols = append(p.Protocols, c.protocol)
 		}
@@ -88,13 +103,16 @@ func Extract(dir string) (*Profile, error) {
 			p.Payloads = append(p.Payloads, c.payload)
 		}
 	}
-	slices.Sort(p.Payloads)
-	var meshes []string
-	for _, c := range cells {
-		if !slices.Contains(meshes, c.mesh) {
-			meshes = append(meshes, c.mesh)
+	p.Protocols = slices.DeleteFunc(p.Protocols, func(pr string) bool {
+		for _, m := range meshes {
+			if !byMesh[m][pr] {
+				p.Uncovered = append(p.Uncovered, fmt.Sprintf("%s: no usable cell over %s", m, pr))
+				return true
+			}
 		}
-	}
+		return false
+	})
+	slices.Sort(p.Payloads)
 	if !slices.Contains(meshes, platform.ProfileBaseline) {
 		return nil, fmt.Errorf("%s: no baseline cells: the latency a hop adds is read against the baseline", dir)
 	}
@@ -262,11 +280,7 @@ func extractMesh(name string, cells []measured) (Mesh, error) {
 	if name == platform.ProfileBaseline {
 		return m, nil
 	}
-	hops, err := extractHops(mine, cells)
-	if err != nil {
-		return m, err
-	}
-	m.Hops = hops
+	m.Hops = extractHops(mine, cells)
 	return m, nil
 }
 
@@ -456,7 +470,7 @@ var chainServices = []string{frontService, backService}
 // extractHops reads, for each protocol and payload, the latency a hop adds:
 // the mesh's quantiles less the baseline's in the same variant (both rates
 // pooled), halved, for a request crosses two hops.
-func extractHops(mine, all []measured) ([]Hop, error) {
+func extractHops(mine, all []measured) []Hop {
 	var base []measured
 	for _, c := range all {
 		if c.mesh == platform.ProfileBaseline {
@@ -474,7 +488,9 @@ func extractHops(mine, all []measured) ([]Hop, error) {
 		hm := pooled(pick(mine, c.protocol, c.payload, refConnections, 1))
 		hb := pooled(pick(base, c.protocol, c.payload, refConnections, 1))
 		if hb == nil || hb.Count() == 0 || hm == nil || hm.Count() == 0 {
-			return nil, fmt.Errorf("no latency for %s at %d B in both it and the baseline", c.protocol, c.payload)
+			// The baseline's cell failed: the variant's protocol is not
+			// covered (Extract), or its payload is read between others.
+			continue
 		}
 		out = append(out, hopOf(c.protocol, c.payload, hm, hb))
 	}
@@ -484,7 +500,7 @@ func extractHops(mine, all []measured) ([]Hop, error) {
 		}
 		return a.Payload - b.Payload
 	})
-	return out, nil
+	return out
 }
 
 func pooled(cells []measured) *metrics.Histogram {

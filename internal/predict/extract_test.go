@@ -26,9 +26,13 @@ func writeRun(t *testing.T) string {
 	rows := []variant{
 		{"http", 1000, 100, 8, 1}, {"http", 1000, 300, 8, 1}, {"http", 1000, 100, 64, 1},
 		{"http", 50, 300, 8, 1}, {"http", 8000, 300, 8, 1}, {"http", 1000, 100, 8, 3},
+		{"grpc", 1000, 300, 8, 1}, // only the baseline's gRPC cell succeeded
 	}
 	for _, mesh := range []string{"baseline", "sidecar"} {
 		for i, v := range rows {
+			if mesh == "sidecar" && v.protocol == "grpc" {
+				continue
+			}
 			id := fmt.Sprintf("%s_%d", mesh, i)
 			s := results.Summary{ID: id, File: results.CellFile(id), Mesh: mesh, Profile: mesh, Status: results.StatusOK,
 				AchievedRate: v.rate, Params: map[string]string{
@@ -80,6 +84,10 @@ func TestExtractReadsKnownCosts(t *testing.T) {
 	}
 	if len(p.Meshes) != 2 || len(p.Payloads) != 3 || p.Payloads[0] != 50 || p.Payloads[2] != 8000 {
 		t.Fatalf("profile: %d meshes, payloads %v", len(p.Meshes), p.Payloads)
+	}
+	// gRPC worked under the baseline only: the profile does not cover it.
+	if len(p.Protocols) != 1 || p.Protocols[0] != "http" || len(p.Uncovered) != 1 || p.Uncovered[0] != "sidecar: no usable cell over grpc" {
+		t.Errorf("protocols %v, uncovered %v", p.Protocols, p.Uncovered)
 	}
 	m, _ := p.Mesh("sidecar")
 	r := m.Roles[0]

@@ -12,7 +12,7 @@ import (
 // Validated is the error class the predictor was checked to on the lab by
 // bench/predict (docs/predict.md quotes the run), which predict prints
 // beside its figures.
-const Validated = "not yet validated"
+const Validated = "bench/predict, first run on a 2-core lab at 25 req/s per tenant: memory within 15%, CPU +5% to +171% (over), added p50 -61% to +40%: indicative only (docs/predict.md)"
 
 // Options are a prediction's inputs beside the profile.
 type Options struct {
@@ -124,6 +124,9 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 			"CPU and memory are the mesh's proxies (and control plane where it runs one) only; the application's own cost is not predicted.",
 			"Intervals carry the profile's spread: each CPU figure's samples, the quantiles' 95% bounds; nodes come from requests, not usage, and have none.",
 		},
+	}
+	if len(p.Noisy) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d of the profile's cells were measured with host noise above the run's threshold (noisy_cells in the profile); their figures are used.", len(p.Noisy)))
 	}
 	for _, name := range meshes {
 		m, _ := p.Mesh(name)

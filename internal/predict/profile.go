@@ -27,13 +27,19 @@ type Profile struct {
 	// payloads' range, is not covered.
 	Protocols []string `json:"protocols"`
 	Payloads  []int    `json:"payloads"`
+	// Uncovered says which mesh lacked a protocol the run measured, which
+	// leaves the protocol out of Protocols.
+	Uncovered []string `json:"uncovered,omitempty"`
 	// Reference is the protocol measured at every payload; the others'
 	// dependence on payload is taken from it.
 	Reference string `json:"reference_protocol"`
 	// Nodes is how many app nodes the profiling lab had, each with its
 	// node proxy under ambient.
-	Nodes  int    `json:"nodes"`
-	Meshes []Mesh `json:"meshes"`
+	Nodes int `json:"nodes"`
+	// Noisy lists the cells measured while the host was busier than the
+	// run's noise threshold allowed; their figures are in the profile.
+	Noisy  []string `json:"noisy_cells,omitempty"`
+	Meshes []Mesh   `json:"meshes"`
 }
 
 // Mesh is one mesh's unit costs.
