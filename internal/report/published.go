@@ -205,8 +205,8 @@ func (b *builder) throughputRatios(fs []analysis.Fidelity) string {
 	for _, f := range fs {
 		p := f.Published
 		rel, base := p.Split()
-		if rel != results.RelationRatio || base != "qps" {
-			continue
+		if rel != results.RelationRatio || base != "qps" || !f.OK {
+			continue // the calibration's shares explain only the ratios this run measured
 		}
 		study, ok1 := w.StudyShares[p.Mesh]
 		lab, ok2 := w.SharesAfter[p.Mesh]
@@ -215,9 +215,7 @@ func (b *builder) throughputRatios(fs []analysis.Fidelity) string {
 		}
 		part := fmt.Sprintf("%s%s: its proxies cost %s of the app in the study (ratio %s) and %s here, measured by the calibration with the calibrated work (ratio %s expected)",
 			p.Mesh, atParams(p.Params), pct(study), num(1/(1+study)), pct(lab), num(1/(1+lab)))
-		if f.OK {
-			part += fmt.Sprintf("; the cells measured %s", num(f.Measured))
-		}
+		part += fmt.Sprintf("; the cells measured %s", num(f.Measured))
 		parts = append(parts, part)
 	}
 	if len(parts) == 0 {
