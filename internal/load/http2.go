@@ -58,8 +58,10 @@ type http2Conn struct {
 	br     *bufio.Reader
 	fr     *http2.Framer
 	dec    *hpack.Decoder
-	// out holds frames to write before the next read.
-	out []byte
+	// out holds frames to write before the next read; request says that
+	// they start a request, so that nothing can answer them before they go.
+	out     []byte
+	request bool
 
 	// The connection's state.
 	nextID         uint32
@@ -236,6 +238,7 @@ func (c *http2Conn) exchange(now time.Time) (int, error) {
 	c.nextID += 2
 	c.stream, c.streamWindow, c.streamUnacked = id, c.initialWindow, 0
 	c.status, c.final, c.ended, c.streamErr = 0, false, false, nil
+	c.request = true
 	if len(c.block) <= int(c.frameSize) {
 		n := len(c.out)
 		c.out = append(c.out, c.headers...)
@@ -543,9 +546,15 @@ func (w http2Wire) Write(p []byte) (int, error) {
 
 func (w http2Wire) Read(p []byte) (int, error) {
 	c := w.c
+	request := c.request
+	c.request = false
 	if c.raw != nil {
-		if len(c.out) > 0 {
+		switch {
+		case len(c.out) == 0:
+		case request:
 			c.raw.send(c.out)
+		default:
+			c.raw.flush(c.out)
 		}
 		n, err := c.raw.Read(p)
 		// rawIO wrote out before it read, or failed and the connection

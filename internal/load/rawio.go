@@ -12,10 +12,18 @@ import (
 // still on its way), and only then parks in the netpoller. rawIO writes the
 // request inside the read callback instead, after the poller's readiness
 // was reset, then parks at once and reads once woken.
+//
+// Parking at once is right only when what the read waits for can come
+// after the write alone: the answer to a request. The reset drops a
+// readiness the poller already saw, so bytes that came before the write
+// would wake nothing, and a read could wait for an answer already in the
+// socket. Other writes (an HTTP/2 acknowledgement sent in the middle of a
+// response) go with flush, which reads before it parks.
 type rawIO struct {
 	conn    *net.TCPConn
 	rc      syscall.RawConn
 	pending []byte // request bytes to write before the next read
+	check   bool   // after writing pending, read before parking
 	rest    []byte // what a short write left over
 	p       []byte
 	n       int
@@ -33,8 +41,13 @@ func newRawIO(c *net.TCPConn) (*rawIO, error) {
 	return r, nil
 }
 
-// send queues b to be written by the next Read.
-func (r *rawIO) send(b []byte) { r.pending = b }
+// send queues a request, b, to be written by the next Read, which then
+// parks until the answer comes.
+func (r *rawIO) send(b []byte) { r.pending, r.check = b, false }
+
+// flush queues b to be written by the next Read, which then reads what
+// may have come already before it parks.
+func (r *rawIO) flush(b []byte) { r.pending, r.check = b, true }
 
 // Read implements io.Reader for bufio.
 func (r *rawIO) Read(p []byte) (int, error) {
@@ -81,7 +94,9 @@ func (r *rawIO) step(fd uintptr) bool {
 			r.rest = b[n:]
 			return true
 		}
-		return false
+		if !r.check {
+			return false
+		}
 	}
 	for {
 		n, errno := rawRead(fd, r.p)
