@@ -16,8 +16,9 @@ type PlatformOverride struct {
 
 // override applies o to a parsed platform section before validation, so
 // that a study written for the lab can run on a cluster (and the other way
-// round) without editing the file.
-func (p *Platform) override(o PlatformOverride) error {
+// round) without editing the file; minAppCPUs shapes the lab's default
+// nodes, as in DefaultLabNodes.
+func (p *Platform) override(o PlatformOverride, minAppCPUs int) error {
 	if o == (PlatformOverride{}) {
 		return nil
 	}
@@ -33,7 +34,7 @@ func (p *Platform) override(o PlatformOverride) error {
 		// The command line chose the lab: a cluster section no longer applies.
 		p.Kubernetes = nil
 		if len(p.Nodes) == 0 {
-			p.Nodes = DefaultLabNodes()
+			p.Nodes = DefaultLabNodes(minAppCPUs)
 		}
 	case PlatformKubernetes:
 		if p.Kubernetes == nil {

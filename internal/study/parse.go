@@ -119,9 +119,13 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 	if err := s.checkHeader(); err != nil {
 		return nil, fm.placed(FieldErrors{err.(*FieldError)})
 	}
+	nodesGiven := len(s.Platform.Nodes) > 0
 	s.defaults(binary.BigEndian.Uint64(sum[:8]))
 	var errs FieldErrors
-	for _, err := range []error{s.Platform.override(o), s.resolveGraph(loadGraph)} {
+	if sc := s.Scaling; sc != nil && sc.MinAppCPUs != 0 && nodesGiven {
+		errs = append(errs, asFieldError(fieldError("scaling.min_app_cpus", "applies to the lab's default nodes; this study names its nodes in platform.nodes, so give the app node's cpus there")))
+	}
+	for _, err := range []error{s.Platform.override(o, s.Scaling.minAppCPUs()), s.resolveGraph(loadGraph)} {
 		if err != nil {
 			errs = append(errs, asFieldError(err))
 		}
@@ -196,7 +200,7 @@ func (s *Study) defaults(seed uint64) {
 		s.Platform.Type = PlatformLab
 	}
 	if len(s.Platform.Nodes) == 0 && s.Platform.Type == PlatformLab {
-		s.Platform.Nodes = DefaultLabNodes()
+		s.Platform.Nodes = DefaultLabNodes(s.Scaling.minAppCPUs())
 	}
 	platform.NameNodes(s.Platform.Nodes)
 	if s.Workload.Namespaces == 0 {
@@ -321,19 +325,29 @@ func (s *Study) resolveGraph(loadGraph func(string) (*topology.Graph, error)) er
 // path. With two or more CPUs the load generators and the outside client
 // are pinned to CPU 0 and the application (with its proxies) to the
 // others, so that the generators do not take the cycles of what they
-// measure; the mesh node (ingress gateway) floats.
-func DefaultLabNodes() []platform.NodeSpec {
+// measure; the mesh node (ingress gateway) floats. An app node that would
+// get fewer than minAppCPUs runs on every CPU (Scaling.MinAppCPUs).
+func DefaultLabNodes(minAppCPUs int) []platform.NodeSpec {
+	return labNodes(runtime.NumCPU(), minAppCPUs)
+}
+
+func labNodes(cpus, minAppCPUs int) []platform.NodeSpec {
 	nodes := []platform.NodeSpec{
 		{Name: "app", Role: platform.NodeApp},
 		{Name: "load", Role: platform.NodeLoad},
 		{Name: "mesh", Role: platform.NodeMesh},
 		{Name: "client", Role: platform.NodeClient},
 	}
-	switch n := runtime.NumCPU(); {
-	case n == 2:
-		nodes[0].CPUs, nodes[1].CPUs, nodes[3].CPUs = "1", "0", "0"
-	case n > 2:
-		nodes[0].CPUs, nodes[1].CPUs, nodes[3].CPUs = "1-"+strconv.Itoa(n-1), "0", "0"
+	if cpus < 2 {
+		return nodes
+	}
+	last := strconv.Itoa(cpus - 1)
+	nodes[0].CPUs, nodes[1].CPUs, nodes[3].CPUs = "1-"+last, "0", "0"
+	switch {
+	case cpus-1 < minAppCPUs:
+		nodes[0].CPUs = "0-" + last
+	case cpus == 2:
+		nodes[0].CPUs = "1"
 	}
 	return nodes
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -191,6 +192,7 @@ func (s *Study) calibrate(sc results.Scaling, caps map[string]float64) (results.
 	if s.Scaling.MinRequests > 0 {
 		sc.Note = joinNote(sc.Note, fmt.Sprintf("open-loop measured phases lengthened, past that cap if need be, to at least %d requests each", s.Scaling.MinRequests))
 	}
+	sc.Note = joinNote(sc.Note, s.sharedCPUs())
 	return sc, nil
 }
 
@@ -228,7 +230,38 @@ func (s *Study) calibrateTenants(sc results.Scaling, caps map[string]float64) (r
 			sc.PublishedRate, sc.TenantRate, most, 100*sc.Fraction, sc.Reference, capacity, least))
 	}
 	sc.Note = joinNote(sc.Note, fmt.Sprintf("measured phases capped at %s and warm-ups at %s", s.Scaling.Measure, s.Scaling.Warmup))
+	sc.Note = joinNote(sc.Note, s.sharedCPUs())
 	return sc, nil
+}
+
+// sharedCPUs says, when the lab's app node shares CPUs with a node that
+// runs load generators, which and why; "" when it does not.
+func (s *Study) sharedCPUs() string {
+	var app platform.NodeSpec
+	for _, n := range s.Platform.Nodes {
+		if n.Role == platform.NodeApp {
+			app = n
+		}
+	}
+	appCPUs, err := platform.ParseCPUList(app.CPUs)
+	if app.CPUs == "" || err != nil {
+		return ""
+	}
+	for _, n := range s.Platform.Nodes {
+		if n.Role != platform.NodeLoad || n.CPUs == "" {
+			continue
+		}
+		cpus, err := platform.ParseCPUList(n.CPUs)
+		if err != nil || !slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(appCPUs, c) }) {
+			continue
+		}
+		why := ""
+		if m := s.Scaling.minAppCPUs(); m > 0 {
+			why = fmt.Sprintf(", so that the graph's parallel calls run in parallel as on the study's many nodes (scaling.min_app_cpus %d)", m)
+		}
+		return fmt.Sprintf("the app node runs on CPUs %s, sharing the load node %s's CPUs %s%s", app.CPUs, n.Name, n.CPUs, why)
+	}
+	return ""
 }
 
 func tenantsText(ks []int) string {
@@ -252,8 +285,11 @@ func (s *Study) withTenants(pt point, k int) point {
 }
 
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }

@@ -247,6 +247,24 @@ type Scaling struct {
 	// baseline and each mesh at the calibration's configuration, and the
 	// capacities calibration measures here (see calibrateWork).
 	CalibrateWork bool `json:"calibrate_work,omitempty"`
+	// MinAppCPUs is the fewest CPUs the lab's default app node runs on.
+	// A study's pods spread over many nodes ran its fan-out's parallel
+	// calls on CPUs of their own; an app node of fewer CPUs than the
+	// graph's widest parallel step runs them one after the other, which
+	// the study never did. Where the default layout gives the app node
+	// fewer (one, on a 2-CPU machine), it runs on every CPU, sharing the
+	// load node's; the load node's busy check still watches that CPU. It
+	// applies to the lab's default nodes only: a study that names its
+	// nodes sets their CPUs there.
+	MinAppCPUs int `json:"min_app_cpus,omitempty"`
+}
+
+// minAppCPUs is MinAppCPUs, zero without a scaling section.
+func (sc *Scaling) minAppCPUs() int {
+	if sc == nil {
+		return 0
+	}
+	return sc.MinAppCPUs
 }
 
 // Deployed footprints in tenant scaling.

@@ -81,6 +81,8 @@ func (s *Study) validate() FieldErrors {
 			add(fieldError("scaling.min_requests", "must not be negative, got %d", sc.MinRequests))
 		case sc.Warmup < 0:
 			add(fieldError("scaling.warmup", "must not be negative, got %s", sc.Warmup))
+		case sc.MinAppCPUs < 0:
+			add(fieldError("scaling.min_app_cpus", "must not be negative, got %d", sc.MinAppCPUs))
 		}
 		add(s.validateTenants(sc))
 		if sc.CalibrateWork {
