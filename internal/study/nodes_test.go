@@ -43,7 +43,7 @@ func TestSharedCPUsNote(t *testing.T) {
 	t.Parallel()
 	s := &Study{Scaling: &Scaling{MinAppCPUs: 2}, Platform: Platform{Nodes: labNodes(2, 2)}}
 	note := s.sharedCPUs()
-	for _, want := range []string{"CPUs 0-1", "load node load's CPUs 0", "parallel calls", "min_app_cpus 2"} {
+	for _, want := range []string{"CPUs 0-1", "sharing CPUs 0 with the load node (load)", "parallel calls", "min_app_cpus 2"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note %q lacks %q", note, want)
 		}

@@ -259,7 +259,7 @@ func (s *Study) sharedCPUs() string {
 		if m := s.Scaling.minAppCPUs(); m > 0 {
 			why = fmt.Sprintf(", so that the graph's parallel calls run in parallel as on the study's many nodes (scaling.min_app_cpus %d)", m)
 		}
-		return fmt.Sprintf("the app node runs on CPUs %s, sharing the load node %s's CPUs %s%s", app.CPUs, n.Name, n.CPUs, why)
+		return fmt.Sprintf("the app node runs on CPUs %s, sharing CPUs %s with the load node (%s)%s", app.CPUs, n.CPUs, n.Name, why)
 	}
 	return ""
 }
