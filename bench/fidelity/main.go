@@ -230,10 +230,13 @@ func print(w io.Writer, dir string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, r := range analysis.Reproductions(d.Fidelities()) {
+	for _, r := range d.Reproductions(d.Fidelities()) {
 		verdict := "reproduces"
-		if !r.Reproduces() {
+		switch {
+		case !r.Reproduces():
 			verdict = "does NOT reproduce"
+		case len(r.Swaps) > 0:
+			verdict = "reproduces within the run's precision (swapped meshes cannot be told apart)"
 		}
 		fmt.Fprintf(w, "ordering of %s %s: published %s, measured %s: %s\n", r.Metric, analysis.ParamsText(r.Params),
 			strings.Join(r.Published, " < "), strings.Join(r.Measured, " < "), verdict)

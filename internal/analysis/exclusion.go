@@ -61,10 +61,7 @@ func exclusion(s results.Summary, c *cellFile, readErr error) *Exclusion {
 		}
 		return &Exclusion{Summary: s, Kind: results.StatusDistorted, Reason: strings.Join(why, "; ")}
 	case s.Noisy:
-		r := "host noise above the study's threshold"
-		if s.HostNoise != nil {
-			r = fmt.Sprintf("host noise %.3f cores: something outside the study used the study's CPUs", *s.HostNoise)
-		}
+		r := "a noisy host: " + s.NoiseReason()
 		if s.Attempt > 1 {
 			r += fmt.Sprintf("; still noisy after %d attempts", s.Attempt)
 		}

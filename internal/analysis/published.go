@@ -151,19 +151,40 @@ type Reproduction struct {
 	Params    map[string]string
 	Published []string // meshes from lowest to highest published figure
 	Measured  []string // the same meshes by this run's figure
+	// Swaps are the pairs of meshes this run orders the other way round
+	// from the study.
+	Swaps []Swap
 	// PublishedSpread and MeasuredSpread are the largest figure over the
 	// smallest, for "added:" figures (the ratio of the overheads); 0
 	// otherwise.
 	PublishedSpread, MeasuredSpread float64
 }
 
-// Reproduces reports whether the orderings agree.
-func (r Reproduction) Reproduces() bool { return slices.Equal(r.Published, r.Measured) }
+// Swap is two meshes in the opposite order to the study's: Low has the
+// lower published figure and the higher measured one. Apart reports
+// whether the run tells them apart: the 95% interval of the difference
+// between their repetitions excludes zero. Two meshes it cannot tell
+// apart are not evidence against the study's order.
+type Swap struct {
+	Low, High string
+	Apart     bool
+}
+
+// Reproduces reports whether the run agrees with the study's ordering:
+// every pair it orders the other way round is one it cannot tell apart.
+func (r Reproduction) Reproduces() bool {
+	for _, s := range r.Swaps {
+		if s.Apart {
+			return false
+		}
+	}
+	return true
+}
 
 // Reproductions groups the fidelities by metric and parameters and
 // compares the meshes' orderings; groups with fewer than two measured
 // meshes are left out.
-func Reproductions(fs []Fidelity) []Reproduction {
+func (d *Dataset) Reproductions(fs []Fidelity) []Reproduction {
 	type key struct{ metric, params string }
 	groups := map[key][]Fidelity{}
 	var order []key
@@ -192,6 +213,13 @@ func Reproductions(fs []Fidelity) []Reproduction {
 			r.Published = append(r.Published, byPub[i].Published.Mesh)
 			r.Measured = append(r.Measured, byRun[i].Published.Mesh)
 		}
+		for i, lo := range byPub {
+			for _, hi := range byPub[i+1:] {
+				if lo.Published.Value < hi.Published.Value && lo.Measured > hi.Measured {
+					r.Swaps = append(r.Swaps, Swap{Low: lo.Published.Mesh, High: hi.Published.Mesh, Apart: d.apart(lo, hi)})
+				}
+			}
+		}
 		if rel, _ := g[0].Published.Split(); rel == results.RelationAdded {
 			lo, hi := byPub[0], byPub[len(byPub)-1]
 			if lo.Published.Value > 0 && lo.Measured > 0 {
@@ -202,6 +230,24 @@ func Reproductions(fs []Fidelity) []Reproduction {
 		out = append(out, r)
 	}
 	return out
+}
+
+// apart reports whether the run tells two meshes' figures apart. Figures
+// of one relation to the same mesh (an overhead over the baseline, a
+// ratio to it) order as the meshes' own values do, so the difference of
+// those values, bootstrapped over the repetitions, decides. Without the
+// repetitions to decide, the figures count as apart: an ordering is only
+// excused by an interval that shows it could go either way.
+func (d *Dataset) apart(a, b Fidelity) bool {
+	rel, base := a.Published.Split()
+	if rel != "" && a.Published.Against != b.Published.Against {
+		return true
+	}
+	ga, gb := d.Group(a.Published.Mesh, a.Config), d.Group(b.Published.Mesh, b.Config)
+	if ga == nil || gb == nil {
+		return true
+	}
+	return Judge(Difference(ga.Values(Metric(base)), gb.Values(Metric(base)))) != NoDifference
 }
 
 // ParamsText is a figure's parameters as "name=value", sorted, or "".

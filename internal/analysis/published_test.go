@@ -69,7 +69,7 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 	if r := fs[2].Ratio(); math.Abs(r-3.0/4.81) > 1e-9 {
 		t.Errorf("ratio %g", r)
 	}
-	reps := Reproductions(fs)
+	reps := d.Reproductions(fs)
 	// p50 without parameters: baseline and sidecar (linkerd unmeasured);
 	// the figure with tenants=1 given is alone in its group.
 	if len(reps) != 1 || !reps[0].Reproduces() || reps[0].Measured[0] != "baseline" {
@@ -77,18 +77,61 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 	}
 }
 
+// repsDataset is one configuration of three meshes, each with the given
+// p50 per repetition.
+func repsDataset(p50s map[string][]float64) *Dataset {
+	d := &Dataset{Baseline: "baseline", Meshes: []string{"baseline", "ambient", "sidecar"}, groups: map[string]*Group{}}
+	c := newConfig(nil)
+	d.Configs = []Config{c}
+	for _, m := range d.Meshes {
+		for _, v := range p50s[m] {
+			h := metrics.NewHistogram()
+			h.RecordN(time.Millisecond, 100)
+			d.group(m, c).add(&Rep{Values: map[Metric]float64{P50: v}}, h)
+		}
+	}
+	return d
+}
+
 func TestReproductionOrderAndSpread(t *testing.T) {
 	t.Parallel()
-	pub := func(mesh string, v float64) results.Published {
-		return results.Published{Metric: "added:p50", Mesh: mesh, Value: v}
+	pub := []results.Published{
+		{Metric: "added:p50", Mesh: "sidecar", Value: 4.81},
+		{Metric: "added:p50", Mesh: "ambient", Value: 0.79},
 	}
-	fs := []Fidelity{
-		{Published: pub("sidecar", 4.81), Measured: 2.0, OK: true},
-		{Published: pub("ambient", 0.79), Measured: 3.0, OK: true},
-	}
-	r := Reproductions(fs)
-	if len(r) != 1 || r[0].Reproduces() || math.Abs(r[0].PublishedSpread-4.81/0.79) > 1e-9 || math.Abs(r[0].MeasuredSpread-2.0/3.0) > 1e-9 {
-		t.Errorf("reproduction %+v: want the ordering not reproduced and spreads 6.09 and 0.67", r)
+	base := []float64{1, 1.1, 0.9, 1, 1}
+	for _, tc := range []struct {
+		name             string
+		ambient, sidecar []float64
+		swapped, reprod  bool
+	}{
+		// Sidecar clearly above ambient: the study's order.
+		{"kept", []float64{2, 2.1, 1.9, 2, 2}, []float64{5, 5.1, 4.9, 5, 5}, false, true},
+		// Ambient clearly above the sidecar: every repetition says so.
+		{"swapped and told apart", []float64{4, 4.1, 3.9, 4, 4}, []float64{3, 3.1, 2.9, 3, 3}, true, false},
+		// Ambient's median above the sidecar's, but their repetitions
+		// overlap: the run cannot tell them apart.
+		{"swapped within the noise", []float64{3.2, 2.0, 4.4, 3.1, 2.6}, []float64{3.0, 4.2, 2.2, 2.9, 3.6}, true, true},
+		// Too few repetitions for an interval: no excuse for the swap.
+		{"swapped without an interval", []float64{4, 4}, []float64{3, 3}, true, false},
+	} {
+		d := repsDataset(map[string][]float64{"baseline": base, "ambient": tc.ambient, "sidecar": tc.sidecar})
+		d.Index = &results.Index{Provenance: results.Provenance{Published: pub}}
+		r := d.Reproductions(d.Fidelities())
+		if len(r) != 1 {
+			t.Fatalf("%s: %d reproductions, want 1", tc.name, len(r))
+		}
+		if got := len(r[0].Swaps) > 0; got != tc.swapped || r[0].Reproduces() != tc.reprod {
+			t.Errorf("%s: swaps %+v, reproduces %v; want swapped %v, reproduces %v", tc.name, r[0].Swaps, r[0].Reproduces(), tc.swapped, tc.reprod)
+		}
+		if tc.swapped && (r[0].Swaps[0].Low != "ambient" || r[0].Swaps[0].High != "sidecar") {
+			t.Errorf("%s: swap %+v, want ambient (low) and sidecar (high)", tc.name, r[0].Swaps[0])
+		}
+		if tc.name == "swapped and told apart" {
+			if math.Abs(r[0].PublishedSpread-4.81/0.79) > 1e-9 || math.Abs(r[0].MeasuredSpread-2.0/3.0) > 1e-9 {
+				t.Errorf("spreads %g and %g, want 6.09 and 0.67", r[0].PublishedSpread, r[0].MeasuredSpread)
+			}
+		}
 	}
 }
 

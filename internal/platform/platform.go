@@ -251,6 +251,11 @@ type HostCPU struct {
 	// study, not to Noise, for it is mostly the kernel carrying the
 	// study's own packets.
 	Softirq float64 `json:"softirq_cores,omitempty"`
+	// Slowdown is how much slower the study's CPUs ran a fixed piece of
+	// work around the measurement than at their fastest in the run (0.3
+	// is 30% slower): a shared host's contention that no counter shows.
+	// Zero where the platform does not measure it.
+	Slowdown float64 `json:"slowdown,omitempty"`
 	// Nodes holds each node's CPUs and everything that ran on them.
 	Nodes []NodeCPU `json:"nodes,omitempty"`
 }

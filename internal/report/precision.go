@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // precision says how many rounds ran and why no more did, and what the
@@ -27,11 +29,12 @@ func (b *builder) precision() Section {
 	}
 	if n := ix.Noise; n != nil {
 		var rerun, still []string
-		var worst float64
+		var worst, slowest float64
 		for _, c := range ix.Cells {
 			if c.HostNoise != nil {
 				worst = max(worst, *c.HostNoise)
 			}
+			slowest = max(slowest, c.HostSlowdown)
 			if c.Attempt > 1 {
 				rerun = append(rerun, c.ID)
 			}
@@ -41,6 +44,10 @@ func (b *builder) precision() Section {
 		}
 		items = append(items, fmt.Sprintf("Host noise: CPU used on the study's CPUs by anything outside the study (steal time included), measured during every cell; "+
 			"a cell over %.3g cores is noisy and was run again at the end of the study, up to %d more times. The noisiest cell recorded %.3f cores.", n.Threshold, n.Retries, worst))
+		if slowest > 0 {
+			items = append(items, fmt.Sprintf("CPU speed: before and after every cell the lab timed a fixed piece of work on each of the study's CPUs, to see a shared host's contention that no counter shows (a busy hyperthread sibling, a lower clock); "+
+				"a cell whose CPUs ran more than %.0f%% slower than at their fastest in the run is noisy too. The slowest cell's CPUs ran %.0f%% slower.", 100*results.SlowdownLimit, 100*slowest))
+		}
 		if len(n.Calibration) > 0 {
 			var cal []string
 			for _, m := range slices.Sorted(maps.Keys(n.Calibration)) {

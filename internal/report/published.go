@@ -53,15 +53,20 @@ func (b *builder) published() Section {
 	s.Blocks = append(s.Blocks, table(t))
 	var lines []string
 	reproduced := 0
-	reps := analysis.Reproductions(fs)
+	reps := b.d.Reproductions(fs)
 	for _, r := range reps {
 		line := fmt.Sprintf("%s%s: published order %s; this run %s — ", figureLabel(r.Metric, ""), atParams(r.Params),
 			strings.Join(r.Published, " < "), strings.Join(r.Measured, " < "))
+		switch {
+		case len(r.Swaps) == 0:
+			line += "the ordering reproduces"
+		case r.Reproduces():
+			line += "the ordering reproduces within this run's precision (" + swapsText(r.Swaps) + ")"
+		default:
+			line += "the ordering does NOT reproduce (" + swapsText(r.Swaps) + ")"
+		}
 		if r.Reproduces() {
 			reproduced++
-			line += "the ordering reproduces"
-		} else {
-			line += "the ordering does NOT reproduce"
 		}
 		if r.PublishedSpread > 0 {
 			line += fmt.Sprintf("; largest over smallest overhead %s× published, %s× here", num(r.PublishedSpread), num(r.MeasuredSpread))
@@ -81,6 +86,20 @@ func (b *builder) published() Section {
 	}
 	s.Blocks = append(s.Blocks, text(verdict+"."))
 	return s
+}
+
+// swapsText says which meshes a run orders against the study, and
+// whether it can tell them apart.
+func swapsText(ss []analysis.Swap) string {
+	var parts []string
+	for _, s := range ss {
+		how := "the 95% interval of their difference includes zero, so this run cannot tell them apart"
+		if s.Apart {
+			how = "this run tells them apart"
+		}
+		parts = append(parts, fmt.Sprintf("%s above %s: %s", s.Low, s.High, how))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ratioTolerance is how far a ratio to the baseline (such as a mesh's

@@ -20,9 +20,9 @@ import (
 // (Index.Capacity); 8 added a capacity's exceed_ratio (rates decided by
 // the share of full-length trial time that broke the SLO; 7's searches
 // decided by most of three rounds), the host's softirq_cores and
-// scaling.work (the app's cost calibrated); all
-// optional.
-const SchemaVersion = 8
+// scaling.work (the app's cost calibrated); 9 added the CPU speed probe
+// (a cell's host_slowdown, the host's slowdown); all optional.
+const SchemaVersion = 9
 
 // OldestSchema is the oldest version ReadIndex reads. Versions 1 to 5
 // differ only by lacking the cell files' hashes (1), host noise and
@@ -221,8 +221,13 @@ type Summary struct {
 	// on the study's CPUs during the measurement (platform.HostCPU.Noise);
 	// nil where the platform does not measure it.
 	HostNoise *float64 `json:"host_noise,omitempty"`
-	// Noisy says HostNoise was above the study's threshold: the cell's
-	// figures may be another workload's, and reports leave it out.
+	// HostSlowdown is how much slower the study's CPUs ran a fixed piece
+	// of work around the measurement than at their fastest in the run
+	// (platform.HostCPU.Slowdown).
+	HostSlowdown float64 `json:"host_slowdown,omitempty"`
+	// Noisy says HostNoise was above the study's threshold, or
+	// HostSlowdown above SlowdownLimit: the cell's figures may be another
+	// workload's, and reports leave it out.
 	Noisy bool `json:"noisy,omitempty"`
 	// Attempt counts the cell's runs from 1: a noisy cell is run again at
 	// the end of the study, and the last attempt is the one recorded.

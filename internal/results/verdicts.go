@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
@@ -12,10 +13,35 @@ import (
 // the size of the differences a mesh comparison looks for at low load.
 const DefaultNoiseThreshold = 0.05
 
+// SlowdownLimit is how much slower than their fastest in the run the
+// study's CPUs may run a fixed piece of work around a measurement before
+// it counts as noisy. On a quiet host here 80 probes came within 10% of
+// the fastest but for a few, the slowest 21% slower; the slowdown that
+// moved a capacity search here cost every component 50-70% more CPU per
+// request.
+const SlowdownLimit = 0.25
+
 // Noisy reports whether a measurement's host noise was above threshold
-// cores; false where the noise was not measured.
+// cores, or its CPUs ran slower than SlowdownLimit allows; false where
+// neither was measured.
 func Noisy(h *platform.HostCPU, threshold float64) bool {
-	return h != nil && h.Noise > threshold
+	return h != nil && (h.Noise > threshold || h.Slowdown > SlowdownLimit)
+}
+
+// NoiseReason says what a noisy cell's host did: the cores something
+// outside the study used, and how much slower its CPUs ran.
+func (s Summary) NoiseReason() string {
+	var parts []string
+	if s.HostNoise != nil {
+		parts = append(parts, fmt.Sprintf("%.2f cores of host noise", *s.HostNoise))
+	}
+	if s.HostSlowdown > SlowdownLimit {
+		parts = append(parts, fmt.Sprintf("the CPUs %.0f%% slower than at their fastest in the run", 100*s.HostSlowdown))
+	}
+	if len(parts) == 0 {
+		return "host noise not measured"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // LoadNodeBusyLimit is the share of the load node's CPUs that, once busy,

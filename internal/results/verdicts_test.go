@@ -21,11 +21,26 @@ func TestNoisy(t *testing.T) {
 		{"quiet", &platform.HostCPU{Noise: 0.01}, false},
 		{"at the threshold", &platform.HostCPU{Noise: DefaultNoiseThreshold}, false},
 		{"a hog", &platform.HostCPU{Noise: 0.7}, true},
+		{"CPUs a little slower", &platform.HostCPU{Noise: 0.01, Slowdown: 0.05}, false},
+		{"CPUs much slower, no counter moved", &platform.HostCPU{Noise: 0.01, Slowdown: 0.4}, true},
 	}
 	for _, tt := range tests {
 		if got := Noisy(tt.h, DefaultNoiseThreshold); got != tt.want {
 			t.Errorf("%s: noisy %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestNoiseReason(t *testing.T) {
+	t.Parallel()
+	n := 0.02
+	s := Summary{HostNoise: &n, HostSlowdown: 0.42, Noisy: true}
+	if got, want := s.NoiseReason(), "0.02 cores of host noise, the CPUs 42% slower than at their fastest in the run"; got != want {
+		t.Errorf("reason %q, want %q", got, want)
+	}
+	s.HostSlowdown = 0.03 // within the limit: not a reason
+	if got, want := s.NoiseReason(), "0.02 cores of host noise"; got != want {
+		t.Errorf("reason %q, want %q", got, want)
 	}
 }
 

@@ -149,9 +149,7 @@ func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
 	}
 	if cell.Noisy {
 		o.Noisy = true
-		if cell.HostNoise != nil {
-			why = append(why, fmt.Sprintf("%.2f cores of host noise", *cell.HostNoise))
-		}
+		why = append(why, cell.NoiseReason())
 	}
 	o.Reason = strings.Join(why, "; ")
 	return o

@@ -68,8 +68,8 @@ func (p *progress) finish(i int, c Cell, s results.Summary) string {
 	if s.Status == results.StatusDistorted {
 		line += "; " + s.Reason
 	}
-	if s.Noisy && s.HostNoise != nil {
-		line += fmt.Sprintf("; noisy: %.2f cores of host noise, to run again at the end", *s.HostNoise)
+	if s.Noisy {
+		line += "; noisy: " + s.NoiseReason() + ", to run again at the end"
 	}
 	return line
 }

@@ -24,10 +24,10 @@ func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) 
 	for i, g := range m.Generators {
 		cell.Generators[i] = results.GeneratorOf(g)
 	}
-	cell.HostNoise, cell.Noisy = nil, false
+	cell.HostNoise, cell.HostSlowdown, cell.Noisy = nil, 0, false
 	if m.Host != nil {
 		n := m.Host.Noise
-		cell.HostNoise, cell.Noisy = &n, results.Noisy(m.Host, noiseThreshold)
+		cell.HostNoise, cell.HostSlowdown, cell.Noisy = &n, m.Host.Slowdown, results.Noisy(m.Host, noiseThreshold)
 	}
 	for _, r := range m.Replicas {
 		cell.Replicas = append(cell.Replicas, results.ReplicaRequests(r))

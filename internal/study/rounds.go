@@ -102,8 +102,8 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 		if len(noisy) == 0 {
 			return nil
 		}
-		r.printf("noise: %d cells were measured with more than %.3g cores of host noise; running them again (attempt %d of %d)\n",
-			len(noisy), r.s.Noise.Threshold, attempt, retries+1)
+		r.printf("noise: %d cells were measured on a noisy host (more than %.3g cores of host noise, or CPUs more than %.0f%% slower than at their fastest); running them again (attempt %d of %d)\n",
+			len(noisy), r.s.Noise.Threshold, 100*results.SlowdownLimit, attempt, retries+1)
 		for _, c := range noisy {
 			old := r.ix.Cells[slices.IndexFunc(r.ix.Cells, func(s results.Summary) bool { return s.ID == c.ID })]
 			cell, err := r.runCell(ctx, c)
@@ -148,11 +148,10 @@ func noiseText(s results.Summary) string {
 	if s.HostNoise == nil {
 		return "host noise not measured"
 	}
-	state := "quiet"
 	if s.Noisy {
-		state = "still noisy"
+		return s.NoiseReason() + ", still noisy"
 	}
-	return fmt.Sprintf("host noise %.3f cores, %s", *s.HostNoise, state)
+	return fmt.Sprintf("host noise %.3f cores, quiet", *s.HostNoise)
 }
 
 // noteNoise records the noise guard in the index the first time the
@@ -172,7 +171,7 @@ func (r *runner) noteNoise(h *platform.HostCPU, calibrationMesh string) {
 	}
 	r.ix.Noise.Calibration[calibrationMesh] = h.Noise
 	if results.Noisy(h, r.s.Noise.Threshold) {
-		r.printf("calibration: %s measured with %.3f cores of host noise (threshold %.3g): its capacity, and the load scaled from it, may be low\n",
-			calibrationMesh, h.Noise, r.s.Noise.Threshold)
+		r.printf("calibration: %s measured on a noisy host (%.3f cores of host noise, threshold %.3g; CPUs %.0f%% slower than at their fastest, limit %.0f%%): its capacity, and the load scaled from it, may be low\n",
+			calibrationMesh, h.Noise, r.s.Noise.Threshold, 100*h.Slowdown, 100*results.SlowdownLimit)
 	}
 }

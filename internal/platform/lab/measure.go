@@ -105,7 +105,7 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 // window is the generators' run, warm-up included: a little wider than
 // the measured phase, which only makes the guard stricter.
 func hostOf(h cluster.HostCPU) *platform.HostCPU {
-	out := &platform.HostCPU{CPUs: h.CPUs, Noise: h.Noise(), Steal: h.Steal, Softirq: h.Softirq}
+	out := &platform.HostCPU{CPUs: h.CPUs, Noise: h.Noise(), Steal: h.Steal, Softirq: h.Softirq, Slowdown: h.Slowdown}
 	for _, n := range h.Nodes {
 		out.Nodes = append(out.Nodes, platform.NodeCPU{Name: n.Name, Role: platform.NodeRole(n.Role), CPUs: n.CPUs, Busy: n.Busy, Outside: n.Outside + n.Steal})
 	}

@@ -32,6 +32,10 @@ type HostCPU struct {
 	// Softirq is the kernel's softirq time on those CPUs, in cores, which
 	// is charged to the lab rather than to Outside: see account.
 	Softirq float64
+	// Slowdown is how much slower the slowest of those CPUs ran a fixed
+	// piece of work, at the window's start or end, than its fastest time
+	// this run (0.3 is 30% slower): what no counter shows (see slowdown).
+	Slowdown float64
 	// Nodes holds each node's CPUs and everything that ran on them.
 	Nodes []NodeCPU
 }
@@ -71,14 +75,22 @@ type cpuSnapshot struct {
 // HostMeter measures host noise over a window: StartHostMeter reads the
 // counters, Stop reads them again and does the accounting.
 type HostMeter struct {
-	l      *Lab
-	before cpuSnapshot
-	err    error
+	l        *Lab
+	before   cpuSnapshot
+	cpus     []int
+	slowdown float64
+	err      error
 }
 
 // StartHostMeter starts measuring host noise on the lab's CPUs.
 func (l *Lab) StartHostMeter() *HostMeter {
 	m := &HostMeter{l: l}
+	if m.cpus, m.err = l.labCPUs(); m.err != nil {
+		return m
+	}
+	if m.slowdown, m.err = l.slowdown(m.cpus); m.err != nil {
+		return m
+	}
 	m.before, m.err = l.cpuSnapshot()
 	return m
 }
@@ -94,13 +106,13 @@ func (m *HostMeter) Stop() (HostCPU, error) {
 	if err != nil {
 		return HostCPU{}, err
 	}
-	all, err := m.l.labCPUs()
+	slow, err := m.l.slowdown(m.cpus)
 	if err != nil {
 		return HostCPU{}, err
 	}
 	var nodes []nodeCPUs
 	for _, n := range m.l.nodes {
-		cpus := all
+		cpus := m.cpus
 		if n.CPUs != "" {
 			if cpus, err = platform.ParseCPUList(n.CPUs); err != nil {
 				return HostCPU{}, err
@@ -108,7 +120,9 @@ func (m *HostMeter) Stop() (HostCPU, error) {
 		}
 		nodes = append(nodes, nodeCPUs{name: n.Name, role: n.Role, cpus: cpus})
 	}
-	return account(m.before, after, all, nodes), nil
+	h := account(m.before, after, m.cpus, nodes)
+	h.Slowdown = max(m.slowdown, slow)
+	return h, nil
 }
 
 // nodeCPUs is a node and the CPUs it may run on.

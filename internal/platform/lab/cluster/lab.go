@@ -33,6 +33,7 @@ type Lab struct {
 	portID   uint32
 	version  uint64 // bumped on every change that touches Service rules
 	closed   bool
+	fastest  map[int]time.Duration // each CPU's fastest speed probe: see slowdown
 
 	proxy *proxier
 	state *stateWriter
