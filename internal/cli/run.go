@@ -140,8 +140,12 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	// Before anything exists: a missing prerequisite found now costs
 	// nothing to fix, found in the third cell it costs a run.
-	if err := platform.Problems(preflight(ctx, st, o.Dir, f.sharedHost)); err != nil {
+	fs := preflight(ctx, st, o.Dir, f.sharedHost)
+	if err := platform.Problems(fs); err != nil {
 		return err
+	}
+	for _, w := range platform.Warnings(fs) {
+		fmt.Fprintf(s.ErrOut, "warning: %s\n", w.Line())
 	}
 	if _, err := study.Run(ctx, o); err != nil {
 		return err

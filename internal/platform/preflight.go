@@ -15,10 +15,14 @@ import (
 // provider produces its own; `meshbench doctor` prints them and `meshbench
 // run` refuses to start, before it creates anything, when one fails.
 type Finding struct {
-	Check  string `json:"check"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
+	Check string `json:"check"`
+	OK    bool   `json:"ok"`
+	// Advisory marks a check whose failure is a warning: printed, but no
+	// reason to refuse a run (a moment's sample of a condition that comes
+	// and goes, which the run watches for itself).
+	Advisory bool   `json:"advisory,omitempty"`
+	Detail   string `json:"detail"`
+	Fix      string `json:"fix,omitempty"`
 }
 
 // Needs is what a study asks of a platform, for its preflight checks.
@@ -28,8 +32,9 @@ type Needs struct {
 	Profiles []string
 	// ResultsDir is where the results will go; it need not exist yet.
 	ResultsDir string
-	// SharedHost accepts other labs' processes on the study's CPUs, for
-	// development hosts where measurements are not meant to be clean.
+	// SharedHost accepts other labs' processes on the study's CPUs, and a
+	// hypervisor that takes a share of them, for development hosts where
+	// measurements are not meant to be clean.
 	SharedHost bool
 }
 
@@ -43,12 +48,12 @@ func (n Needs) Meshes() bool {
 	return false
 }
 
-// Problems returns nil when every finding is OK, and otherwise an error
-// with one line per failed finding and its fix.
+// Problems returns nil when every finding is OK or advisory, and
+// otherwise an error with one line per failed finding and its fix.
 func Problems(fs []Finding) error {
 	var lines []string
 	for _, f := range fs {
-		if !f.OK {
+		if !f.OK && !f.Advisory {
 			lines = append(lines, f.Line())
 		}
 	}
@@ -66,6 +71,17 @@ func (f Finding) Line() string {
 		s += "; fix: " + f.Fix
 	}
 	return s
+}
+
+// Warnings returns the advisory findings that failed.
+func Warnings(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if !f.OK && f.Advisory {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // MinFreeDisk is the free space a run wants where its results go: a cell

@@ -18,6 +18,10 @@ func TestProblems(t *testing.T) {
 			{Check: "envoy", Detail: "no Envoy", Fix: "run scripts/setup.sh"},
 			{Check: "disk", Detail: "1 MiB free"},
 		}, "preflight failed (see meshbench doctor):\n  envoy: no Envoy; fix: run scripts/setup.sh\n  disk: 1 MiB free"},
+		{"an advisory failure is a warning, not a problem", []Finding{
+			{Check: "root", OK: true, Detail: "root"},
+			{Check: "contention", Advisory: true, Detail: "the hypervisor took 20%"},
+		}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -33,6 +37,20 @@ func TestProblems(t *testing.T) {
 				t.Fatalf("Problems = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	fs := []Finding{
+		{Check: "root", OK: true},
+		{Check: "contention", Advisory: true, OK: true},
+		{Check: "envoy", Detail: "no Envoy"},
+		{Check: "contention", Advisory: true, Detail: "the hypervisor took 20%"},
+	}
+	w := Warnings(fs)
+	if len(w) != 1 || w[0].Detail != "the hypervisor took 20%" {
+		t.Errorf("warnings %+v, want only the failed advisory finding", w)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 
 // Doctor checks, creating nothing, what a study needs of this host to run
 // on the lab: the host's kernel features, root and CPUs, no other lab on
-// those CPUs, Envoy at the version the data planes are written for (when
+// those CPUs, a hypervisor that leaves them to the study when they are
+// busy (a second of load), Envoy at the version the data planes are written for (when
 // the study installs a mesh), and free disk for the results. self names
 // the caller's own lab, which is not counted as another.
 func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Finding {
@@ -22,6 +23,7 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	}
 	out := cluster.HostFindings(ctx, cpus)
 	out = append(out, cluster.BusyFinding(cluster.DefaultStateRoot, self, cpus, n.SharedHost))
+	out = append(out, cluster.ContentionFinding(ctx, cpus, n.SharedHost))
 	if n.Meshes() {
 		out = append(out, envoyFinding(ctx))
 	}

@@ -1,0 +1,142 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/meshbench/meshbench/internal/platform"
+)
+
+// A virtual machine's CPUs are shared with other guests, and how much the
+// hypervisor takes shows only when the guest wants its CPUs: an idle
+// guest reads no steal at all. This host's hypervisor took from nothing
+// to 30% of the lab's CPUs within the same hour, and when it took more
+// than a few percent, most cells of a study went over the noise guard's
+// 0.05 cores and were run again, up to three times, before being left
+// out. So the preflight loads the study's CPUs for a moment and reads the
+// steal time, to say so before a run starts rather than after it.
+
+// contentionSpan is how long the check loads the CPUs.
+const contentionSpan = time.Second
+
+// ContentionLimit is the share of the study's CPUs the hypervisor may take
+// while they are busy before the check warns: above it, a study's cells
+// mostly go over the noise guard's default 0.05 cores. The check only
+// warns: one second's sample of a condition that comes and goes is no
+// reason to refuse a run that watches every cell for it.
+const ContentionLimit = 0.05
+
+// ContentionFinding loads every CPU the lab's nodes may run on ("" in
+// cpuLists: every CPU this process may use) with a busy thread for
+// contentionSpan and reads the hypervisor's steal time on them. shared
+// accepts a contended host, as it accepts another lab on the CPUs.
+func ContentionFinding(ctx context.Context, cpuLists []string, shared bool) platform.Finding {
+	f := platform.Finding{Check: "contention", Advisory: true}
+	cpus, err := studyCPUs(cpuLists)
+	if err != nil {
+		f.Detail, f.Fix = err.Error(), "fix platform.nodes[].cpus in the study"
+		return f
+	}
+	steal, err := stealUnderLoad(ctx, cpus, contentionSpan)
+	if err != nil {
+		f.Detail, f.Fix = err.Error(), "run on Linux with /proc mounted"
+		return f
+	}
+	f.Detail = fmt.Sprintf("with CPUs %s busy for %s, the hypervisor took %.1f%% of them (steal time)", formatCPUs(cpus), contentionSpan, 100*steal)
+	switch {
+	case steal <= ContentionLimit:
+		f.OK = true
+	case shared:
+		f.OK = true
+		f.Detail += "; shared host: measuring anyway, and cells over the noise guard are run again and then left out"
+	default:
+		f.Detail += fmt.Sprintf(", more than %.0f%%: most cells would go over the noise guard and be run again, then left out", 100*ContentionLimit)
+		f.Fix = "run on a host whose CPUs are not shared with other guests (a dedicated or larger instance), or try again later; --shared-host silences this"
+	}
+	return f
+}
+
+// studyCPUs is every CPU named in cpuLists, or every CPU this process may
+// use when a node floats.
+func studyCPUs(cpuLists []string) ([]int, error) {
+	var out []int
+	for _, l := range cpuLists {
+		if l == "" {
+			return allowedCPUs()
+		}
+		cpus, err := platform.ParseCPUList(l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cpus...)
+	}
+	if len(out) == 0 {
+		return allowedCPUs()
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// stealUnderLoad keeps a thread pinned to each CPU busy for span and
+// returns the steal time on those CPUs over their time in the span.
+func stealUnderLoad(ctx context.Context, cpus []int, span time.Duration) (float64, error) {
+	before, err := readSteal(cpus)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	deadline := start.Add(span)
+	errs := make(chan error, len(cpus))
+	for _, c := range cpus {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			var set unix.CPUSet
+			set.Set(c)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				errs <- fmt.Errorf("contention: pinning to CPU %d: %w", c, err)
+				return
+			}
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				speedWork()
+			}
+			errs <- nil
+		}()
+	}
+	for range cpus {
+		if e := <-errs; e != nil && err == nil {
+			err = e
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	after, err := readSteal(cpus)
+	if err != nil {
+		return 0, err
+	}
+	secs := time.Since(start).Seconds()
+	return float64(after-before) / 1e9 / secs / float64(len(cpus)), nil
+}
+
+// readSteal is the steal time of the CPUs, in nanoseconds.
+func readSteal(cpus []int) (uint64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, fmt.Errorf("contention: %w", err)
+	}
+	times, err := parseProcStat(b)
+	if err != nil {
+		return 0, fmt.Errorf("contention: %w", err)
+	}
+	var sum uint64
+	for _, c := range cpus {
+		sum += times[c].steal
+	}
+	return sum, nil
+}
