@@ -39,6 +39,22 @@ type Platform interface {
 	Down(ctx context.Context) error
 }
 
+// ContentionMeter is implemented by a platform that can read how much of
+// the study's CPUs the host's hypervisor takes from it when they are busy
+// (the lab, on a virtual machine): the runner waits for a quiet host
+// before it measures again what a contended one spoiled.
+type ContentionMeter interface {
+	// Contention loads the study's CPUs for a moment, the way the
+	// platform's own work does, and returns the share of their time the
+	// hypervisor took.
+	Contention(ctx context.Context) (float64, error)
+}
+
+// ContentionLimit is the share of the study's CPUs a hypervisor may take
+// under load before the host counts as contended: above it, a study's
+// cells mostly go over the noise guard's default 0.05 cores.
+const ContentionLimit = 0.05
+
 // Info describes a platform and the host facts recorded with each result.
 type Info struct {
 	Name          string            `json:"name"` // "lab" or "kubernetes"

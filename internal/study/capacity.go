@@ -126,7 +126,14 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 	}
 	r.printf("[trial %d] %s %s %.1f req/s for %s: %s · p50 %.2fms p99 %.2fms, achieved %.1f req/s (%s)\n",
 		n, ms.mesh.Name, t.Phase, t.Rate, t.Duration, verdictText(t), t.P50Ms, t.P99Ms, t.Achieved, round(time.Since(started)))
-	return r.writeIndex()
+	if err := r.writeIndex(); err != nil {
+		return err
+	}
+	if cell.Noisy {
+		// The trial will be run again: not into the same contention.
+		return r.waitQuiet(ctx)
+	}
+	return nil
 }
 
 // trialOutcome is what the search judges of a trial's cell: its

@@ -105,6 +105,9 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 		r.printf("noise: %d cells were measured on a noisy host (more than %.3g cores of host noise, or CPUs more than %.0f%% slower than at their fastest); running them again (attempt %d of %d)\n",
 			len(noisy), r.s.Noise.Threshold, 100*results.SlowdownLimit, attempt, retries+1)
 		for _, c := range noisy {
+			if err := r.waitQuiet(ctx); err != nil {
+				return err
+			}
 			old := r.ix.Cells[slices.IndexFunc(r.ix.Cells, func(s results.Summary) bool { return s.ID == c.ID })]
 			cell, err := r.runCell(ctx, c)
 			if err != nil {

@@ -36,6 +36,7 @@ type runner struct {
 	groupErr map[int]error // groups whose deployment failed
 	mesh     string        // the mesh installed, "" for none
 	checks   []platform.Check
+	quiet    quietPolicy
 }
 
 func newRunner(o Options) (*runner, error) {
@@ -43,7 +44,7 @@ func newRunner(o Options) (*runner, error) {
 		return nil, errors.New("study run: Study, Open and Dir are required")
 	}
 	r := &runner{o: o, s: o.Study, dir: o.Dir, progress: o.Progress, started: time.Now(),
-		done: map[string]bool{}, groupErr: map[int]error{}}
+		done: map[string]bool{}, groupErr: map[int]error{}, quiet: defaultQuiet}
 	if r.progress == nil {
 		r.progress = io.Discard
 	}

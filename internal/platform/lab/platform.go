@@ -160,3 +160,13 @@ func (p *labPlatform) running() (*cluster.Lab, error) {
 	}
 	return p.lab, nil
 }
+
+// Contention implements platform.ContentionMeter: the share of the lab's
+// CPUs the hypervisor takes when they sleep and wake as the lab's do.
+func (p *labPlatform) Contention(ctx context.Context) (float64, error) {
+	l, err := p.running()
+	if err != nil {
+		return 0, err
+	}
+	return l.Contention(ctx)
+}

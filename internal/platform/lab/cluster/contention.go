@@ -26,17 +26,13 @@ import (
 // contentionSpan is how long the check loads the CPUs.
 const contentionSpan = time.Second
 
-// ContentionLimit is the share of the study's CPUs the hypervisor may take
-// while they are busy before the check warns: above it, a study's cells
-// mostly go over the noise guard's default 0.05 cores. The check only
-// warns: one second's sample of a condition that comes and goes is no
-// reason to refuse a run that watches every cell for it.
-const ContentionLimit = 0.05
-
 // ContentionFinding loads every CPU the lab's nodes may run on ("" in
 // cpuLists: every CPU this process may use) for contentionSpan and reads
 // the hypervisor's steal time on them. shared
-// accepts a contended host, as it accepts another lab on the CPUs.
+// accepts a contended host, as it accepts another lab on the CPUs. The
+// check only warns, above platform.ContentionLimit: one second's sample
+// of a condition that comes and goes is no reason to refuse a run that
+// watches every cell for it.
 func ContentionFinding(ctx context.Context, cpuLists []string, shared bool) platform.Finding {
 	f := platform.Finding{Check: "contention", Advisory: true}
 	cpus, err := studyCPUs(cpuLists)
@@ -51,16 +47,26 @@ func ContentionFinding(ctx context.Context, cpuLists []string, shared bool) plat
 	}
 	f.Detail = fmt.Sprintf("with CPUs %s passing a token for %s, the hypervisor took %.1f%% of them (steal time)", formatCPUs(cpus), contentionSpan, 100*steal)
 	switch {
-	case steal <= ContentionLimit:
+	case steal <= platform.ContentionLimit:
 		f.OK = true
 	case shared:
 		f.OK = true
 		f.Detail += "; shared host: measuring anyway, and cells over the noise guard are run again and then left out"
 	default:
-		f.Detail += fmt.Sprintf(", more than %.0f%%: most cells would go over the noise guard and be run again, then left out", 100*ContentionLimit)
+		f.Detail += fmt.Sprintf(", more than %.0f%%: most cells would go over the noise guard and be run again, then left out", 100*platform.ContentionLimit)
 		f.Fix = "run on a host whose CPUs are not shared with other guests (a dedicated or larger instance), or try again later; --shared-host silences this"
 	}
 	return f
+}
+
+// Contention passes a token round the lab's CPUs for a second and returns
+// the share of their time the hypervisor took (see stealUnderLoad).
+func (l *Lab) Contention(ctx context.Context) (float64, error) {
+	cpus, err := l.labCPUs()
+	if err != nil {
+		return 0, err
+	}
+	return stealUnderLoad(ctx, cpus, contentionSpan)
 }
 
 // studyCPUs is every CPU named in cpuLists, or every CPU this process may
