@@ -68,10 +68,12 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 		o.URL = u
 		gens = append(gens, &generator{namespace: ns, pod: generatorPod(spec.Path), container: "load-" + strconv.FormatInt(seq, 10), opts: o})
 	}
+	// The host meter starts first: its CPU speed probe wants the lab idle,
+	// before the replica counters are read.
+	host := l.StartHostMeter()
 	before := faultCounts(l.Pods())
 	countsBefore := replicaCounts(ctx, l.Pods(), p.wl.w.Graph)
 	sampler := l.StartSampler(cluster.DefaultSampleInterval)
-	host := l.StartHostMeter()
 	results, runErr := p.runGenerators(ctx, l, bin, spec.LogDir, gens)
 	hostCPU, hostErr := host.Stop()
 	sampler.Stop()
