@@ -82,7 +82,7 @@ with its fix.`,
 func addPlatformFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	shared, _ := strconv.ParseBool(os.Getenv(sharedHostEnv))
-	fl.BoolVar(&f.sharedHost, "shared-host", shared, "measure even while another lab's processes run on the study's CPUs, or the hypervisor takes a share of them (default $"+sharedHostEnv+")")
+	fl.BoolVar(&f.sharedHost, "shared-host", shared, "measure even while another lab's processes run on the study's CPUs, or the hypervisor takes a share of them, without waiting for the host to quiet (default $"+sharedHostEnv+")")
 	fl.StringVar(&f.platform.Type, "platform", "", "run on this platform instead of the study's: lab or kubernetes")
 	fl.StringVar(&f.platform.Kubeconfig, "kubeconfig", "", "kubeconfig file for kubernetes (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.platform.Context, "context", "", "kubeconfig context for kubernetes (default the current one)")

@@ -23,12 +23,13 @@ type quietPolicy struct {
 var defaultQuiet = quietPolicy{poll: 10 * time.Second, wait: 2 * time.Minute, budget: 15 * time.Minute}
 
 // waitQuiet returns once the platform finds its host quiet, after the
-// policy's longest wait, or at once where the platform cannot tell or the
-// run's budget for waiting is spent. Only ctx's end is an error.
+// policy's longest wait, or at once where the platform cannot tell, the
+// run's budget for waiting is spent or the run accepts a shared host as
+// it is. Only ctx's end is an error.
 func (r *runner) waitQuiet(ctx context.Context) error {
 	cm, ok := r.p.(platform.ContentionMeter)
 	q := &r.quiet
-	if !ok || q.waited >= q.budget {
+	if !ok || q.waited >= q.budget || r.o.SharedHost {
 		return nil
 	}
 	start := time.Now()

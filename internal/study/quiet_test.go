@@ -68,6 +68,14 @@ func TestWaitQuiet(t *testing.T) {
 		t.Errorf("after the budget: %v, %d more checks; want none", err, m.calls-calls)
 	}
 
+	// A run on a shared host as it is: no check.
+	m = &meter{reads: []float64{0.9}}
+	r, _ = quietRunner(m, time.Minute, time.Hour)
+	r.o.SharedHost = true
+	if err := r.waitQuiet(ctx); err != nil || m.calls != 0 {
+		t.Errorf("shared host: %v after %d checks, want nil after none", err, m.calls)
+	}
+
 	// A platform that cannot tell, or fails to: no wait.
 	r, _ = quietRunner(nil, time.Minute, time.Hour)
 	r.p = newFake()

@@ -33,10 +33,13 @@ type Options struct {
 	Resume bool
 	// Scale is a fixed scale factor for open-loop rates and request
 	// counts; 0 keeps the study's own scaling (see Study.ScalingFor).
-	Scale    float64
-	Version  string
-	Progress io.Writer    // status lines; nil discards
-	Logger   *slog.Logger // nil discards
+	Scale float64
+	// SharedHost measures on a shared host as it is: no waiting for a
+	// contended host to quiet before a noisy cell runs again.
+	SharedHost bool
+	Version    string
+	Progress   io.Writer    // status lines; nil discards
+	Logger     *slog.Logger // nil discards
 }
 
 // ErrComplete says that a run to resume has nothing left to do.
