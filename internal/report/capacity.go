@@ -45,9 +45,18 @@ func (b *builder) capacity() Section {
 		}
 		rel := "—"
 		if base := caps[0]; base.RPS > 0 && c.Mesh != base.Mesh {
-			rel = fmt.Sprintf("%s%%", signed(100*(c.RPS/base.RPS-1)))
+			// A lower bound over an exact figure is at least that ratio, an
+			// exact figure over a lower bound at most; two bounds say nothing.
+			switch rel = fmt.Sprintf("%s%%", signed(100*(c.RPS/base.RPS-1))); {
+			case c.LowerBound && base.LowerBound:
+				rel = "—"
+			case c.LowerBound:
+				rel = "≥ " + rel
+			case base.LowerBound:
+				rel = "≤ " + rel
+			}
 		}
-		t.Rows = append(t.Rows, []string{c.Mesh, num(c.RPS), intervalText(c), rel, bracketText(c), trialsText(c), c.Note})
+		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), intervalText(c), rel, bracketText(c), trialsText(c), c.Note})
 	}
 	s.Blocks = append(s.Blocks, table(t), chartBlock(b.capacityBars()))
 	for _, c := range caps {
@@ -74,7 +83,18 @@ func exceedRatio(caps []*analysis.CapacityMesh) float64 {
 	return search.DefaultExceedRatio
 }
 
+// capacityNum is the capacity, marked "≥" where it is a lower bound.
+func capacityNum(c *analysis.CapacityMesh) string {
+	if c.LowerBound {
+		return "≥ " + num(c.RPS)
+	}
+	return num(c.RPS)
+}
+
 func intervalText(c *analysis.CapacityMesh) string {
+	if c.LowerBound {
+		return "none: a lower bound, the rates above could not be measured"
+	}
 	if len(c.Estimates) < 2 {
 		return fmt.Sprintf("none (%d conclusive full-length trials)", len(c.Estimates))
 	}
@@ -222,7 +242,12 @@ func (b *builder) capacityCost() []Block {
 			a, z := at(c.CIHigh), at(c.CILow)
 			interval = fmt.Sprintf("%s to %s", usd(min(a, z)), usd(max(a, z)))
 		}
-		t.Rows = append(t.Rows, []string{c.Mesh, num(c.RPS), num(c.SystemCores(c.RPS)), num(c.MemoryGB), usd(at(c.RPS)), interval})
+		price := usd(at(c.RPS))
+		if c.LowerBound {
+			// More requests a second would share the cost more thinly.
+			price = "≤ " + price
+		}
+		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), num(c.SystemCores(c.RPS)), num(c.MemoryGB), price, interval})
 	}
 	if len(t.Rows) == 0 {
 		return nil

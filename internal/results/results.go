@@ -21,7 +21,8 @@ import (
 // the share of full-length trial time that broke the SLO; 7's searches
 // decided by most of three rounds), the host's softirq_cores and
 // scaling.work (the app's cost calibrated); 9 added the CPU speed probe
-// (a cell's host_slowdown, the host's slowdown); all optional.
+// (a cell's host_slowdown, the host's slowdown) and a capacity's
+// lower_bound; all optional.
 const SchemaVersion = 9
 
 // OldestSchema is the oldest version ReadIndex reads. Versions 1 to 5

@@ -25,9 +25,14 @@ type Result struct {
 	// Lower is the highest rate that met the SLO and Upper the lowest that
 	// broke it (0 when none did), as the search last bracketed them: by
 	// full-length trials once confirmation decided them.
-	Lower     float64   `json:"lower_rps"`
-	Upper     float64   `json:"upper_rps,omitempty"`
-	Estimates []float64 `json:"estimates_rps,omitempty"`
+	Lower float64 `json:"lower_rps"`
+	Upper float64 `json:"upper_rps,omitempty"`
+	// LowerBound says no rate above Lower could be measured (the load
+	// generator's limit, a host too noisy to measure on): the capacity is
+	// at least RPS, which is Lower, and nothing bounds it from above, so
+	// it has no interval and no estimates.
+	LowerBound bool      `json:"lower_bound,omitempty"`
+	Estimates  []float64 `json:"estimates_rps,omitempty"`
 	// Complete is false when the search stopped short (its trial or time
 	// budget, or the SLO unmet at the lowest rate); Note says why, what
 	// bounded the search (the generator's limit, the highest rate
@@ -53,6 +58,15 @@ func (s *Search) finish(stopped string) {
 		// Stopped before the lower end was decided: it is the best guess,
 		// not a confirmed one.
 		r.Complete = false
+	}
+	if s.limited {
+		// Nothing above the lower end could be measured: the capacity is
+		// at least that, and where the SLO breaks is not known.
+		r.LowerBound = true
+		r.RPS, r.CILow, r.CIHigh = s.lower, s.lower, s.lower
+		r.Note = joinNote(stopped, s.limit)
+		s.result = r
+		return
 	}
 	r.Estimates = s.estimates()
 	if len(r.Estimates) == 0 {

@@ -187,6 +187,11 @@ func TestSaturatedTrialsAreNoEvidence(t *testing.T) {
 	if !strings.Contains(res.Note, "could not be measured") || !strings.Contains(res.Note, "saturated") {
 		t.Errorf("note %q does not say the generator bounded the search", res.Note)
 	}
+	// Nothing above was measured: the capacity is a lower bound, the
+	// last rate met, with no interval and no estimate of where it breaks.
+	if !res.LowerBound || res.RPS != res.Lower || res.CILow != res.RPS || res.CIHigh != res.RPS || len(res.Estimates) != 0 {
+		t.Errorf("result %+v: want a lower bound at the last rate met, without interval or estimates", res)
+	}
 }
 
 func TestNoisyTrialsAreRetried(t *testing.T) {

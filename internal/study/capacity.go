@@ -193,6 +193,9 @@ func verdictText(t search.Trial) string {
 
 func capacityText(c *results.Capacity) string {
 	s := fmt.Sprintf("%.1f req/s", c.RPS)
+	if c.LowerBound {
+		s = fmt.Sprintf("at least %.1f req/s (a lower bound, no interval)", c.RPS)
+	}
 	if len(c.Estimates) > 1 {
 		s += fmt.Sprintf(" (95%% interval %.1f to %.1f)", c.CILow, c.CIHigh)
 	}
