@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"time"
 
@@ -129,15 +128,12 @@ func stealUnderLoad(ctx context.Context, cpus []int, span time.Duration) (float6
 	errs := make(chan error, n)
 	for k, c := range cpus {
 		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 			next := out[(k+1)%n]
 			// Closing the next pipe ends the next thread, and so on round
 			// the ring, whichever thread stops first.
 			defer unix.Close(next)
-			var set unix.CPUSet
-			set.Set(c)
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				errs <- fmt.Errorf("contention: pinning to CPU %d: %w", c, err)
+			if err := pinThread(c); err != nil {
+				errs <- fmt.Errorf("contention: %w", err)
 				return
 			}
 			tok := []byte{0}

@@ -61,8 +61,7 @@ func speedWork() {
 }
 
 // probeSpeed times the work on each CPU: the fastest try, per CPU. Each
-// CPU has a thread of its own, pinned to it, which exits when it is done
-// rather than going back to the runtime with its affinity changed. The
+// CPU has a thread of its own, pinned to it (pinThread). The
 // tries are spread over speedSpan: a shared host's CPU speed flickers by
 // a fifth from one millisecond to the next, and a slowdown that matters
 // to a measurement lasts longer than that.
@@ -75,11 +74,8 @@ func probeSpeed(cpus []int) (map[int]time.Duration, error) {
 	ch := make(chan answer, len(cpus))
 	for _, c := range cpus {
 		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			var set unix.CPUSet
-			set.Set(c)
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				ch <- answer{cpu: c, err: fmt.Errorf("CPU speed: pinning to CPU %d: %w", c, err)}
+			if err := pinThread(c); err != nil {
+				ch <- answer{cpu: c, err: fmt.Errorf("CPU speed: %w", err)}
 				return
 			}
 			best := time.Duration(1<<63 - 1)
@@ -104,6 +100,20 @@ func probeSpeed(cpus []int) (map[int]time.Duration, error) {
 		}
 	}
 	return out, err
+}
+
+// pinThread locks the calling goroutine to its thread and pins the thread
+// to CPU c. The goroutine must never unlock it: the thread then ends with
+// the goroutine rather than going back to the runtime with its affinity
+// changed.
+func pinThread(c int) error {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(c)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pinning to CPU %d: %w", c, err)
+	}
+	return nil
 }
 
 // slowdown probes the CPUs and returns how much slower the slowest of
