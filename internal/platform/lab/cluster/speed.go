@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,8 +46,9 @@ var speedTable = func() []uint64 {
 	return t
 }()
 
-// speedSink keeps the probe's result alive.
-var speedSink uint64
+// speedSink keeps the probe's result alive. Probes of several CPUs run at
+// once, so it is written atomically: once per try, nothing to the timing.
+var speedSink atomic.Uint64
 
 func speedWork() {
 	x := uint64(88172645463325252)
@@ -57,7 +59,7 @@ func speedWork() {
 		x ^= x << 17
 		x += speedTable[x&mask]
 	}
-	speedSink += x
+	speedSink.Add(x)
 }
 
 // probeSpeed times the work on each CPU: the fastest try, per CPU. Each

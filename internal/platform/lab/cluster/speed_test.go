@@ -32,6 +32,14 @@ func TestSlowdown(t *testing.T) {
 	if l.fastest[0] != half {
 		t.Errorf("the record moved to %v: a slower probe must not replace it", l.fastest[0])
 	}
+	// Every CPU at once, as the host meter probes them.
+	all, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := probeSpeed(all); err != nil || len(got) != len(all) {
+		t.Errorf("probing %v at once: %v, %v", all, got, err)
+	}
 	if _, err := l.slowdown([]int{1 << 20}); err == nil {
 		t.Error("probing a CPU that does not exist: no error")
 	}
