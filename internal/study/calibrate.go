@@ -167,14 +167,42 @@ func (r *runner) measureCapacities(ctx context.Context) (map[string]float64, err
 	return caps, nil
 }
 
-// measureCapacity installs one mesh, measures, and removes the mesh: the
-// cells install their meshes afresh.
+// measureCapacity measures one mesh's capacity. A measurement the host
+// spoiled is made again once the host is quiet, up to the noise guard's
+// retries, and the highest capacity kept: contention only lowers a
+// closed loop's throughput, and every cell's load is scaled from these.
 func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
+	var best float64
+	var host *platform.HostCPU
+	for attempt := 0; ; attempt++ {
+		capacity, h, err := r.measureCapacityOnce(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		if capacity > best {
+			best, host = capacity, h
+		}
+		if h == nil || !results.Noisy(h, r.s.Noise.Threshold) || attempt >= *r.s.Noise.Retries {
+			break
+		}
+		r.printf("calibration: %s measured on a noisy host (%.3f cores of host noise, CPUs %.0f%% slower than at their fastest): %.1f req/s; measuring again (%d of %d)\n",
+			c.Mesh.Name, h.Noise, 100*h.Slowdown, capacity, attempt+1, *r.s.Noise.Retries)
+		if err := r.waitQuiet(ctx); err != nil {
+			return 0, err
+		}
+	}
+	r.noteNoise(host, c.Mesh.Name)
+	return best, nil
+}
+
+// measureCapacityOnce installs one mesh, measures, and removes the mesh:
+// the cells install their meshes afresh.
+func (r *runner) measureCapacityOnce(ctx context.Context, c Cell) (float64, *platform.HostCPU, error) {
 	if _, err := r.p.InstallMesh(ctx, c.Mesh.MeshSpec); err != nil {
 		if rerr := r.p.RemoveMesh(ctx); rerr != nil {
 			r.group = 0
 		}
-		return 0, fmt.Errorf("install: %w", err)
+		return 0, nil, fmt.Errorf("install: %w", err)
 	}
 	m, err := r.p.Measure(ctx, r.withLogDir(c))
 	if rerr := r.p.RemoveMesh(ctx); rerr != nil {
@@ -182,18 +210,17 @@ func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
 		r.group = 0 // deploy afresh before the first cell
 	}
 	if err != nil {
-		return 0, fmt.Errorf("measure: %w", err)
+		return 0, nil, fmt.Errorf("measure: %w", err)
 	}
-	r.noteNoise(m.Host, c.Mesh.Name)
 	// Capacity counts the requests served: errors can come back faster than
 	// answers, and a rate of failures is no capacity.
 	merged := merge(m.Generators)
 	if merged == nil || merged.Requests <= merged.Errors {
-		return 0, fmt.Errorf("no request succeeded")
+		return 0, nil, fmt.Errorf("no request succeeded")
 	}
 	capacity := merged.AchievedRate * float64(merged.Requests-merged.Errors) / float64(merged.Requests)
 	r.log.Debug("calibrated", "mesh", c.Mesh.Name, "capacity_rps", capacity, "generators", len(m.Generators), "errors", merged.Errors)
-	return capacity, nil
+	return capacity, m.Host, nil
 }
 
 func capacitiesText(caps map[string]float64) string {

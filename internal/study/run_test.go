@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -414,5 +415,60 @@ func TestResumeRepairsDamagedCells(t *testing.T) {
 	}
 	if d := results.CheckCells(dir, final); len(d) != 0 {
 		t.Errorf("still damaged after resume: %v", d)
+	}
+}
+
+// TestCalibrationMeasuresAgainWhenNoisy checks that a capacity the host
+// spoiled is measured again and the highest kept: contention only lowers
+// a closed loop's throughput.
+func TestCalibrationMeasuresAgainWhenNoisy(t *testing.T) {
+	t.Parallel()
+	src := `apiVersion: meshbench.dev/v1alpha1
+kind: Study
+name: calibrated
+workload: {graph: small-graph.yaml}
+meshes: [{profile: sidecar}]
+load: {rate: 10000, duration: 600s, warmup: 30s}
+repetitions: 1
+scaling: {fraction: 0.5, measure: 20s, warmup: 5s}
+`
+	f := newFake()
+	f.rates["sidecar"] = 400
+	// The sidecar's first calibration (the second measurement) is noisy
+	// and low; the next one quiet.
+	f.onMeasure = func(n int) error {
+		if n == 2 {
+			f.rates["sidecar"] = 100
+		} else {
+			f.rates["sidecar"] = 400
+		}
+		return nil
+	}
+	f.host = func(profile string, n int) *platform.HostCPU {
+		if n == 2 {
+			return &platform.HostCPU{Noise: 0.5}
+		}
+		return &platform.HostCPU{}
+	}
+	var progress bytes.Buffer
+	ix := run(t, runOptions(t, src, f, t.TempDir(), &progress))
+	if sc := ix.Provenance.Scaling; sc == nil || sc.Capacities["sidecar"] != 400 {
+		t.Fatalf("scaling %+v, want the sidecar's quiet capacity, 400", sc)
+	}
+	want := "measure baseline rate=0|measure sidecar rate=0|measure sidecar rate=0|measure sidecar rate=200"
+	var measures []string
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, "measure") {
+			measures = append(measures, c)
+		}
+	}
+	if got := strings.Join(measures, "|"); got != want {
+		t.Errorf("measurements %q, want %q", got, want)
+	}
+	if !strings.Contains(progress.String(), "calibration: sidecar measured on a noisy host (0.500 cores of host noise, CPUs 0% slower than at their fastest): 100.0 req/s; measuring again (1 of ") {
+		t.Errorf("progress does not say the sidecar was measured again:\n%s", progress.String())
+	}
+	if strings.Contains(progress.String(), "may be low") {
+		t.Errorf("progress warns of a low capacity the run measured again:\n%s", progress.String())
 	}
 }
