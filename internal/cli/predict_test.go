@@ -21,7 +21,7 @@ func writeProfile(t *testing.T) string {
 	p := &predict.Profile{
 		Version: predict.FormatVersion, Source: "test", Protocols: []string{"http"}, Payloads: []int{50, 8000}, Reference: "http", Nodes: 1,
 		Meshes: []predict.Mesh{{Name: "sidecar", Profile: "sidecar",
-			Roles: []predict.Role{{Role: "sidecar", Scope: predict.ScopePod, Instances: 3, Costs: costs}},
+			Roles: []predict.Role{{Role: "sidecar", Scope: predict.ScopePod, Instances: 3, Fits: []predict.Fit{{From: 10, To: 100, Costs: costs}}}},
 			Hops:  []predict.Hop{{Protocol: "http", Payload: 50, Added: hop, Low: hop, High: hop}, {Protocol: "http", Payload: 8000, Added: hop, Low: hop, High: hop}}}},
 	}
 	path := filepath.Join(t.TempDir(), "profile.json")

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -297,44 +298,51 @@ func pick(cells []measured, protocol string, payload, connections, namespaces in
 
 func extractRole(r metrics.Role, cells []measured) (Role, error) {
 	role := Role{Role: string(r), Scope: scopeOf(r)}
-	ref := pick(cells, refProtocol, refPayload, refConnections, 1)
+	byRate := map[float64][]usage{}
 	var us []usage
-	for _, c := range ref {
+	for _, c := range pick(cells, refProtocol, refPayload, refConnections, 1) {
 		if u, ok := usageOf(c.cell, r); ok {
+			byRate[c.rate] = append(byRate[c.rate], u)
 			us = append(us, u)
 		}
 	}
-	rates := map[float64]bool{}
-	for _, u := range us {
-		rates[u.rate] = true
-	}
+	rates := slices.Sorted(maps.Keys(byRate))
 	if len(rates) < 2 {
 		return role, fmt.Errorf("the reference variant (%s, %d B, %d connections, 1 namespace) needs cells at two rates or more; it has %d", refProtocol, refPayload, refConnections, len(rates))
 	}
 	role.Instances, role.ClientPods = us[0].instances, us[0].clients
-	// Fit each side's CPU against the achieved rate: idle + slope x rate.
-	idle, slope := map[side]Interval{}, map[side]Interval{}
 	sides := map[side]bool{}
 	for _, u := range us {
 		for s := range u.cpu {
 			sides[s] = true
 		}
 	}
-	var idleTotal Interval
-	for s := range sides {
-		var xs, ys []float64
-		for _, u := range us {
-			xs, ys = append(xs, u.rate), append(ys, u.cpu[s])
+	// Fit each side's CPU against the achieved rate, idle + slope x rate,
+	// between each pair of neighbouring rates.
+	type line struct{ idle, slope map[side]Interval }
+	lines := make([]line, len(rates)-1)
+	for i := range lines {
+		pts := append(slices.Clone(byRate[rates[i]]), byRate[rates[i+1]]...)
+		l := line{map[side]Interval{}, map[side]Interval{}}
+		var idleTotal Interval
+		for s := range sides {
+			var xs, ys []float64
+			for _, u := range pts {
+				xs, ys = append(xs, u.rate), append(ys, u.cpu[s])
+			}
+			f := analysis.FitLine(xs, ys)
+			seIdle, seSlope := fitSE(pts, s)
+			l.idle[s], l.slope[s] = around(f.Idle, seIdle), around(f.PerRPS, seSlope)
+			idleTotal = idleTotal.Add(l.idle[s])
 		}
-		f := analysis.FitLine(xs, ys)
-		seIdle, seSlope := fitSE(us, s)
-		idle[s], slope[s] = around(f.Idle, seIdle), around(f.PerRPS, seSlope)
-		idleTotal = idleTotal.Add(idle[s])
+		lines[i] = l
+		role.Fits = append(role.Fits, Fit{From: rates[i], To: rates[i+1], IdleCores: idleTotal.Times(1 / float64(role.Instances))})
 	}
-	role.IdleCores = idleTotal.Times(1 / float64(role.Instances))
 	// Every measured protocol and payload, at one namespace and the
-	// reference connections: the reference itself is its fitted slope,
-	// the others their CPU less the fitted idle over their rate.
+	// reference connections: the reference itself is each line's slope;
+	// another variant is its CPU less its own rate's line's idle, over its
+	// rate, moved onto each other line by the two lines' difference in
+	// slope (its cost depends on the rate as the reference's does).
 	seen := map[[2]string]bool{}
 	for _, c := range cells {
 		if c.connections != refConnections || c.namespaces != 1 {
@@ -345,9 +353,14 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 			continue
 		}
 		seen[key] = true
-		per := map[side]Interval{}
+		per := make([]map[side]Interval, len(lines))
+		for i := range per {
+			per[i] = map[side]Interval{}
+		}
 		if c.protocol == refProtocol && c.payload == refPayload {
-			per = slope
+			for i, l := range lines {
+				per[i] = l.slope
+			}
 		} else {
 			n := map[side]float64{}
 			for _, v := range pick(cells, c.protocol, c.payload, refConnections, 1) {
@@ -355,24 +368,33 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 				if !ok || u.rate <= 0 {
 					continue
 				}
+				at := lines[fitIndex(role.Fits, v.rate)]
 				for s := range sides {
-					x := around((u.cpu[s]-idle[s].V)/u.rate, math.Hypot(u.se[s], (idle[s].Hi-idle[s].V)/z95)/u.rate)
-					per[s] = per[s].Add(x)
+					own := around((u.cpu[s]-at.idle[s].V)/u.rate, math.Hypot(u.se[s], (at.idle[s].Hi-at.idle[s].V)/z95)/u.rate)
+					for i, l := range lines {
+						per[i][s] = per[i][s].Add(own.Moved(at.slope[s], l.slope[s]))
+					}
 					n[s]++
 				}
 			}
-			for s := range per {
-				per[s] = per[s].Times(1 / n[s])
+			for i := range per {
+				for s := range per[i] {
+					per[i][s] = per[i][s].Times(1 / n[s])
+				}
 			}
 		}
-		role.Costs = append(role.Costs, costOf(c.protocol, c.payload, per))
-	}
-	slices.SortFunc(role.Costs, func(a, b Cost) int {
-		if a.Protocol != b.Protocol {
-			return strings.Compare(a.Protocol, b.Protocol)
+		for i := range role.Fits {
+			role.Fits[i].Costs = append(role.Fits[i].Costs, costOf(c.protocol, c.payload, per[i]))
 		}
-		return a.Payload - b.Payload
-	})
+	}
+	for i := range role.Fits {
+		slices.SortFunc(role.Fits[i].Costs, func(a, b Cost) int {
+			if a.Protocol != b.Protocol {
+				return strings.Compare(a.Protocol, b.Protocol)
+			}
+			return a.Payload - b.Payload
+		})
+	}
 	role.MemBytes, role.MemPerService, role.MemPerConnection = memoryOf(r, cells, us)
 	return role, nil
 }
@@ -467,9 +489,9 @@ func memoryOf(r metrics.Role, cells []measured, ref []usage) (base, perService, 
 // knows of in every namespace.
 var chainServices = []string{frontService, backService}
 
-// extractHops reads, for each protocol and payload, the latency a hop adds:
-// the mesh's quantiles less the baseline's in the same variant (both rates
-// pooled), halved, for a request crosses two hops.
+// extractHops reads, for each protocol, payload and rate, the latency a
+// hop adds: the mesh's quantiles less the baseline's in the same variant
+// at the same rate, halved, for a request crosses two hops.
 func extractHops(mine, all []measured) []Hop {
 	var base []measured
 	for _, c := range all {
@@ -477,30 +499,43 @@ func extractHops(mine, all []measured) []Hop {
 			base = append(base, c)
 		}
 	}
-	seen := map[[2]string]bool{}
+	type key struct {
+		protocol string
+		payload  int
+		rate     float64
+	}
+	seen := map[key]bool{}
 	var out []Hop
 	for _, c := range mine {
-		key := [2]string{c.protocol, strconv.Itoa(c.payload)}
-		if c.connections != refConnections || c.namespaces != 1 || seen[key] {
+		k := key{c.protocol, c.payload, c.rate}
+		if c.connections != refConnections || c.namespaces != 1 || seen[k] {
 			continue
 		}
-		seen[key] = true
-		hm := pooled(pick(mine, c.protocol, c.payload, refConnections, 1))
-		hb := pooled(pick(base, c.protocol, c.payload, refConnections, 1))
+		seen[k] = true
+		hm := pooled(atRate(pick(mine, c.protocol, c.payload, refConnections, 1), c.rate))
+		hb := pooled(atRate(pick(base, c.protocol, c.payload, refConnections, 1), c.rate))
 		if hb == nil || hb.Count() == 0 || hm == nil || hm.Count() == 0 {
 			// The baseline's cell failed: the variant's protocol is not
-			// covered (Extract), or its payload is read between others.
+			// covered (Extract), or it is read from the others.
 			continue
 		}
-		out = append(out, hopOf(c.protocol, c.payload, hm, hb))
+		out = append(out, hopOf(c.protocol, c.payload, c.rate, hm, hb))
 	}
 	slices.SortFunc(out, func(a, b Hop) int {
 		if a.Protocol != b.Protocol {
 			return strings.Compare(a.Protocol, b.Protocol)
 		}
-		return a.Payload - b.Payload
+		if a.Payload != b.Payload {
+			return a.Payload - b.Payload
+		}
+		return cmp.Compare(a.Rate, b.Rate)
 	})
 	return out
+}
+
+// atRate keeps the cells measured at one rate.
+func atRate(cells []measured, rate float64) []measured {
+	return slices.DeleteFunc(slices.Clone(cells), func(c measured) bool { return c.rate != rate })
 }
 
 func pooled(cells []measured) *metrics.Histogram {
@@ -521,7 +556,7 @@ func pooled(cells []measured) *metrics.Histogram {
 // histograms of a request of hopsPerRequest hops. The bounds take each
 // quantile's 95% distribution-free interval (by the binomial ranks around
 // it) at opposite ends in the two histograms.
-func hopOf(protocol string, payload int, mesh, base *metrics.Histogram) Hop {
+func hopOf(protocol string, payload int, rate float64, mesh, base *metrics.Histogram) Hop {
 	ms := func(h *metrics.Histogram, p float64) float64 {
 		return float64(h.Quantile(min(max(p, 0), 1))) / float64(time.Millisecond)
 	}
@@ -531,7 +566,7 @@ func hopOf(protocol string, payload int, mesh, base *metrics.Histogram) Hop {
 	}
 	k := 1.0 / hopsPerRequest
 	return Hop{
-		Protocol: protocol, Payload: payload, Requests: min(mesh.Count(), base.Count()),
+		Protocol: protocol, Payload: payload, Rate: rate, Requests: min(mesh.Count(), base.Count()),
 		Added: FromQuantile(func(p float64) float64 { return (ms(mesh, p) - ms(base, p)) * k }),
 		Low:   FromQuantile(func(p float64) float64 { return (bound(mesh, p, -1) - bound(base, p, 1)) * k }),
 		High:  FromQuantile(func(p float64) float64 { return (bound(mesh, p, 1) - bound(base, p, -1)) * k }),

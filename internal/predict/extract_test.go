@@ -14,17 +14,19 @@ import (
 // writeRun writes a profiling run's results with known costs: the sidecar
 // mesh's back sidecar burns 0.005 cores idle plus 0.2 ms per request (0.3
 // ms at 8000 B), front's 0.005 plus 0.5 ms (received and sent), the
-// generator's 0.005 plus 0.1 ms; each sidecar holds 40 MiB plus 1 MiB per
-// known service, and 4 KiB more per connection above 8. Requests take
-// 1 ms under the baseline and 3 ms under the sidecar (2 ms more over two
-// hops).
+// generator's 0.005 plus 0.1 ms, from 100 req/s up; at 25 req/s each
+// burns what a line with 0.002 idle through its CPU at 100 req/s gives
+// (a proxy costs more per request at low rates). Each sidecar holds 40 MiB
+// plus 1 MiB per known service, and 4 KiB more per connection above 8.
+// Requests take 1 ms under the baseline and 3 ms under the sidecar (1 ms
+// more per hop), at 25 req/s 2 ms and 5 ms (1.5 ms more per hop).
 func writeRun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ix := &results.Index{Schema: results.SchemaVersion, Study: "profile", Start: t0, Complete: true}
 	rows := []variant{
-		{"http", 1000, 100, 8, 1}, {"http", 1000, 300, 8, 1}, {"http", 1000, 100, 64, 1},
+		{"http", 1000, 25, 8, 1}, {"http", 1000, 100, 8, 1}, {"http", 1000, 300, 8, 1}, {"http", 1000, 100, 64, 1},
 		{"http", 50, 300, 8, 1}, {"http", 8000, 300, 8, 1}, {"http", 1000, 100, 8, 3},
 		{"grpc", 1000, 300, 8, 1}, // only the baseline's gRPC cell succeeded
 	}
@@ -39,9 +41,9 @@ func writeRun(t *testing.T) string {
 					"protocol": v.protocol, "payload": fmt.Sprint(v.payload), "rate": fmt.Sprint(v.rate),
 					"connections": fmt.Sprint(v.connections), "namespaces": fmt.Sprint(v.namespaces)}}
 			h := metrics.NewHistogram()
-			ms := 1.0
-			if mesh == "sidecar" {
-				ms = 3
+			ms := map[bool]float64{false: 1, true: 3}[mesh == "sidecar"]
+			if v.rate == 25 {
+				ms = map[bool]float64{false: 2, true: 5}[mesh == "sidecar"]
 			}
 			h.RecordN(time.Duration(ms*float64(time.Millisecond)), 10000)
 			cell := &results.Cell{Summary: s, Merged: &results.Generator{Latency: h}}
@@ -53,6 +55,9 @@ func writeRun(t *testing.T) string {
 				for ns := 1; ns <= v.namespaces; ns++ {
 					for pod, k := range map[string]float64{"back-0": 0.0002, "front-0": 0.0005, "load": 0.0001} {
 						cores := 0.005 + k*perReq*v.rate
+						if v.rate == 25 {
+							cores = 0.002 + 25*(k*perReq+lowExtra)
+						}
 						mem := float64(40<<20) + float64(1<<20)*float64(2*v.namespaces) + float64(4<<10)*float64(v.connections-8)/3
 						c := metrics.Component{Role: metrics.RoleSidecar, Namespace: fmt.Sprintf("ns-%d", ns), Pod: pod, Container: "istio-proxy"}
 						var samples []metrics.Sample
@@ -77,6 +82,10 @@ func writeRun(t *testing.T) string {
 	return dir
 }
 
+// lowExtra is the cores per request per second a sidecar's line between
+// 25 and 100 req/s has above its line from 100 up: (0.005 - 0.002) / 100.
+const lowExtra = 0.00003
+
 func TestExtractReadsKnownCosts(t *testing.T) {
 	p, err := Extract(writeRun(t))
 	if err != nil {
@@ -94,20 +103,46 @@ func TestExtractReadsKnownCosts(t *testing.T) {
 	if r.Role != "sidecar" || r.Instances != 3 || r.ClientPods != 1 {
 		t.Fatalf("role %+v", r)
 	}
-	near(t, "idle per sidecar", r.IdleCores.V, 0.005, 1e-9)
-	if !(r.IdleCores.Lo < 0.005 && r.IdleCores.Hi > 0.005) {
-		t.Errorf("idle interval %+v does not hold its value", r.IdleCores)
+	if len(r.Fits) != 2 || r.Fits[0].From != 25 || r.Fits[0].To != 100 || r.Fits[1].To != 300 {
+		t.Fatalf("fits %+v", r.Fits)
 	}
-	ref := r.costAt("http", "http", 1000)
+	if r.fitAt(10) != &r.Fits[0] || r.fitAt(100) != &r.Fits[0] || r.fitAt(150) != &r.Fits[1] || r.fitAt(1000) != &r.Fits[1] {
+		t.Errorf("fitAt picks the wrong line")
+	}
+	low, high := r.Fits[0], r.Fits[1]
+	near(t, "idle per sidecar", high.IdleCores.V, 0.005, 1e-9)
+	if !(high.IdleCores.Lo < 0.005 && high.IdleCores.Hi > 0.005) {
+		t.Errorf("idle interval %+v does not hold its value", high.IdleCores)
+	}
+	near(t, "idle per sidecar, low line", low.IdleCores.V, 0.002, 1e-9)
+	ref := high.costAt("http", "http", 1000)
 	near(t, "server", ref.Server.V, 0.0002, 1e-9)
 	near(t, "caller", ref.Caller.V, 0.0003, 1e-9)
 	near(t, "entry", ref.Entry.V, 0.0001, 1e-9)
-	near(t, "server at 8000 B", r.costAt("http", "http", 8000).Server.V, 0.0003, 1e-9)
+	near(t, "server at 8000 B", high.costAt("http", "http", 8000).Server.V, 0.0003, 1e-9)
+	// The low line: the slope and every variant measured at 300 req/s
+	// cost lowExtra more per request (the front side's receive and call
+	// together, so the caller's share is the same).
+	ref = low.costAt("http", "http", 1000)
+	near(t, "server, low", ref.Server.V, 0.0002+lowExtra, 1e-9)
+	near(t, "caller, low", ref.Caller.V, 0.0003, 1e-9)
+	near(t, "entry, low", ref.Entry.V, 0.0001+lowExtra, 1e-9)
+	near(t, "server at 8000 B, low", low.costAt("http", "http", 8000).Server.V, 0.0003+lowExtra, 1e-9)
 	near(t, "mem at rest MiB", r.MemBytes.V/mib, 42, 1e-6)
 	near(t, "mem per service MiB", r.MemPerService.V/mib, 1, 1e-6)
 	near(t, "mem per connection KiB", r.MemPerConnection.V/1024, 4, 0.01)
-	h := m.hopAt("http", "http", 1000)
-	near(t, "hop p50 ms", h[0].Quantile(0.5), 1, 0.01)
+	for _, c := range []struct {
+		payload    int
+		rate, want float64
+	}{
+		{1000, 300, 1}, {1000, 100, 1}, {1000, 25, 1.5}, {1000, 62.5, 1.25}, {8000, 300, 1},
+		// 8000 B was measured at 300 req/s only: moved to 25 by the
+		// reference's difference.
+		{8000, 25, 1.5},
+	} {
+		h := m.hopAt("http", "http", c.payload, c.rate)
+		near(t, fmt.Sprintf("hop p50 ms at %d B, %g req/s", c.payload, c.rate), h[0].Quantile(0.5), c.want, 0.01)
+	}
 	base, _ := p.Mesh("baseline")
 	if len(base.Roles) != 0 || len(base.Hops) != 0 {
 		t.Errorf("baseline: %+v", base)
@@ -120,7 +155,7 @@ func TestExtractNeedsTheBaselineAndTwoRates(t *testing.T) {
 		want string
 	}{
 		{func(s results.Summary) bool { return s.Mesh == "baseline" }, "no baseline cells"},
-		{func(s results.Summary) bool { return s.ID == "sidecar_0" }, "needs cells at two rates or more"},
+		{func(s results.Summary) bool { return s.ID == "sidecar_0" || s.ID == "sidecar_1" }, "needs cells at two rates or more"},
 	} {
 		dir := writeRun(t)
 		ix, _ := results.ReadIndex(dir)

@@ -85,14 +85,28 @@ func replicasOf(s *topology.Service, v topology.Version) int {
 	return max(s.Replicas, 1)
 }
 
-// costAt is a role's cost of one hop at a protocol and payload:
+// fitIndex is the index of the fit whose rates hold rate, the nearest
+// one outside them.
+func fitIndex(fits []Fit, rate float64) int {
+	for i, f := range fits {
+		if rate <= f.To {
+			return i
+		}
+	}
+	return len(fits) - 1
+}
+
+// fitAt is the role's CPU line around a namespace's entry rate.
+func (r *Role) fitAt(rate float64) *Fit { return &r.Fits[fitIndex(r.Fits, rate)] }
+
+// costAt is a role's cost of one hop at a protocol and payload on a fit:
 // interpolated between the payloads measured for the protocol, or, for a
 // protocol measured at fewer payloads, the reference protocol's cost at
-// the payload shifted by the two protocols' difference where both were
+// the payload moved by the two protocols' difference where both were
 // measured.
-func (r *Role) costAt(ref, protocol string, payload int) Cost {
+func (f *Fit) costAt(ref, protocol string, payload int) Cost {
 	var same, refs []Cost
-	for _, c := range r.Costs {
+	for _, c := range f.Costs {
 		if c.Protocol == protocol {
 			same = append(same, c)
 		}
@@ -114,13 +128,10 @@ func (r *Role) costAt(ref, protocol string, payload int) Cost {
 		}
 	}
 	at := interpCost(refs, near.Payload)
-	shift := func(b, n, a Interval) Interval {
-		return Interval{b.V + n.V - a.V, b.Lo + n.Lo - a.Lo, b.Hi + n.Hi - a.Hi}
-	}
 	return Cost{Protocol: protocol, Payload: payload,
-		Server: shift(base.Server, near.Server, at.Server),
-		Caller: shift(base.Caller, near.Caller, at.Caller),
-		Entry:  shift(base.Entry, near.Entry, at.Entry)}
+		Server: base.Server.Moved(at.Server, near.Server),
+		Caller: base.Caller.Moved(at.Caller, near.Caller),
+		Entry:  base.Entry.Moved(at.Entry, near.Entry)}
 }
 
 func abs(x int) int { return max(x, -x) }
@@ -132,7 +143,7 @@ func interpCost(cs []Cost, p int) Cost {
 	if len(cs) == 0 {
 		return Cost{}
 	}
-	i, f := bracket(len(cs), func(k int) int { return cs[k].Payload }, p)
+	i, f := bracket(len(cs), func(k int) float64 { return float64(cs[k].Payload) }, float64(p))
 	a, b := cs[i], cs[min(i+1, len(cs)-1)]
 	lerp := func(x, y Interval) Interval {
 		return Interval{x.V + (y.V-x.V)*f, x.Lo + (y.Lo-x.Lo)*f, x.Hi + (y.Hi-x.Hi)*f}
@@ -142,24 +153,35 @@ func interpCost(cs []Cost, p int) Cost {
 
 // bracket finds the index i with at(i) <= p <= at(i+1) over n sorted
 // points and the fraction of the way from i to i+1.
-func bracket(n int, at func(int) int, p int) (int, float64) {
+func bracket(n int, at func(int) float64, p float64) (int, float64) {
 	if n == 1 || p <= at(0) {
 		return 0, 0
 	}
 	for i := 0; i < n-1; i++ {
 		if p <= at(i+1) {
-			return i, float64(p-at(i)) / float64(at(i+1)-at(i))
+			return i, (p - at(i)) / (at(i+1) - at(i))
 		}
 	}
 	return n - 1, 0
 }
 
-// hopAt is the latency a hop adds at a protocol and payload, read as
-// costAt reads costs: the three Dists (estimate, low, high) interpolated
-// quantile by quantile, or shifted from the reference protocol.
-func (m *Mesh) hopAt(ref, protocol string, payload int) [3]Dist {
-	var same, refs []Hop
+// hopAt is the latency a hop adds at a protocol, payload and entry rate.
+// The payload and protocol sweeps were measured at one rate (the one with
+// the most hops): the hop is read there as costAt reads costs, the three
+// Dists (estimate, low, high) interpolated quantile by quantile or moved
+// from the reference protocol; then moved to the rate by the reference
+// variant's difference between the two rates, interpolated between the
+// rates it was measured at.
+func (m *Mesh) hopAt(ref, protocol string, payload int, rate float64) [3]Dist {
+	at := m.sweepRate()
+	var same, refs, byRate []Hop
 	for _, h := range m.Hops {
+		if h.Protocol == ref && h.Payload == refPayload {
+			byRate = append(byRate, h)
+		}
+		if h.Rate != at {
+			continue
+		}
 		if h.Protocol == protocol {
 			same = append(same, h)
 		}
@@ -167,36 +189,63 @@ func (m *Mesh) hopAt(ref, protocol string, payload int) [3]Dist {
 			refs = append(refs, h)
 		}
 	}
-	if len(same) >= 2 && payload >= same[0].Payload && payload <= same[len(same)-1].Payload {
-		return interpHop(same, payload)
+	var d [3]Dist
+	switch {
+	case len(same) >= 2 && payload >= same[0].Payload && payload <= same[len(same)-1].Payload:
+		d = interpHop(same, func(h Hop) float64 { return float64(h.Payload) }, float64(payload))
+	case protocol == ref || len(same) == 0:
+		d = interpHop(refs, func(h Hop) float64 { return float64(h.Payload) }, float64(payload))
+	default:
+		near := same[0]
+		for _, h := range same {
+			if abs(h.Payload-payload) < abs(near.Payload-payload) {
+				near = h
+			}
+		}
+		d = moved(interpHop(refs, func(h Hop) float64 { return float64(h.Payload) }, float64(payload)),
+			interpHop(refs, func(h Hop) float64 { return float64(h.Payload) }, float64(near.Payload)),
+			[3]Dist{near.Added, near.Low, near.High})
 	}
-	base := interpHop(refs, payload)
-	if protocol == ref || len(same) == 0 {
-		return base
+	if len(byRate) < 2 || rate == at {
+		return d
 	}
-	near := same[0]
-	for _, h := range same {
-		if abs(h.Payload-payload) < abs(near.Payload-payload) {
-			near = h
+	r := func(h Hop) float64 { return h.Rate }
+	return moved(d, interpHop(byRate, r, at), interpHop(byRate, r, rate))
+}
+
+// sweepRate is the rate at which the mesh has hops of the most variants.
+func (m *Mesh) sweepRate() float64 {
+	n := map[float64]int{}
+	best := 0.0
+	for _, h := range m.Hops {
+		n[h.Rate]++
+		if n[h.Rate] > n[best] || n[h.Rate] == n[best] && h.Rate > best {
+			best = h.Rate
 		}
 	}
-	at := interpHop(refs, near.Payload)
+	return best
+}
+
+// moved is d moved as far as from is from to, quantile by quantile.
+func moved(d, from, to [3]Dist) [3]Dist {
 	var out [3]Dist
-	for k, d := range [3]Dist{near.Added, near.Low, near.High} {
+	for k := range out {
 		out[k] = make(Dist, Points)
 		for i := range out[k] {
-			out[k][i] = base[k][i] + d[i] - at[k][i]
+			out[k][i] = d[k][i] + to[k][i] - from[k][i]
 		}
 		slices.Sort(out[k])
 	}
 	return out
 }
 
-func interpHop(hs []Hop, p int) [3]Dist {
+// interpHop interpolates hops sorted by x (payload or rate) quantile by
+// quantile, clamping outside them.
+func interpHop(hs []Hop, x func(Hop) float64, p float64) [3]Dist {
 	if len(hs) == 0 {
 		return [3]Dist{Zero(), Zero(), Zero()}
 	}
-	i, f := bracket(len(hs), func(k int) int { return hs[k].Payload }, p)
+	i, f := bracket(len(hs), func(k int) float64 { return x(hs[k]) }, p)
 	a, b := hs[i], hs[min(i+1, len(hs)-1)]
 	var out [3]Dist
 	for k, pair := range [3][2]Dist{{a.Added, b.Added}, {a.Low, b.Low}, {a.High, b.High}} {
@@ -213,14 +262,14 @@ func interpHop(hs []Hop, p int) [3]Dist {
 // what the callee's script adds; steps add up, parallel calls take the
 // maximum, a call made with probability p mixes with nothing added, and a
 // service's versions mix by their share of its requests.
-func (m *Mesh) latency(ref string, g *topology.Graph, which int) Dist {
+func (m *Mesh) latency(ref string, g *topology.Graph, rate float64, which int) Dist {
 	var call func(service string, protocol topology.Protocol) Dist
 	call = func(service string, protocol topology.Protocol) Dist {
 		s := g.Service(service)
 		var ws []float64
 		var ds []Dist
 		for _, v := range versionsOf(s) {
-			d := m.hopAt(ref, string(protocol.Or()), v.payload)[which]
+			d := m.hopAt(ref, string(protocol.Or()), v.payload, rate)[which]
 			for _, st := range v.script {
 				d = d.Sum(step(st, call))
 			}
@@ -275,7 +324,9 @@ type Usage struct {
 	MemBytes  Interval `json:"mem_bytes"`
 }
 
-// usage predicts each role's CPU and memory in a mesh.
+// usage predicts each role's CPU and memory in a mesh: CPU on each role's
+// line around the namespace's entry rate (where the profile's chain ran
+// its hops at the same rate).
 func (m *Mesh) usage(ref string, g *topology.Graph, sc Scale) []Usage {
 	hops := hopsOf(g, sc.Rate)
 	appPods := 0
@@ -287,9 +338,10 @@ func (m *Mesh) usage(ref string, g *topology.Graph, sc Scale) []Usage {
 	for i := range m.Roles {
 		r := &m.Roles[i]
 		n := instances(r, sc, appPods)
-		u := Usage{Role: r.Role, Instances: n, Cores: r.IdleCores.Times(float64(n))}
+		f := r.fitAt(sc.Rate)
+		u := Usage{Role: r.Role, Instances: n, Cores: f.IdleCores.Times(float64(n))}
 		for _, h := range hops {
-			c := r.costAt(ref, h.protocol, h.payload)
+			c := f.costAt(ref, h.protocol, h.payload)
 			side := c.Caller
 			if h.entry {
 				side = c.Entry

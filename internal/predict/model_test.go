@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,9 +30,9 @@ func synthetic() *Profile {
 			{Name: "baseline", Profile: "baseline"},
 			{Name: "sidecar", Profile: "sidecar",
 				Roles: []Role{{Role: "sidecar", Scope: ScopePod, Instances: 3, ClientPods: 1,
-					IdleCores: exact(0.01),
-					Costs:     []Cost{cost("http", 50, 1), cost("http", 8000, 1), cost("grpc", 1000, 2)},
-					MemBytes:  Interval{50 * mib, 45 * mib, 55 * mib}, MemPerService: exact(mib), MemPerConnection: exact(10 << 10)}},
+					Fits: []Fit{{From: 10, To: 300, IdleCores: exact(0.01),
+						Costs: []Cost{cost("http", 50, 1), cost("http", 8000, 1), cost("grpc", 1000, 2)}}},
+					MemBytes: Interval{50 * mib, 45 * mib, 55 * mib}, MemPerService: exact(mib), MemPerConnection: exact(10 << 10)}},
 				Hops: []Hop{hop("http", 50, 1), hop("http", 8000, 3), hop("grpc", 1000, 4)}},
 		},
 	}
@@ -101,7 +102,7 @@ func TestBookinfoMixesVersions(t *testing.T) {
 	three := hop(5000) + hop(180) + hop(450)
 	sc := pr.Meshes[0]
 	near(t, "p50", sc.P50.V, three+hop(50), 1e-9)
-	d := synthetic().Meshes[1].latency("http", graph(t, "bookinfo"), 0)
+	d := synthetic().Meshes[1].latency("http", graph(t, "bookinfo"), 10, 0)
 	near(t, "p25", d.Quantile(0.25), three, 1e-9)
 }
 
@@ -110,10 +111,25 @@ func TestBookinfoMixesVersions(t *testing.T) {
 func TestProtocolShiftedFromReference(t *testing.T) {
 	m := synthetic().Meshes[1]
 	httpAt := func(b float64) float64 { return 1 + 2*(b-50)/7950 }
-	got := m.hopAt("http", "grpc", 2000)[0].Quantile(0.5)
+	got := m.hopAt("http", "grpc", 2000, 100)[0].Quantile(0.5)
 	near(t, "grpc hop at 2000 B", got, httpAt(2000)+4-httpAt(1000), 1e-9)
-	c := m.Roles[0].costAt("http", "grpc", 2000)
+	c := m.Roles[0].Fits[0].costAt("http", "grpc", 2000)
 	near(t, "grpc server cost", c.Server.V, 0.0002+0.0004-0.0002, 1e-12)
+}
+
+// A rate outside the profile's fits is read on the nearest one, and the
+// prediction says so.
+func TestRateOutsideTheProfileIsNoted(t *testing.T) {
+	pr := mustPredict(t, synthetic(), Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 1, Rate: 1000, Connections: 8}, Meshes: []string{"sidecar"}})
+	if !slices.ContainsFunc(pr.Notes, func(n string) bool {
+		return strings.Contains(n, "1000 req/s, is outside the rates the profile measured (10 to 300 req/s)")
+	}) {
+		t.Errorf("notes = %q", pr.Notes)
+	}
+	pr = mustPredict(t, synthetic(), Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 1, Rate: 100, Connections: 8}, Meshes: []string{"sidecar"}})
+	if slices.ContainsFunc(pr.Notes, func(n string) bool { return strings.Contains(n, "outside the rates") }) {
+		t.Errorf("a rate inside the profile noted: %q", pr.Notes)
+	}
 }
 
 func TestCoverRefusesWhatTheProfileDidNotMeasure(t *testing.T) {

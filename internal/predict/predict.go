@@ -128,6 +128,9 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 	if len(p.Noisy) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d of the profile's cells were measured with host noise above the run's threshold (noisy_cells in the profile); their figures are used.", len(p.Noisy)))
 	}
+	if lo, hi := p.rates(); lo <= hi && (o.Rate < lo || o.Rate > hi) {
+		out.Notes = append(out.Notes, fmt.Sprintf("Each namespace's rate, %g req/s, is outside the rates the profile measured (%g to %g req/s): CPU is read on the nearest line, extended, and latency at the nearest rate.", o.Rate, lo, hi))
+	}
 	for _, name := range meshes {
 		m, _ := p.Mesh(name)
 		f := MeshFigs{Mesh: m.Name, Profile: m.Profile}
@@ -148,7 +151,7 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		if len(m.Hops) > 0 {
 			var ds [3]Dist
 			for k := range ds {
-				ds[k] = m.latency(p.Reference, o.Graph, k)
+				ds[k] = m.latency(p.Reference, o.Graph, o.Rate, k)
 			}
 			at := func(q float64) Interval {
 				return Interval{ds[0].Quantile(q), ds[1].Quantile(q), ds[2].Quantile(q)}

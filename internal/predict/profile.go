@@ -3,6 +3,7 @@ package predict
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 )
 
 // FormatVersion is the version of the profile file written here.
-const FormatVersion = 1
+// Version 2 fits CPU between each pair of measured rates and keeps each
+// hop's latency by rate.
+const FormatVersion = 2
 
 // Profile is a profile file: each mesh's unit costs as the profiling run
 // measured them, with where and how it was measured.
@@ -47,8 +50,8 @@ type Mesh struct {
 	Name    string `json:"name"`
 	Profile string `json:"profile"`
 	Roles   []Role `json:"roles"`
-	// Hops is the latency one hop adds over the baseline, by protocol and
-	// payload; empty for the baseline.
+	// Hops is the latency one hop adds over the baseline, by protocol,
+	// payload and rate; empty for the baseline.
 	Hops []Hop `json:"hops,omitempty"`
 }
 
@@ -69,11 +72,12 @@ type Role struct {
 	// pods (which a prediction counts per namespace).
 	Instances  int `json:"instances"`
 	ClientPods int `json:"client_pods,omitempty"`
-	// IdleCores is one instance's CPU with no traffic.
-	IdleCores Interval `json:"idle_cores"`
-	// Costs are the CPU per request per second of one hop, by protocol
-	// and payload.
-	Costs []Cost `json:"costs"`
+	// Fits are the role's CPU against the rate, one line between each
+	// pair of neighbouring rates the reference variant was measured at:
+	// a proxy's CPU is not one line from idle (it costs more per request
+	// at low rates, where each request wakes it), so a prediction reads
+	// the line around its own rate.
+	Fits []Fit `json:"fits"`
 	// MemBytes is one instance's working set with one namespace deployed;
 	// MemPerService its growth per service it knows of (every service in
 	// every namespace); MemPerConnection the role's total growth per load
@@ -81,6 +85,19 @@ type Role struct {
 	MemBytes         Interval `json:"mem_bytes"`
 	MemPerService    Interval `json:"mem_per_service_bytes"`
 	MemPerConnection Interval `json:"mem_per_connection_bytes"`
+}
+
+// Fit is a role's CPU between two rates (per namespace's entry, in
+// requests per second): IdleCores + each hop's rate x its cost.
+type Fit struct {
+	From float64 `json:"from_rps"`
+	To   float64 `json:"to_rps"`
+	// IdleCores is one instance's CPU where the line meets rate 0: an
+	// intercept, not a measured idle.
+	IdleCores Interval `json:"idle_cores"`
+	// Costs are the CPU per request per second of one hop, by protocol
+	// and payload.
+	Costs []Cost `json:"costs"`
 }
 
 // Cost is the cores one request per second costs a role on one hop, by
@@ -99,8 +116,9 @@ type Cost struct {
 // Hop is the latency one hop adds, in milliseconds: its quantiles as a
 // Dist, with the quantiles' 95% bounds.
 type Hop struct {
-	Protocol string `json:"protocol"`
-	Payload  int    `json:"payload"`
+	Protocol string  `json:"protocol"`
+	Payload  int     `json:"payload"`
+	Rate     float64 `json:"rate_rps"`
 	// Requests is the smaller of the two histograms' counts.
 	Requests int64 `json:"requests"`
 	Added    Dist  `json:"added_ms"`
@@ -120,6 +138,13 @@ func (a Interval) Add(b Interval) Interval { return Interval{a.V + b.V, a.Lo + b
 
 // Times scales an interval by k >= 0.
 func (a Interval) Times(k float64) Interval { return Interval{a.V * k, a.Lo * k, a.Hi * k} }
+
+// Moved is a moved as far as from is from to: a + (to - from), bound by
+// bound, as a cost or a latency measured under one condition is read
+// under another where a reference was measured under both.
+func (a Interval) Moved(from, to Interval) Interval {
+	return Interval{a.V + to.V - from.V, a.Lo + to.Lo - from.Lo, a.Hi + to.Hi - from.Hi}
+}
 
 // exact is a value with no spread.
 func exact(v float64) Interval { return Interval{v, v, v} }
@@ -147,6 +172,13 @@ func ReadProfile(path string) (*Profile, error) {
 	if len(p.Meshes) == 0 {
 		return nil, fmt.Errorf("--profile %s: no meshes", path)
 	}
+	for _, m := range p.Meshes {
+		for _, r := range m.Roles {
+			if len(r.Fits) == 0 {
+				return nil, fmt.Errorf("--profile %s: mesh %s, role %s: no CPU fits", path, m.Name, r.Role)
+			}
+		}
+	}
 	return &p, nil
 }
 
@@ -158,4 +190,15 @@ func (p *Profile) Mesh(name string) (*Mesh, bool) {
 		}
 	}
 	return nil, false
+}
+
+// rates is the lowest and highest rate the profile's CPU lines span.
+func (p *Profile) rates() (lo, hi float64) {
+	lo = math.Inf(1)
+	for _, m := range p.Meshes {
+		for _, r := range m.Roles {
+			lo, hi = min(lo, r.Fits[0].From), max(hi, r.Fits[len(r.Fits)-1].To)
+		}
+	}
+	return lo, hi
 }

@@ -16,10 +16,10 @@ func TestProfilePresetVariesPayloadAndProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := plan(t, s, s.ScalingFor(0))
-	// 8 sweep rows x 7 meshes, one repetition; the rows at 1000 B over
+	// 9 sweep rows x 7 meshes, one repetition; the rows at 1000 B over
 	// HTTP with one namespace share a deployment.
-	if len(p.Cells) != 56 || p.Groups != 6 {
-		t.Fatalf("cells %d, groups %d; want 56 and 6", len(p.Cells), p.Groups)
+	if len(p.Cells) != 63 || p.Groups != 6 {
+		t.Fatalf("cells %d, groups %d; want 63 and 6", len(p.Cells), p.Groups)
 	}
 	seen := map[string]bool{}
 	for _, c := range p.Cells {
