@@ -12,7 +12,7 @@ import (
 // Validated is the error class the predictor was checked to on the lab by
 // bench/predict (docs/predict.md quotes the run), which predict prints
 // beside its figures.
-const Validated = "bench/predict, first run on a 2-core lab at 25 req/s per tenant: memory within 15%, CPU +5% to +171% (over), added p50 -61% to +40%: indicative only (docs/predict.md)"
+const Validated = "bench/predict, second run on a 2-core lab at 25 req/s per tenant (CPU lines by rate): memory within 13% (under), CPU +9% to +66% (over), added p50 -26% to +88%: indicative only (docs/predict.md)"
 
 // Options are a prediction's inputs beside the profile.
 type Options struct {
