@@ -101,7 +101,7 @@ func newWorkers(o *Options, t target, hists *sink) ([]*worker, error) {
 		w := &worker{rec: newRecorder(hists)}
 		switch {
 		case o.GRPC:
-			w.rt = newGRPCConn(d, o)
+			w.rt = newGRPCConn(d, t, o)
 		case o.HTTP2:
 			w.rt = newHTTP2Conn(d, t, o)
 		default:

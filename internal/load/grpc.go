@@ -43,10 +43,10 @@ func (e *grpcStatusError) Error() string { return "gRPC status " + e.code.String
 // grpcKind is the error kind of a gRPC status: "grpc Unavailable".
 func grpcKind(c codes.Code) string { return "grpc " + c.String() }
 
-func newGRPCConn(d *dialer, o *Options) *grpcConn {
+func newGRPCConn(d *dialer, t target, o *Options) *grpcConn {
 	return &grpcConn{
 		dial:      d.dial,
-		authority: o.Header.Get("Host"),
+		authority: t.authority(o.Header),
 		timeout:   o.Timeout,
 		req:       &wrapperspb.BytesValue{Value: o.Body},
 	}
@@ -94,9 +94,9 @@ func (c *grpcConn) connect(ctx context.Context) error {
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return c.dial(ctx) }),
 		}
-		if c.authority != "" {
-			opts = append(opts, grpc.WithAuthority(c.authority))
-		}
+		// The URL's authority, not the placeholder target's name ("target"),
+		// which no sidecar routes: it sent every call to its passthrough.
+		opts = append(opts, grpc.WithAuthority(c.authority))
 		cc, err := grpc.NewClient("passthrough:///target", opts...)
 		if err != nil {
 			c.mu.Unlock()

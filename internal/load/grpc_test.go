@@ -96,6 +96,21 @@ func TestRunGRPC(t *testing.T) {
 	}
 }
 
+// Without a Host header the :authority is the URL's host, as HTTP/2's is:
+// a sidecar routes by it, and routed grpc-go's placeholder target name
+// ("target") to its passthrough, which failed every call under sidecar.
+func TestGRPCAuthorityIsTheURLsHost(t *testing.T) {
+	t.Parallel()
+	srv := newGRPCServer(t, nil)
+	res := run(t, Options{URL: "http://" + srv.addr + "/", GRPC: true, Connections: 1, Requests: 3})
+	if res.Requests != 3 || len(res.ErrorKinds) != 0 {
+		t.Fatalf("requests %d, errors %v", res.Requests, res.ErrorKinds)
+	}
+	if got := srv.authority.Load(); got != srv.addr {
+		t.Errorf(":authority %v, want the URL's host %s", got, srv.addr)
+	}
+}
+
 func TestRunGRPCStatusKinds(t *testing.T) {
 	t.Parallel()
 	// Every third call fails as the test service fails; one in 7 is denied

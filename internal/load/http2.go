@@ -130,10 +130,7 @@ func http2HeaderBlock(o *Options, t target) []byte {
 	if h == nil {
 		h = http.Header{}
 	}
-	authority := t.url.Host
-	if v := h.Get("Host"); v != "" {
-		authority = v
-	}
+	authority := t.authority(h)
 	if h.Get("User-Agent") == "" {
 		h.Set("User-Agent", userAgent)
 	}

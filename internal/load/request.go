@@ -20,6 +20,16 @@ type target struct {
 	tls        bool
 }
 
+// authority is the request's :authority (HTTP/2, gRPC): the Host header
+// when the options set one, else the URL's host. A mesh's sidecar routes
+// by it, as it routes HTTP/1.1 by Host.
+func (t target) authority(h http.Header) string {
+	if v := h.Get("Host"); v != "" {
+		return v
+	}
+	return t.url.Host
+}
+
 func parseTarget(raw string) (target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
