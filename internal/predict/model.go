@@ -189,12 +189,13 @@ func (m *Mesh) hopAt(ref, protocol string, payload int, rate float64) [3]Dist {
 			refs = append(refs, h)
 		}
 	}
+	byPayload := func(h Hop) float64 { return float64(h.Payload) }
 	var d [3]Dist
 	switch {
 	case len(same) >= 2 && payload >= same[0].Payload && payload <= same[len(same)-1].Payload:
-		d = interpHop(same, func(h Hop) float64 { return float64(h.Payload) }, float64(payload))
+		d = interpHop(same, byPayload, float64(payload))
 	case protocol == ref || len(same) == 0:
-		d = interpHop(refs, func(h Hop) float64 { return float64(h.Payload) }, float64(payload))
+		d = interpHop(refs, byPayload, float64(payload))
 	default:
 		near := same[0]
 		for _, h := range same {
@@ -202,15 +203,14 @@ func (m *Mesh) hopAt(ref, protocol string, payload int, rate float64) [3]Dist {
 				near = h
 			}
 		}
-		d = moved(interpHop(refs, func(h Hop) float64 { return float64(h.Payload) }, float64(payload)),
-			interpHop(refs, func(h Hop) float64 { return float64(h.Payload) }, float64(near.Payload)),
+		d = moved(interpHop(refs, byPayload, float64(payload)), interpHop(refs, byPayload, float64(near.Payload)),
 			[3]Dist{near.Added, near.Low, near.High})
 	}
 	if len(byRate) < 2 || rate == at {
 		return d
 	}
-	r := func(h Hop) float64 { return h.Rate }
-	return moved(d, interpHop(byRate, r, at), interpHop(byRate, r, rate))
+	byRateOf := func(h Hop) float64 { return h.Rate }
+	return moved(d, interpHop(byRate, byRateOf, at), interpHop(byRate, byRateOf, rate))
 }
 
 // sweepRate is the rate at which the mesh has hops of the most variants.

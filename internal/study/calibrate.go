@@ -185,8 +185,8 @@ func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
 		if h == nil || !results.Noisy(h, r.s.Noise.Threshold) || attempt >= *r.s.Noise.Retries {
 			break
 		}
-		r.printf("calibration: %s measured on a noisy host (%.3f cores of host noise, CPUs %.0f%% slower than at their fastest): %.1f req/s; measuring again (%d of %d)\n",
-			c.Mesh.Name, h.Noise, 100*h.Slowdown, capacity, attempt+1, *r.s.Noise.Retries)
+		r.printf("calibration: %s measured on a noisy host (%s): %.1f req/s; measuring again (%d of %d)\n",
+			c.Mesh.Name, r.hostText(h), capacity, attempt+1, *r.s.Noise.Retries)
 		if err := r.waitQuiet(ctx); err != nil {
 			return 0, err
 		}

@@ -174,7 +174,13 @@ func (r *runner) noteNoise(h *platform.HostCPU, calibrationMesh string) {
 	}
 	r.ix.Noise.Calibration[calibrationMesh] = h.Noise
 	if results.Noisy(h, r.s.Noise.Threshold) {
-		r.printf("calibration: %s measured on a noisy host (%.3f cores of host noise, threshold %.3g; CPUs %.0f%% slower than at their fastest, limit %.0f%%): its capacity, and the load scaled from it, may be low\n",
-			calibrationMesh, h.Noise, r.s.Noise.Threshold, 100*h.Slowdown, 100*results.SlowdownLimit)
+		r.printf("calibration: %s measured on a noisy host (%s): its capacity, and the load scaled from it, may be low\n", calibrationMesh, r.hostText(h))
 	}
+}
+
+// hostText says what a calibration's host did, against the noise guard's
+// limits.
+func (r *runner) hostText(h *platform.HostCPU) string {
+	return fmt.Sprintf("%.3f cores of host noise, threshold %.3g; CPUs %.0f%% slower than at their fastest, limit %.0f%%",
+		h.Noise, r.s.Noise.Threshold, 100*h.Slowdown, 100*results.SlowdownLimit)
 }

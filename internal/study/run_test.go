@@ -465,7 +465,7 @@ scaling: {fraction: 0.5, measure: 20s, warmup: 5s}
 	if got := strings.Join(measures, "|"); got != want {
 		t.Errorf("measurements %q, want %q", got, want)
 	}
-	if !strings.Contains(progress.String(), "calibration: sidecar measured on a noisy host (0.500 cores of host noise, CPUs 0% slower than at their fastest): 100.0 req/s; measuring again (1 of ") {
+	if !strings.Contains(progress.String(), "calibration: sidecar measured on a noisy host (0.500 cores of host noise, threshold 0.05; CPUs 0% slower than at their fastest, limit 25%): 100.0 req/s; measuring again (1 of ") {
 		t.Errorf("progress does not say the sidecar was measured again:\n%s", progress.String())
 	}
 	if strings.Contains(progress.String(), "may be low") {
