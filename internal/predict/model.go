@@ -96,7 +96,7 @@ func fitIndex(fits []Fit, rate float64) int {
 	return len(fits) - 1
 }
 
-// fitAt is the role's CPU line around a namespace's entry rate.
+// fitAt is the role's CPU line around a rate of the profile's chain.
 func (r *Role) fitAt(rate float64) *Fit { return &r.Fits[fitIndex(r.Fits, rate)] }
 
 // costAt is a role's cost of one hop at a protocol and payload on a fit:
@@ -318,28 +318,78 @@ type Scale struct {
 
 // Usage is one role's predicted CPU and memory.
 type Usage struct {
-	Role      string   `json:"role"`
-	Instances int      `json:"instances"`
-	Cores     Interval `json:"cores"`
-	MemBytes  Interval `json:"mem_bytes"`
+	Role      string `json:"role"`
+	Instances int    `json:"instances"`
+	// ReadAt is the entry rate of the profile's chain the role's CPU line
+	// is read at: its busy rate.
+	ReadAt   float64  `json:"read_at_rps"`
+	Cores    Interval `json:"cores"`
+	MemBytes Interval `json:"mem_bytes"`
+}
+
+// deployment is the user's graph at its scale, as the model reads it:
+// one namespace's hops, the application pods of a namespace.
+type deployment struct {
+	hops    []hop
+	appPods int
+	sc      Scale
+}
+
+func deploy(g *topology.Graph, sc Scale) deployment {
+	d := deployment{hops: hopsOf(g, sc.Rate), sc: sc}
+	for _, dep := range g.Deployments() {
+		d.appPods += dep.Replicas
+	}
+	return d
+}
+
+// busyRate is the entry rate at which the profile's chain kept one
+// instance of r as busy as the deployment keeps it. A proxy's cost per
+// request, and the latency it adds, depend on how often requests come (at
+// low rates each one wakes it). A shared proxy, a node proxy or a
+// waypoint, carries every hop of its node or namespace, of every tenant,
+// where the chain at the same entry rate sent it only its own two; a
+// sidecar carries its pod's, much as the chain's did.
+func (d deployment) busyRate(r *Role) float64 {
+	if r.Scope != ScopeNode && r.Scope != ScopeNamespace {
+		return d.sc.Rate
+	}
+	var perNS float64
+	for _, h := range d.hops {
+		perNS += h.rate
+	}
+	perInstance := perNS * float64(d.sc.Namespaces) / float64(instances(r, d.sc, d.appPods))
+	return perInstance * float64(max(r.Instances, 1)) / hopsPerRequest
+}
+
+// latencyRate is the rate a mesh's hops are read at: the busy rate of the
+// least busy shared proxy every hop crosses (waking it is what a hop
+// pays most at low rates), the entry rate for sidecars.
+func (d deployment) latencyRate(m *Mesh) float64 {
+	rate := math.Inf(1)
+	for i := range m.Roles {
+		if r := &m.Roles[i]; r.Scope == ScopeNode || r.Scope == ScopeNamespace {
+			rate = min(rate, d.busyRate(r))
+		}
+	}
+	if math.IsInf(rate, 1) {
+		return d.sc.Rate
+	}
+	return rate
 }
 
 // usage predicts each role's CPU and memory in a mesh: CPU on each role's
-// line around the namespace's entry rate (where the profile's chain ran
-// its hops at the same rate).
-func (m *Mesh) usage(ref string, g *topology.Graph, sc Scale) []Usage {
-	hops := hopsOf(g, sc.Rate)
-	appPods := 0
-	for _, d := range g.Deployments() {
-		appPods += d.Replicas
-	}
+// line around its busy rate.
+func (m *Mesh) usage(ref string, g *topology.Graph, d deployment) []Usage {
+	sc, hops, appPods := d.sc, d.hops, d.appPods
 	known := float64(sc.Namespaces * len(g.Services))
 	var out []Usage
 	for i := range m.Roles {
 		r := &m.Roles[i]
 		n := instances(r, sc, appPods)
-		f := r.fitAt(sc.Rate)
-		u := Usage{Role: r.Role, Instances: n, Cores: f.IdleCores.Times(float64(n))}
+		at := d.busyRate(r)
+		f := r.fitAt(at)
+		u := Usage{Role: r.Role, Instances: n, ReadAt: at, Cores: f.IdleCores.Times(float64(n))}
 		for _, h := range hops {
 			c := f.costAt(ref, h.protocol, h.payload)
 			side := c.Caller

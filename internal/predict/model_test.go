@@ -183,3 +183,53 @@ func TestHopsOfFollowsCountsAndProbabilities(t *testing.T) {
 		t.Errorf("hops = %+v", hs)
 	}
 }
+
+// ambient is a mesh with one node proxy in the profile, busier per hop at
+// low rates: each hop adds 3 ms when the chain ran at 10 req/s and 1 ms at
+// 100 (at every payload measured there); its line from 10 to 100 req/s
+// has 0.05 cores idle and 1 ms of CPU a hop, from 100 to 300 0.02 and 0.5
+// ms.
+func ambient() Mesh {
+	hop := func(payload int, rate, ms float64) Hop {
+		d := constant(ms)
+		return Hop{Protocol: "http", Payload: payload, Rate: rate, Requests: 1000, Added: d, Low: d, High: d}
+	}
+	fit := func(from, to, idle, perHop float64) Fit {
+		c := func(payload int) Cost { return Cost{Protocol: "http", Payload: payload, Server: exact(perHop)} }
+		return Fit{From: from, To: to, IdleCores: exact(idle), Costs: []Cost{c(50), c(8000)}}
+	}
+	return Mesh{Name: "ambient", Profile: "ambient",
+		Roles: []Role{{Role: "node-proxy", Scope: ScopeNode, Instances: 1,
+			Fits: []Fit{fit(10, 100, 0.05, 0.001), fit(100, 300, 0.02, 0.0005)}}},
+		Hops: []Hop{hop(50, 100, 1), hop(refPayload, 10, 3), hop(refPayload, 100, 1), hop(8000, 100, 1)}}
+}
+
+// A node proxy carries every hop on its node: tiered sends 50 hops a
+// second per namespace at 10 req/s, so with 2 namespaces on one node it is
+// as busy as the chain (2 hops a request) at 50 req/s, where a hop adds
+// 3 - 2 x 40/90 ms; with 6 namespaces at 150 req/s, on the second line.
+func TestSharedProxyIsReadAtItsBusyRate(t *testing.T) {
+	p := synthetic()
+	p.Meshes = append(p.Meshes, ambient())
+	pr := mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 2, Rate: 10, Connections: 8, Nodes: 1}, Meshes: []string{"ambient"}})
+	a := pr.Meshes[0]
+	near(t, "latency read at", a.LatencyAt, 50, 1e-9)
+	near(t, "p50", a.P50.V, 3*(3-2*40.0/90), 1e-9)
+	near(t, "node proxy read at", a.Roles[0].ReadAt, 50, 1e-9)
+	near(t, "cores at 50", a.Cores.V, 0.05+100*0.001, 1e-9)
+
+	pr = mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 6, Rate: 10, Connections: 8, Nodes: 1}, Meshes: []string{"ambient"}})
+	a = pr.Meshes[0]
+	near(t, "node proxy read at", a.Roles[0].ReadAt, 150, 1e-9)
+	near(t, "cores at 150", a.Cores.V, 0.02+300*0.0005, 1e-9)
+	near(t, "p50 at 150", a.P50.V, 3*1, 1e-9)
+
+	// Two nodes share the hops: each proxy as busy as at 75 req/s.
+	pr = mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 6, Rate: 10, Connections: 8, Nodes: 2}, Meshes: []string{"ambient"}})
+	near(t, "two nodes: read at", pr.Meshes[0].Roles[0].ReadAt, 75, 1e-9)
+
+	// Sidecars serve one pod each: read at the entry rate.
+	pr = mustPredict(t, synthetic(), Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 6, Rate: 10, Connections: 8}, Meshes: []string{"sidecar"}})
+	near(t, "sidecar read at", pr.Meshes[0].Roles[0].ReadAt, 10, 1e-9)
+	near(t, "sidecar latency read at", pr.Meshes[0].LatencyAt, 10, 1e-9)
+}

@@ -12,7 +12,7 @@ import (
 // Validated is the error class the predictor was checked to on the lab by
 // bench/predict (docs/predict.md quotes the run), which predict prints
 // beside its figures.
-const Validated = "bench/predict, second run on a 2-core lab at 25 req/s per tenant (CPU lines by rate): memory within 13% (under), CPU +9% to +66% (over), added p50 -26% to +88%: indicative only (docs/predict.md)"
+const Validated = "bench/predict on a 2-core lab at 25 req/s per tenant (CPU lines by rate, shared proxies at their busy rate): memory within 13% (under), CPU +5% to +49% (over), added p50 -38% to +78%: indicative only (docs/predict.md)"
 
 // Options are a prediction's inputs beside the profile.
 type Options struct {
@@ -57,8 +57,12 @@ type MeshFigs struct {
 	P95     Interval `json:"added_p95_ms"`
 	P99     Interval `json:"added_p99_ms"`
 	Roles   []Usage  `json:"roles"`
-	Cores   Interval `json:"cores"`
-	Mem     Interval `json:"mem_bytes"`
+	// LatencyAt is the chain's entry rate the hops are read at: the busy
+	// rate of the least busy shared proxy (Usage.ReadAt), else the entry
+	// rate.
+	LatencyAt float64  `json:"latency_read_at_rps"`
+	Cores     Interval `json:"cores"`
+	Mem       Interval `json:"mem_bytes"`
 	// Nodes and NodesMonthly are the allocation: the pods' requests with
 	// the mesh's footprint packed onto Machine; ConsumedMonthly prices
 	// the predicted cores and memory at the unit prices.
@@ -122,13 +126,15 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		Notes: []string{
 			"Added latency is at the entry, over the baseline: each hop's added-latency distribution (profiled), summed along the calls in sequence and maximized over parallel calls, as if hops were independent.",
 			"CPU and memory are the mesh's proxies (and control plane where it runs one) only; the application's own cost is not predicted.",
+			"A proxy costs more per request, and adds more latency, when requests come seldom (each wakes it). Each role is read where the profile's chain kept one instance as busy (Read at): a sidecar at the entry rate, a shared proxy (node proxy, waypoint), which carries the hops of every namespace on its node or in its namespace, higher; a mesh's hops at its least busy shared proxy's rate.",
 			"Intervals carry the profile's spread: each CPU figure's samples, the quantiles' 95% bounds; nodes come from requests, not usage, and have none.",
 		},
 	}
 	if len(p.Noisy) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d of the profile's cells were measured with host noise above the run's threshold (noisy_cells in the profile); their figures are used.", len(p.Noisy)))
 	}
-	if lo, hi := p.rates(); lo <= hi && (o.Rate < lo || o.Rate > hi) {
+	lo, hi := p.rates()
+	if lo <= hi && (o.Rate < lo || o.Rate > hi) {
 		out.Notes = append(out.Notes, fmt.Sprintf("Each namespace's rate, %g req/s, is outside the rates the profile measured (%g to %g req/s): CPU is read on the nearest line, extended, and latency at the nearest rate.", o.Rate, lo, hi))
 	}
 	for _, name := range meshes {
@@ -148,19 +154,24 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		if sc.Nodes == 0 {
 			sc.Nodes = row.Nodes
 		}
+		d := deploy(o.Graph, sc)
+		f.LatencyAt = d.latencyRate(m)
 		if len(m.Hops) > 0 {
 			var ds [3]Dist
 			for k := range ds {
-				ds[k] = m.latency(p.Reference, o.Graph, o.Rate, k)
+				ds[k] = m.latency(p.Reference, o.Graph, f.LatencyAt, k)
 			}
 			at := func(q float64) Interval {
 				return Interval{ds[0].Quantile(q), ds[1].Quantile(q), ds[2].Quantile(q)}
 			}
 			f.P50, f.P95, f.P99 = at(0.5), at(0.95), at(0.99)
 		}
-		f.Roles = m.usage(p.Reference, o.Graph, sc)
+		f.Roles = m.usage(p.Reference, o.Graph, d)
 		for _, u := range f.Roles {
 			f.Cores, f.Mem = f.Cores.Add(u.Cores), f.Mem.Add(u.MemBytes)
+			if u.ReadAt > hi && o.Rate <= hi {
+				out.Notes = append(out.Notes, fmt.Sprintf("Mesh %s: its %s is as busy as the profile's chain at %.0f req/s, above the %g req/s the profile measured: read on the highest line, extended.", m.Name, u.Role, u.ReadAt, hi))
+			}
 		}
 		gib := float64(cost.GiB)
 		f.ConsumedMonthly = Interval{

@@ -54,7 +54,7 @@ func (p *Prediction) table() table {
 		t.Rows = append(t.Rows, []string{m.Mesh, iv(m.P50, 2), iv(m.P95, 2), iv(m.P99, 2), iv(m.Cores, 3), iv(m.Mem.Times(1.0/(1<<20)), 0),
 			fmt.Sprint(m.Nodes), fmt.Sprintf("%.0f", m.NodesMonthly), iv(m.ConsumedMonthly, 0)})
 		for _, r := range m.Roles {
-			t.Roles = append(t.Roles, []string{m.Mesh, r.Role, fmt.Sprint(r.Instances), iv(r.Cores, 3), iv(r.MemBytes.Times(1.0/(1<<20)), 0)})
+			t.Roles = append(t.Roles, []string{m.Mesh, r.Role, fmt.Sprint(r.Instances), fmt.Sprintf("%.0f", r.ReadAt), iv(r.Cores, 3), iv(r.MemBytes.Times(1.0/(1<<20)), 0)})
 		}
 	}
 	return t
@@ -79,7 +79,7 @@ func (p *Prediction) writeText(w io.Writer) error {
 	for _, r := range t.Rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	fmt.Fprintln(tw, "\nMesh\tComponent\tInstances\tCPU cores\tMemory MiB")
+	fmt.Fprintln(tw, "\nMesh\tComponent\tInstances\tRead at req/s\tCPU cores\tMemory MiB")
 	for _, r := range t.Roles {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
@@ -105,7 +105,7 @@ var htmlTmpl = template.Must(template.New("predict").Parse(`<section id="predict
 {{end}}</tbody>
 </table>
 <table>
-<thead><tr><th>Mesh</th><th>Component</th><th>Instances</th><th>CPU cores</th><th>Memory MiB</th></tr></thead>
+<thead><tr><th>Mesh</th><th>Component</th><th>Instances</th><th>Read at req/s</th><th>CPU cores</th><th>Memory MiB</th></tr></thead>
 <tbody>{{range .Roles}}<tr>{{range $i, $c := .}}<td{{if gt $i 1}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
