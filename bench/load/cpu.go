@@ -76,7 +76,10 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 			continue
 		}
 		if wrk, ok := perReq["wrk"]; ok {
-			verdict(w, mine <= wrk, "%d conns: meshbench %.2f µs/req ≤ wrk %.2f", conns, mine, wrk)
+			verdict(w, mine <= 0.9*wrk, "%d conns: meshbench %.2f µs/req at most 0.9x wrk %.2f (ratio %.2f)", conns, mine, wrk, mine/wrk)
+			if floor, ok := perReq["floor"]; ok {
+				fmt.Fprintf(w, "  the floor (one epoll loop that only counts answers) costs %.2fx wrk; meshbench costs %.2fx the floor\n", floor/wrk, mine/floor)
+			}
 		}
 		for _, peer := range []string{"oha", "fortio", "vegeta"} {
 			if v, ok := perReq[peer]; ok {

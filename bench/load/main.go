@@ -2,7 +2,8 @@
 // hey, oha, fortio, vegeta; h2load for HTTP/2 and ghz for gRPC) against one
 // nginx worker (and, for gRPC, a minimal grpc-go server) on this machine, and
 // prints the figures the engine's targets are checked by: client CPU per
-// request, the p99 of a stalled open-loop run next to the analytic truth,
+// request (beside bench/load/floor, the least a client can cost here), the
+// p99 of a stalled open-loop run next to the analytic truth,
 // pacing precision and achieved rate, and memory over a long run.
 // bench/load/run.sh installs the peers and runs it.
 package main

@@ -77,7 +77,8 @@ trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$bin/meshbench" ./cmd/meshbench
 CGO_ENABLED=0 go build -o "$bin/loadbench" ./bench/load
 CGO_ENABLED=0 go build -trimpath -o "$bin/grpcref" ./bench/grpcref
+CGO_ENABLED=0 go build -trimpath -o "$bin/floor" ./bench/load/floor
 
 "$bin/loadbench" -meshbench "$bin/meshbench" -wrk "$(command -v wrk)" -hey "$(command -v hey)" \
-	-oha "$oha" -fortio "$fortio" -vegeta "$vegeta" \
+	-oha "$oha" -fortio "$fortio" -vegeta "$vegeta" -floor "$bin/floor" \
 	-h2load "$(command -v h2load)" -ghz "$ghz" -grpcref "$bin/grpcref" "$@"

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-var toolNames = []string{"meshbench", "wrk", "hey", "oha", "fortio", "vegeta"}
+var toolNames = []string{"meshbench", "wrk", "hey", "oha", "fortio", "vegeta", "floor"}
 
 // tool is how to drive one load generator and read what it measured.
 type tool struct {
@@ -186,6 +186,18 @@ var tools = []tool{
 				return 0, 0, err
 			}
 			return r.Requests, r.Requests - r.StatusCodes["200"], nil
+		},
+	},
+	{
+		// Not a peer: bench/load/floor, the least a keep-alive client can
+		// cost here (the kernel's TCP and wake-up work, and nothing more).
+		name: "floor",
+		closed: func(_, url string, conns int, d time.Duration, _ string) ([]string, string) {
+			return []string{"-c", fmt.Sprint(conns), "-d", secs(d), url}, ""
+		},
+		count: func(_ string, p proc, _ string) (int64, int64, error) {
+			done, err := match(p.stdout, `(\d+) requests`)
+			return done, 0, err
 		},
 	},
 }
