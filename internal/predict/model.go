@@ -351,7 +351,7 @@ func deploy(g *topology.Graph, sc Scale) deployment {
 // where the chain at the same entry rate sent it only its own two; a
 // sidecar carries its pod's, much as the chain's did.
 func (d deployment) busyRate(r *Role) float64 {
-	if r.Scope != ScopeNode && r.Scope != ScopeNamespace {
+	if !r.shared() {
 		return d.sc.Rate
 	}
 	var perNS float64
@@ -362,13 +362,17 @@ func (d deployment) busyRate(r *Role) float64 {
 	return perInstance * float64(max(r.Instances, 1)) / hopsPerRequest
 }
 
+// shared says whether one instance of the role serves many pods' hops: a
+// node proxy or a waypoint.
+func (r *Role) shared() bool { return r.Scope == ScopeNode || r.Scope == ScopeNamespace }
+
 // latencyRate is the rate a mesh's hops are read at: the busy rate of the
 // least busy shared proxy every hop crosses (waking it is what a hop
 // pays most at low rates), the entry rate for sidecars.
 func (d deployment) latencyRate(m *Mesh) float64 {
 	rate := math.Inf(1)
 	for i := range m.Roles {
-		if r := &m.Roles[i]; r.Scope == ScopeNode || r.Scope == ScopeNamespace {
+		if r := &m.Roles[i]; r.shared() {
 			rate = min(rate, d.busyRate(r))
 		}
 	}
