@@ -223,6 +223,19 @@ func TestSharedProxyIsReadAtItsBusyRate(t *testing.T) {
 	near(t, "node proxy read at", a.Roles[0].ReadAt, 150, 1e-9)
 	near(t, "cores at 150", a.Cores.V, 0.02+300*0.0005, 1e-9)
 	near(t, "p50 at 150", a.P50.V, 3*1, 1e-9)
+	if slices.ContainsFunc(pr.Notes, func(n string) bool { return strings.Contains(n, "outside the rates") }) {
+		t.Errorf("a busy rate inside the profile noted: %q", pr.Notes)
+	}
+
+	// One namespace over ten nodes: each proxy as busy as at 2.5 req/s,
+	// below the profile's lowest rate, which the prediction says.
+	pr = mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 1, Rate: 10, Connections: 8, Nodes: 10}, Meshes: []string{"ambient"}})
+	near(t, "ten nodes: read at", pr.Meshes[0].Roles[0].ReadAt, 2.5, 1e-9)
+	if !slices.ContainsFunc(pr.Notes, func(n string) bool {
+		return strings.Contains(n, "Mesh ambient: its node-proxy is as busy as the profile's chain at 2.5 req/s, outside the rates the profile measured (10 to 300 req/s)")
+	}) {
+		t.Errorf("a busy rate below the profile is not noted: %q", pr.Notes)
+	}
 
 	// Two nodes share the hops: each proxy as busy as at 75 req/s.
 	pr = mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 6, Rate: 10, Connections: 8, Nodes: 2}, Meshes: []string{"ambient"}})

@@ -169,8 +169,9 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		f.Roles = m.usage(p.Reference, o.Graph, d)
 		for _, u := range f.Roles {
 			f.Cores, f.Mem = f.Cores.Add(u.Cores), f.Mem.Add(u.MemBytes)
-			if u.ReadAt > hi && o.Rate <= hi {
-				out.Notes = append(out.Notes, fmt.Sprintf("Mesh %s: its %s is as busy as the profile's chain at %.0f req/s, above the %g req/s the profile measured: read on the highest line, extended.", m.Name, u.Role, u.ReadAt, hi))
+			// The entry rate's own note covers a role read at it.
+			if u.ReadAt != o.Rate && (u.ReadAt < lo || u.ReadAt > hi) {
+				out.Notes = append(out.Notes, fmt.Sprintf("Mesh %s: its %s is as busy as the profile's chain at %.3g req/s, outside the rates the profile measured (%g to %g req/s): read on the nearest line, extended.", m.Name, u.Role, u.ReadAt, lo, hi))
 			}
 		}
 		gib := float64(cost.GiB)

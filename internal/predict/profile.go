@@ -139,8 +139,9 @@ func (a Interval) Add(b Interval) Interval { return Interval{a.V + b.V, a.Lo + b
 // Times scales an interval by k >= 0.
 func (a Interval) Times(k float64) Interval { return Interval{a.V * k, a.Lo * k, a.Hi * k} }
 
-// Moved is a + (to - from), each bound with its own, as a cost or a latency measured under one condition is read
-// under another where a reference was measured under both.
+// Moved is a + (to - from), each bound with its own: a cost or a latency
+// measured under one condition, read under another where a reference was
+// measured under both.
 func (a Interval) Moved(from, to Interval) Interval {
 	return Interval{a.V + to.V - from.V, a.Lo + to.Lo - from.Lo, a.Hi + to.Hi - from.Hi}
 }
