@@ -135,12 +135,12 @@ func overhead(ctx context.Context, bin string, requests, rounds int) error {
 		if err != nil {
 			return fmt.Errorf("loopback: %w", err)
 		}
-		loopback = append(loopback, res.Latency.Quantile(50))
+		loopback = append(loopback, res.Latency.Percentile(50))
 		res, err = runInPod(ctx, l, r, args("http://"+svc.Addr().String()+"/"))
 		if err != nil {
 			return fmt.Errorf("lab: %w", err)
 		}
-		viaLab = append(viaLab, res.Latency.Quantile(50))
+		viaLab = append(viaLab, res.Latency.Percentile(50))
 	}
 	a, b := median(loopback), median(viaLab)
 	fmt.Printf("overhead: p50 latency of one keep-alive connection, %d requests x %d rounds (medians)\n", requests, rounds)

@@ -246,7 +246,7 @@ func compare(w io.Writer, p *predict.Profile, c config, dir string) error {
 			row("cpu cores", m.Cores, median(f.cores), 3)
 			row("mem MiB", m.Mem.Times(1.0/(1<<20)), median(f.mem)/(1<<20), 0)
 			if b := base[n]; b != nil && b.latency.Count() > 0 && f.latency.Count() > 0 {
-				added := float64(f.latency.Quantile(0.5)-b.latency.Quantile(0.5)) / float64(time.Millisecond)
+				added := float64(f.latency.Percentile(50)-b.latency.Percentile(50)) / float64(time.Millisecond)
 				row("added p50 ms", m.P50, added, 3)
 			}
 		}

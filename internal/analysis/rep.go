@@ -64,7 +64,7 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 		},
 	}
 	for _, p := range Percentiles {
-		r.Values[p.Metric] = ms(h.Quantile(p.Percentile))
+		r.Values[p.Metric] = ms(h.Percentile(p.Percentile))
 	}
 	if m.Requests > 0 {
 		r.Values[ErrorPct] = 100 * float64(m.Errors) / float64(m.Requests)

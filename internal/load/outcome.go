@@ -34,9 +34,9 @@ func Outcome(gens []Result) (search.Outcome, *Result) {
 		}
 	}
 	if h := merged.Latency; h != nil && h.Count() > 0 {
-		o.P50 = h.Quantile(50)
-		o.P95 = h.Quantile(95)
-		o.P99 = h.Quantile(99)
+		o.P50 = h.Percentile(50)
+		o.P95 = h.Percentile(95)
+		o.P99 = h.Percentile(99)
 	}
 	return o, merged
 }

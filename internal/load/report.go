@@ -68,7 +68,7 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	if r.SendLag != nil && r.SendLag.Count() > 0 {
 		fmt.Fprintf(tw, "Send lag\t[50, 99, max, late]\t%s, %s, %s, %d\n",
-			dur(r.SendLag.Quantile(50)), dur(r.SendLag.Quantile(99)), dur(r.SendLag.Max()), r.LateSends)
+			dur(r.SendLag.Percentile(50)), dur(r.SendLag.Percentile(99)), dur(r.SendLag.Max()), r.LateSends)
 	}
 	fmt.Fprintf(tw, "Status Codes\t[code:count]\t%s\n", statusCodes(s.StatusCodes, s.Errors))
 	fmt.Fprintf(tw, "Client CPU\t[total, per request, use]\t%s, %.2fµs, %.1f%% of %d CPUs\n",
@@ -101,7 +101,7 @@ func durs(h *metrics.Histogram, withMean bool) string {
 		parts = append(parts, dur(h.Mean()))
 	}
 	for _, p := range []float64{50, 90, 95, 99, 99.9} {
-		parts = append(parts, dur(h.Quantile(p)))
+		parts = append(parts, dur(h.Percentile(p)))
 	}
 	return strings.Join(append(parts, dur(h.Max())), ", ")
 }

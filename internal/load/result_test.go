@@ -121,7 +121,7 @@ func TestWriteJSONFields(t *testing.T) {
 		t.Errorf("requests %v duration_s %v client_cpu_s %v", doc["requests"], doc["duration_s"], doc["client_cpu_s"])
 	}
 	p99 := lat["p99"].(float64)
-	if want := float64(r.Latency.Quantile(99)) / 1e6; p99 != want {
+	if want := float64(r.Latency.Percentile(99)) / 1e6; p99 != want {
 		t.Errorf("latency_ms.p99 %v, want %v", p99, want)
 	}
 	h, err := metrics.DecodeHistogram(doc["histogram"].(string))

@@ -84,7 +84,7 @@ func Summarize(r *Result) Summary {
 		s.UncorrectedMS = &u
 	}
 	if r.SendLag != nil && r.SendLag.Count() > 0 {
-		s.SendLagMS = LagMS{P50: ms(r.SendLag.Quantile(50)), P99: ms(r.SendLag.Quantile(99)), Max: ms(r.SendLag.Max())}
+		s.SendLagMS = LagMS{P50: ms(r.SendLag.Percentile(50)), P99: ms(r.SendLag.Percentile(99)), Max: ms(r.SendLag.Max())}
 	}
 	return s
 }
@@ -98,11 +98,11 @@ func LatencyOf(h *metrics.Histogram) LatencyMS {
 	return LatencyMS{
 		Min:  ms(h.Min()),
 		Mean: ms(h.Mean()),
-		P50:  ms(h.Quantile(50)),
-		P90:  ms(h.Quantile(90)),
-		P95:  ms(h.Quantile(95)),
-		P99:  ms(h.Quantile(99)),
-		P999: ms(h.Quantile(99.9)),
+		P50:  ms(h.Percentile(50)),
+		P90:  ms(h.Percentile(90)),
+		P95:  ms(h.Percentile(95)),
+		P99:  ms(h.Percentile(99)),
+		P999: ms(h.Percentile(99.9)),
 		Max:  ms(h.Max()),
 	}
 }

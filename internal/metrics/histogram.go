@@ -75,8 +75,8 @@ func (h *Histogram) Mean() time.Duration {
 	return time.Duration(h.h.Mean() * float64(time.Microsecond))
 }
 
-// Quantile returns the value at percentile p, 0 < p <= 100.
-func (h *Histogram) Quantile(p float64) time.Duration {
+// Percentile returns the value at percentile p, 0 < p <= 100.
+func (h *Histogram) Percentile(p float64) time.Duration {
 	return micros(h.h.ValueAtQuantile(p))
 }
 
@@ -92,7 +92,7 @@ func (h *Histogram) Spectrum() []Point {
 	var pts []Point
 	for i := 1; i <= 20; i++ {
 		p := 100 * (1 - math.Pow(2, -float64(i)))
-		pts = append(pts, Point{Percentile: p, Value: h.Quantile(p)})
+		pts = append(pts, Point{Percentile: p, Value: h.Percentile(p)})
 		if h.Count() > 0 && float64(h.Count())*math.Pow(2, -float64(i)) < 1 {
 			break
 		}

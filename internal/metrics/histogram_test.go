@@ -20,8 +20,8 @@ func TestHistogramQuantilesAndRange(t *testing.T) {
 		got  time.Duration
 		want time.Duration
 	}{
-		{"p50", h.Quantile(50), 500 * time.Millisecond},
-		{"p99", h.Quantile(99), 990 * time.Millisecond},
+		{"p50", h.Percentile(50), 500 * time.Millisecond},
+		{"p99", h.Percentile(99), 990 * time.Millisecond},
 		{"min", h.Min(), time.Millisecond},
 		{"max", h.Max(), time.Second},
 	}

@@ -557,8 +557,10 @@ func pooled(cells []measured) *metrics.Histogram {
 // quantile's 95% distribution-free interval (by the binomial ranks around
 // it) at opposite ends in the two histograms.
 func hopOf(protocol string, payload int, rate float64, mesh, base *metrics.Histogram) Hop {
+	// p is a fraction, as a Dist's quantiles are; the histogram reads
+	// percent.
 	ms := func(h *metrics.Histogram, p float64) float64 {
-		return float64(h.Quantile(min(max(p, 0), 1))) / float64(time.Millisecond)
+		return float64(h.Percentile(100*min(max(p, 0), 1))) / float64(time.Millisecond)
 	}
 	bound := func(h *metrics.Histogram, p, sign float64) float64 {
 		n := float64(h.Count())

@@ -19,7 +19,8 @@ import (
 // (a proxy costs more per request at low rates). Each sidecar holds 40 MiB
 // plus 1 MiB per known service, and 4 KiB more per connection above 8.
 // Requests take 1 ms under the baseline and 3 ms under the sidecar (1 ms
-// more per hop), at 25 req/s 2 ms and 5 ms (1.5 ms more per hop).
+// more per hop), at 25 req/s 2 ms and 5 ms (1.5 ms more per hop), each the
+// median of a spread of ±50% (so p90 is 1.4 times the median).
 func writeRun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -45,7 +46,11 @@ func writeRun(t *testing.T) string {
 			if v.rate == 25 {
 				ms = map[bool]float64{false: 2, true: 5}[mesh == "sidecar"]
 			}
-			h.RecordN(time.Duration(ms*float64(time.Millisecond)), 10000)
+			// Spread evenly over ±50% of the figure, so that a quantile
+			// read at the wrong scale shows.
+			for i := range 1000 {
+				h.RecordN(time.Duration(ms*(0.5+(float64(i)+0.5)/1000)*float64(time.Millisecond)), 10)
+			}
 			cell := &results.Cell{Summary: s, Merged: &results.Generator{Latency: h}}
 			if mesh == "sidecar" {
 				perReq := 1.0
@@ -142,6 +147,7 @@ func TestExtractReadsKnownCosts(t *testing.T) {
 	} {
 		h := m.hopAt("http", "http", c.payload, c.rate)
 		near(t, fmt.Sprintf("hop p50 ms at %d B, %g req/s", c.payload, c.rate), h[0].Quantile(0.5), c.want, 0.01)
+		near(t, fmt.Sprintf("hop p90 ms at %d B, %g req/s", c.payload, c.rate), h[0].Quantile(0.9), 1.4*c.want, 0.02)
 	}
 	base, _ := p.Mesh("baseline")
 	if len(base.Roles) != 0 || len(base.Hops) != 0 {

@@ -12,8 +12,10 @@ import (
 
 // FormatVersion is the version of the profile file written here.
 // Version 2 fits CPU between each pair of measured rates and keeps each
-// hop's latency by rate.
-const FormatVersion = 2
+// hop's latency by rate. Version 3 reads each hop's quantiles where they
+// are: version 2 files hold the lowest percent of every hop's latency
+// (quantiles read as percentiles), so they are refused.
+const FormatVersion = 3
 
 // Profile is a profile file: each mesh's unit costs as the profiling run
 // measured them, with where and how it was measured.

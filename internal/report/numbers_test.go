@@ -81,7 +81,7 @@ func rawFigures(t *testing.T, dir string) (map[string]map[string][]float64, map[
 		f["Time (s)"] = append(f["Time (s)"], secs)
 		f["QPS"] = append(f["QPS"], float64(c.Merged.Requests)/secs)
 		for name, p := range map[string]float64{"p50": 50, "p90": 90, "p95": 95, "p99": 99, "p99.9": 99.9} {
-			f[name] = append(f[name], float64(h.Quantile(p))/float64(time.Millisecond))
+			f[name] = append(f[name], float64(h.Percentile(p))/float64(time.Millisecond))
 		}
 		var dpCPU float64
 		for _, r := range c.Resources {
