@@ -58,7 +58,7 @@ func main() {
 	flag.StringVar(&tenants, "tenants", "2,4", "tenant counts")
 	flag.Float64Var(&c.rate, "rate", 25, "each tenant's entry rate, req/s")
 	flag.IntVar(&c.connections, "connections", 8, "each tenant's generator connections")
-	flag.IntVar(&c.repetitions, "repetitions", 2, "repetitions of each cell")
+	flag.IntVar(&c.repetitions, "repetitions", 3, "repetitions of each cell (figures are medians over them)")
 	flag.DurationVar(&c.duration, "duration", 5*time.Second, "each cell's measured phase")
 	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "each cell's warm-up")
 	flag.Parse()
@@ -168,12 +168,12 @@ func meshbench(ctx context.Context, bin string, args ...string) error {
 	return cmd.Run()
 }
 
-// measuredFigs is one mesh's measurement at one tenant count: the
-// median over repetitions of its proxies' CPU and memory, and its pooled
-// latency histogram.
+// measuredFigs is one mesh's measurement at one tenant count, by
+// repetition: its proxies' CPU and memory, and its p50 latency. Each is
+// read as the median over repetitions, so that one repetition the host
+// disturbed does not move it.
 type measuredFigs struct {
-	cores, mem []float64
-	latency    *metrics.Histogram
+	cores, mem, p50 []float64
 }
 
 // compare predicts each mesh of a finished accuracy run at each of its
@@ -208,7 +208,7 @@ func compare(w io.Writer, p *predict.Profile, c config, dir string) error {
 		}
 		f := figs[s.Mesh][n]
 		if f == nil {
-			f = &measuredFigs{latency: metrics.NewHistogram()}
+			f = &measuredFigs{}
 			figs[s.Mesh][n] = f
 		}
 		var cores, mem float64
@@ -221,8 +221,8 @@ func compare(w io.Writer, p *predict.Profile, c config, dir string) error {
 			mem += sr.MeanMemory()
 		}
 		f.cores, f.mem = append(f.cores, cores), append(f.mem, mem)
-		if cell.Merged != nil && cell.Merged.Latency != nil {
-			f.latency.Merge(cell.Merged.Latency)
+		if cell.Merged != nil && cell.Merged.Latency != nil && cell.Merged.Latency.Count() > 0 {
+			f.p50 = append(f.p50, float64(cell.Merged.Latency.Percentile(50))/float64(time.Millisecond))
 		}
 	}
 	base := figs["baseline"]
@@ -245,9 +245,8 @@ func compare(w io.Writer, p *predict.Profile, c config, dir string) error {
 			}
 			row("cpu cores", m.Cores, median(f.cores), 3)
 			row("mem MiB", m.Mem.Times(1.0/(1<<20)), median(f.mem)/(1<<20), 0)
-			if b := base[n]; b != nil && b.latency.Count() > 0 && f.latency.Count() > 0 {
-				added := float64(f.latency.Percentile(50)-b.latency.Percentile(50)) / float64(time.Millisecond)
-				row("added p50 ms", m.P50, added, 3)
+			if b := base[n]; b != nil && len(b.p50) > 0 && len(f.p50) > 0 {
+				row("added p50 ms", m.P50, median(f.p50)-median(b.p50), 3)
 			}
 		}
 	}

@@ -42,6 +42,7 @@ type variant struct {
 	rate        float64
 	connections int
 	namespaces  int
+	fanout      int
 }
 
 // measured is one cell read for the profile.
@@ -63,7 +64,10 @@ func Extract(dir string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cells []measured
+	// The fan-out cells (front calls back more than once in parallel)
+	// are read only for what parallel calls add: their proxies carry
+	// more than one hop per request.
+	var cells, fans []measured
 	var noisy []string
 	for _, s := range ix.Cells {
 		if s.Status != results.StatusOK {
@@ -80,7 +84,12 @@ func Extract(dir string) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		cells = append(cells, measured{variant: v, mesh: s.Mesh, profile: s.Profile, cell: c})
+		m := measured{variant: v, mesh: s.Mesh, profile: s.Profile, cell: c}
+		if v.fanout > 1 {
+			fans = append(fans, m)
+			continue
+		}
+		cells = append(cells, m)
 	}
 	if len(cells) == 0 {
 		return nil, fmt.Errorf("%s: no usable cells (every cell failed, was noisy or distorted)", dir)
@@ -122,6 +131,7 @@ func Extract(dir string) (*Profile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: mesh %s: %w", dir, name, err)
 		}
+		m.extractParallel(fans)
 		p.Meshes = append(p.Meshes, m)
 		for _, r := range m.Roles {
 			if r.Role == string(metrics.RoleNodeProxy) {
@@ -133,7 +143,7 @@ func Extract(dir string) (*Profile, error) {
 }
 
 func variantOf(params map[string]string) (variant, error) {
-	v := variant{protocol: refProtocol, payload: refPayload, connections: refConnections, namespaces: 1}
+	v := variant{protocol: refProtocol, payload: refPayload, connections: refConnections, namespaces: 1, fanout: 1}
 	if s, ok := params[study.ParamProtocol]; ok {
 		v.protocol = s
 	}
@@ -146,6 +156,7 @@ func variantOf(params map[string]string) (variant, error) {
 	num(study.ParamPayload, &v.payload)
 	num("connections", &v.connections)
 	num("namespaces", &v.namespaces)
+	num(study.ParamFanout, &v.fanout)
 	if err != nil {
 		return v, err
 	}
@@ -557,6 +568,14 @@ func pooled(cells []measured) *metrics.Histogram {
 // quantile's 95% distribution-free interval (by the binomial ranks around
 // it) at opposite ends in the two histograms.
 func hopOf(protocol string, payload int, rate float64, mesh, base *metrics.Histogram) Hop {
+	d := addedOf(mesh, base, 1.0/hopsPerRequest)
+	return Hop{Protocol: protocol, Payload: payload, Rate: rate, Requests: min(mesh.Count(), base.Count()),
+		Added: d[0], Low: d[1], High: d[2]}
+}
+
+// addedOf is k times the mesh's latency less the baseline's, quantile by
+// quantile (estimate, low, high).
+func addedOf(mesh, base *metrics.Histogram, k float64) [3]Dist {
 	// p is a fraction, as a Dist's quantiles are; the histogram reads
 	// percent.
 	ms := func(h *metrics.Histogram, p float64) float64 {
@@ -566,11 +585,76 @@ func hopOf(protocol string, payload int, rate float64, mesh, base *metrics.Histo
 		n := float64(h.Count())
 		return ms(h, p+sign*z95*math.Sqrt(p*(1-p)/n))
 	}
-	k := 1.0 / hopsPerRequest
-	return Hop{
-		Protocol: protocol, Payload: payload, Rate: rate, Requests: min(mesh.Count(), base.Count()),
-		Added: FromQuantile(func(p float64) float64 { return (ms(mesh, p) - ms(base, p)) * k }),
-		Low:   FromQuantile(func(p float64) float64 { return (bound(mesh, p, -1) - bound(base, p, 1)) * k }),
-		High:  FromQuantile(func(p float64) float64 { return (bound(mesh, p, 1) - bound(base, p, -1)) * k }),
+	return [3]Dist{
+		FromQuantile(func(p float64) float64 { return (ms(mesh, p) - ms(base, p)) * k }),
+		FromQuantile(func(p float64) float64 { return (bound(mesh, p, -1) - bound(base, p, 1)) * k }),
+		FromQuantile(func(p float64) float64 { return (bound(mesh, p, 1) - bound(base, p, -1)) * k }),
 	}
 }
+
+// extractParallel reads what a parallel call adds (Mesh.Parallel) from
+// the fan-out cells of the reference protocol and payload, front calling
+// back twice at once. The model adds it at the parallel step, before the
+// entry hop is added (convolved) to the step, while the cell measured the
+// whole request; so it starts as the cell's added latency less what the
+// hops alone predict for it, quantile by quantile, and is corrected until
+// the model gives the cell back: each of the three Dists its own bound of
+// the cell's. Left nil without a fan-out cell.
+func (m *Mesh) extractParallel(fans []measured) {
+	if m.Name == platform.ProfileBaseline || len(m.Hops) == 0 {
+		return
+	}
+	var mine, base []measured
+	for _, c := range fans {
+		if c.protocol != refProtocol || c.payload != refPayload || c.connections != refConnections || c.namespaces != 1 || c.fanout != 2 {
+			continue
+		}
+		switch c.mesh {
+		case m.Name:
+			mine = append(mine, c)
+		case platform.ProfileBaseline:
+			base = append(base, c)
+		}
+	}
+	if len(mine) == 0 {
+		return
+	}
+	rate := mine[0].rate
+	hm, hb := pooled(atRate(mine, rate)), pooled(atRate(base, rate))
+	if hm == nil || hb == nil || hm.Count() == 0 || hb.Count() == 0 {
+		return
+	}
+	measured := addedOf(hm, hb, 1)
+	p := &Hop{Protocol: refProtocol, Payload: refPayload, Rate: rate, Requests: min(hm.Count(), hb.Count()),
+		Added: Zero(), Low: Zero(), High: Zero()}
+	m.Parallel = p
+	for k, d := range []*Dist{&p.Added, &p.Low, &p.High} {
+		for range parallelRounds {
+			model := m.latency(refProtocol, fanGraph, rate, k)
+			var worst float64
+			for i := range model {
+				worst = max(worst, math.Abs(measured[k][i]-model[i]))
+			}
+			if worst < parallelTolerance {
+				break
+			}
+			*d = FromQuantile(func(q float64) float64 { return d.Quantile(q) + measured[k].Quantile(q) - model.Quantile(q) })
+		}
+	}
+}
+
+// extractParallel corrects the extra until the model is within
+// parallelTolerance ms of the cell at every quantile, or for
+// parallelRounds rounds: each round leaves part of the last one's error
+// (the entry hop's spread blurs the step's).
+const (
+	parallelRounds    = 50
+	parallelTolerance = 0.001
+)
+
+// fanGraph is the profiling graph with a fan-out of two, as the profile
+// preset's fan-out cell deploys it: what the model reads that cell as.
+var fanGraph = &topology.Graph{Entry: frontService, Services: []topology.Service{
+	{Name: frontService, ResponseSize: refPayload, Script: []topology.Step{{Parallel: []topology.Call{{Service: backService}, {Service: backService}}}}},
+	{Name: backService, ResponseSize: refPayload},
+}}

@@ -27,9 +27,10 @@ func writeRun(t *testing.T) string {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ix := &results.Index{Schema: results.SchemaVersion, Study: "profile", Start: t0, Complete: true}
 	rows := []variant{
-		{"http", 1000, 25, 8, 1}, {"http", 1000, 100, 8, 1}, {"http", 1000, 300, 8, 1}, {"http", 1000, 100, 64, 1},
-		{"http", 50, 300, 8, 1}, {"http", 8000, 300, 8, 1}, {"http", 1000, 100, 8, 3},
-		{"grpc", 1000, 300, 8, 1}, // only the baseline's gRPC cell succeeded
+		{"http", 1000, 25, 8, 1, 1}, {"http", 1000, 100, 8, 1, 1}, {"http", 1000, 300, 8, 1, 1}, {"http", 1000, 100, 64, 1, 1},
+		{"http", 50, 300, 8, 1, 1}, {"http", 8000, 300, 8, 1, 1}, {"http", 1000, 100, 8, 3, 1},
+		{"grpc", 1000, 300, 8, 1, 1}, // only the baseline's gRPC cell succeeded
+		fanRow,
 	}
 	for _, mesh := range []string{"baseline", "sidecar"} {
 		for i, v := range rows {
@@ -40,11 +41,14 @@ func writeRun(t *testing.T) string {
 			s := results.Summary{ID: id, File: results.CellFile(id), Mesh: mesh, Profile: mesh, Status: results.StatusOK,
 				AchievedRate: v.rate, Params: map[string]string{
 					"protocol": v.protocol, "payload": fmt.Sprint(v.payload), "rate": fmt.Sprint(v.rate),
-					"connections": fmt.Sprint(v.connections), "namespaces": fmt.Sprint(v.namespaces)}}
+					"connections": fmt.Sprint(v.connections), "namespaces": fmt.Sprint(v.namespaces), "fanout": fmt.Sprint(v.fanout)}}
 			h := metrics.NewHistogram()
 			ms := map[bool]float64{false: 1, true: 3}[mesh == "sidecar"]
 			if v.rate == 25 {
 				ms = map[bool]float64{false: 2, true: 5}[mesh == "sidecar"]
+			}
+			if v == fanRow {
+				ms = map[bool]float64{false: 1.2, true: fanMs}[mesh == "sidecar"]
 			}
 			// Spread evenly over ±50% of the figure, so that a quantile
 			// read at the wrong scale shows.
@@ -56,6 +60,9 @@ func writeRun(t *testing.T) string {
 				perReq := 1.0
 				if v.payload == 8000 {
 					perReq = 1.5
+				}
+				if v == fanRow {
+					perReq = 10 // would show in every cost were it read as one
 				}
 				for ns := 1; ns <= v.namespaces; ns++ {
 					for pod, k := range map[string]float64{"back-0": 0.0002, "front-0": 0.0005, "load": 0.0001} {
@@ -86,6 +93,12 @@ func writeRun(t *testing.T) string {
 	}
 	return dir
 }
+
+// fanRow is the fan-out cell: front calls back twice at once, and the
+// request takes 1.2 ms under the baseline and fanMs under the sidecar.
+var fanRow = variant{"http", 1000, 100, 8, 1, 2}
+
+const fanMs = 5.0
 
 // lowExtra is the cores per request per second a sidecar's line between
 // 25 and 100 req/s has above its line from 100 up: (0.005 - 0.002) / 100.
@@ -150,8 +163,29 @@ func TestExtractReadsKnownCosts(t *testing.T) {
 		near(t, fmt.Sprintf("hop p90 ms at %d B, %g req/s", c.payload, c.rate), h[0].Quantile(0.9), 1.4*c.want, 0.02)
 	}
 	base, _ := p.Mesh("baseline")
-	if len(base.Roles) != 0 || len(base.Hops) != 0 {
+	if len(base.Roles) != 0 || len(base.Hops) != 0 || base.Parallel != nil {
 		t.Errorf("baseline: %+v", base)
+	}
+	// The fan-out cell: with what a parallel call adds, the model gives
+	// back the cell's own added latency, (fanMs - 1.2) ms times the
+	// spread; as independent hops it reads it low.
+	if m.Parallel == nil || m.Parallel.Rate != 100 {
+		t.Fatalf("parallel: %+v", m.Parallel)
+	}
+	with := m.latency("http", fanGraph, 100, 0)
+	for _, q := range []float64{0.5, 0.9} {
+		want := (fanMs - 1.2) * (0.5 + q)
+		near(t, fmt.Sprintf("fan-out added p%g ms", 100*q), with.Quantile(q), want, 0.02)
+	}
+	alone := *m
+	alone.Parallel = nil
+	if got := alone.latency("http", fanGraph, 100, 0).Quantile(0.5); got > 3.8-0.3 {
+		t.Errorf("fan-out p50 as independent hops %.3f ms, want well below the measured 3.8", got)
+	}
+	// Its bounds give back the cell's bounds: around the estimate.
+	lo, hi := m.latency("http", fanGraph, 100, 1).Quantile(0.5), m.latency("http", fanGraph, 100, 2).Quantile(0.5)
+	if !(lo < with.Quantile(0.5) && hi > with.Quantile(0.5)) {
+		t.Errorf("fan-out p50 bounds [%.3f, %.3f] around %.3f", lo, hi, with.Quantile(0.5))
 	}
 }
 

@@ -260,9 +260,14 @@ func interpHop(hs []Hop, x func(Hop) float64, p float64) [3]Dist {
 // latency is the added latency of one request at the entry, for one of a
 // hop's three Dists (0 estimate, 1 low, 2 high): each call is its hop plus
 // what the callee's script adds; steps add up, parallel calls take the
-// maximum, a call made with probability p mixes with nothing added, and a
-// service's versions mix by their share of its requests.
+// maximum plus what each call beyond the first adds (Mesh.Parallel), a
+// call made with probability p mixes with nothing added, and a service's
+// versions mix by their share of its requests.
 func (m *Mesh) latency(ref string, g *topology.Graph, rate float64, which int) Dist {
+	extra := Zero()
+	if m.Parallel != nil {
+		extra = [3]Dist{m.Parallel.Added, m.Parallel.Low, m.Parallel.High}[which]
+	}
 	var call func(service string, protocol topology.Protocol) Dist
 	call = func(service string, protocol topology.Protocol) Dist {
 		s := g.Service(service)
@@ -271,7 +276,7 @@ func (m *Mesh) latency(ref string, g *topology.Graph, rate float64, which int) D
 		for _, v := range versionsOf(s) {
 			d := m.hopAt(ref, string(protocol.Or()), v.payload, rate)[which]
 			for _, st := range v.script {
-				d = d.Sum(step(st, call))
+				d = d.Sum(step(st, call, extra))
 			}
 			ws, ds = append(ws, v.weight), append(ds, d)
 		}
@@ -283,9 +288,13 @@ func (m *Mesh) latency(ref string, g *topology.Graph, rate float64, which int) D
 	return call(g.Entry, g.EntryProtocol)
 }
 
-func step(st topology.Step, call func(string, topology.Protocol) Dist) Dist {
+// step is what one step of a script adds: its call, or the slowest of its
+// parallel calls plus extra, quantile by quantile, for each call beyond
+// the first.
+func step(st topology.Step, call func(string, topology.Protocol) Dist, extra Dist) Dist {
 	var out Dist
-	for _, c := range st.Calls() {
+	calls := st.Calls()
+	for _, c := range calls {
 		d := call(c.Service, c.Protocol)
 		for range max(c.Count, 1) - 1 {
 			d = d.Sum(call(c.Service, c.Protocol))
@@ -301,6 +310,9 @@ func step(st topology.Step, call func(string, topology.Protocol) Dist) Dist {
 	}
 	if out == nil {
 		return Zero()
+	}
+	if n := len(calls) - 1; n > 0 {
+		out = FromQuantile(func(p float64) float64 { return out.Quantile(p) + float64(n)*extra.Quantile(p) })
 	}
 	return out
 }

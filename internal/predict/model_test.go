@@ -92,6 +92,40 @@ func TestTieredLatencyAndCPU(t *testing.T) {
 	}
 }
 
+// Each parallel call beyond the first adds what the profile's fan-out
+// cell measured a second one to add: a calls b, c and b at once (every
+// hop 1 ms at 50 B), so 1 + 1 + 2 x 0.5 ms, each bound with its own; the
+// tiered graph's one pair adds it once. Without it the prediction says
+// that parallel calls are taken as independent.
+func TestParallelCallsAddTheFanOutExtra(t *testing.T) {
+	p := synthetic()
+	m := &p.Meshes[1]
+	m.Parallel = &Hop{Protocol: "http", Payload: 1000, Rate: 100, Requests: 400, Added: constant(0.5), Low: constant(0.25), High: constant(1)}
+	g := &topology.Graph{Entry: "a", Services: []topology.Service{
+		{Name: "a", ResponseSize: 50, Script: []topology.Step{{Parallel: []topology.Call{{Service: "b"}, {Service: "c"}, {Service: "b"}}}}},
+		{Name: "b", ResponseSize: 50}, {Name: "c", ResponseSize: 50},
+	}}
+	pr := mustPredict(t, p, Options{Graph: g, Scale: Scale{Namespaces: 1, Rate: 100, Connections: 8}, Meshes: []string{"sidecar"}})
+	near(t, "p50", pr.Meshes[0].P50.V, 3, 1e-9)
+	near(t, "p50 low", pr.Meshes[0].P50.Lo, 1.5, 1e-9)
+	near(t, "p50 high", pr.Meshes[0].P50.Hi, 6, 1e-9)
+	perHop := 1 + 2*2650.0/7950
+	pr = mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 1, Rate: 100, Connections: 8}, Meshes: []string{"sidecar"}})
+	near(t, "tiered p50", pr.Meshes[0].P50.V, 3*perHop+0.5, 1e-9)
+	noted := func(pr *Prediction) bool {
+		return slices.ContainsFunc(pr.Notes, func(n string) bool { return strings.Contains(n, "no fan-out cell") })
+	}
+	if noted(pr) {
+		t.Errorf("a profile with a fan-out cell is noted as without: %q", pr.Notes)
+	}
+	if pr = mustPredict(t, synthetic(), Options{Graph: g, Scale: Scale{Namespaces: 1, Rate: 100, Connections: 8}, Meshes: []string{"sidecar"}}); !noted(pr) {
+		t.Errorf("notes = %q, want the missing fan-out cell said", pr.Notes)
+	}
+	if pr = mustPredict(t, synthetic(), Options{Graph: graph(t, "chain"), Scale: Scale{Namespaces: 1, Rate: 100, Connections: 8}, Meshes: []string{"sidecar"}}); noted(pr) {
+		t.Errorf("a graph without parallel calls is noted: %q", pr.Notes)
+	}
+}
+
 // bookinfo: productpage (5000 B) calls details (180 B) then reviews (450
 // B), whose v2 and v3 (two thirds of its requests) call ratings (50 B).
 // With constant hops the added latency is 3 hops plus ratings' hop two

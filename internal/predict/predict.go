@@ -124,7 +124,7 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		Profile: p.Source, Host: host(p), Graph: o.GraphName, Machine: machine.Name, Prices: prices.Source, Validated: Validated,
 		Scale: ScaleJSON{Namespaces: o.Namespaces, Rate: o.Rate, Connections: o.Connections, Nodes: o.Nodes},
 		Notes: []string{
-			"Added latency is at the entry, over the baseline: each hop's added-latency distribution (profiled), summed along the calls in sequence and maximized over parallel calls, as if hops were independent.",
+			"Added latency is at the entry, over the baseline: each hop's added-latency distribution (profiled), summed along the calls in sequence and maximized over parallel calls, as if hops were independent, plus, for each parallel call beyond the first, what the profile's fan-out cell measured a second one to add (parallel calls cross the same proxies and wait for each other there).",
 			"CPU and memory are the mesh's proxies (and control plane where it runs one) only; the application's own cost is not predicted.",
 			"A proxy costs more per request, and adds more latency, when requests come seldom (each wakes it). Each role is read where the profile's chain kept one instance as busy (Read at): a sidecar at the entry rate, a shared proxy (node proxy, waypoint), which carries the hops of every namespace on its node or in its namespace, higher; a mesh's hops at its least busy shared proxy's rate.",
 			"Intervals carry the profile's spread: each CPU figure's samples, the quantiles' 95% bounds; nodes come from requests, not usage, and have none.",
@@ -156,6 +156,9 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		}
 		d := deploy(o.Graph, sc)
 		f.LatencyAt = d.latencyRate(m)
+		if m.Parallel == nil && len(m.Hops) > 0 && parallel(o.Graph) {
+			out.Notes = append(out.Notes, fmt.Sprintf("Mesh %s: the profile has no fan-out cell (an older profile, or the cell failed): the graph's parallel calls are taken as independent, which reads their added latency low.", m.Name))
+		}
 		if len(m.Hops) > 0 {
 			var ds [3]Dist
 			for k := range ds {
@@ -183,6 +186,20 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		out.Meshes = append(out.Meshes, f)
 	}
 	return out, nil
+}
+
+// parallel says whether any script of the graph makes calls in parallel.
+func parallel(g *topology.Graph) bool {
+	for _, s := range g.Services {
+		for _, v := range versionsOf(&s) {
+			for _, st := range v.script {
+				if len(st.Calls()) > 1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // footprintOf is the cost model's footprint for a profile: its own, or,

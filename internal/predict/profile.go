@@ -55,6 +55,13 @@ type Mesh struct {
 	// Hops is the latency one hop adds over the baseline, by protocol,
 	// payload and rate; empty for the baseline.
 	Hops []Hop `json:"hops,omitempty"`
+	// Parallel is what a second call made at once adds beyond the slower
+	// of two independent hops: the two cross the same proxies and wait
+	// for each other there. It is the fan-out cell's added latency (front
+	// calling back twice in parallel) less what the hops alone predict
+	// for it, quantile by quantile; nil when the profile has no fan-out
+	// cell.
+	Parallel *Hop `json:"parallel,omitempty"`
 }
 
 // Scopes: how many instances of a role a cluster runs.

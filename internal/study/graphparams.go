@@ -11,7 +11,8 @@ import (
 
 // The sweep parameters that change the graph itself rather than its
 // shape: a profiling study (the profile preset) measures a proxy's unit
-// costs at several payload sizes and protocols on one graph. Both redeploy
+// costs at several payload sizes and protocols on one graph, and what
+// calls made in parallel cost beyond the slowest of them. Each redeploys
 // the workload.
 const (
 	// ParamPayload sets every service's (and version's) response size,
@@ -19,6 +20,9 @@ const (
 	ParamPayload = "payload"
 	// ParamProtocol sets the entry's protocol and every call's.
 	ParamProtocol = "protocol"
+	// ParamFanout makes every call that many calls of its callee, made in
+	// parallel.
+	ParamFanout = "fanout"
 )
 
 // The parameters are registered here, beside the graph variant they make,
@@ -38,12 +42,17 @@ func init() {
 		s.Protocol = topology.Protocol(v)
 		return v, err
 	}}
+	params[ParamFanout] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
+		n, err := positiveInt(raw)
+		s.Fanout = int(n)
+		return strconv.FormatInt(n, 10), err
+	}}
 }
 
 // graphVariant is the graph a cell deploys: the study's, with the cell's
-// payload and protocol applied when a sweep sets them.
-func (s *Study) graphVariant(payload int, protocol topology.Protocol) *topology.Graph {
-	if payload == 0 && protocol == "" {
+// payload, protocol and fan-out applied when a sweep sets them.
+func (s *Study) graphVariant(payload int, protocol topology.Protocol, fanout int) *topology.Graph {
+	if payload == 0 && protocol == "" && fanout <= 1 {
 		return s.Graph
 	}
 	g := *s.Graph
@@ -57,34 +66,41 @@ func (s *Study) graphVariant(payload int, protocol topology.Protocol) *topology.
 		if payload > 0 {
 			svc.ResponseSize = payload
 		}
-		svc.Script = withProtocol(svc.Script, protocol)
+		svc.Script = variantScript(svc.Script, protocol, fanout)
 		for j := range svc.Versions {
 			if payload > 0 {
 				svc.Versions[j].ResponseSize = payload
 			}
-			svc.Versions[j].Script = withProtocol(svc.Versions[j].Script, protocol)
+			svc.Versions[j].Script = variantScript(svc.Versions[j].Script, protocol, fanout)
 		}
 	}
 	return &g
 }
 
-// withProtocol copies a script with every call over the protocol.
-func withProtocol(script []topology.Step, protocol topology.Protocol) []topology.Step {
-	if protocol == "" || script == nil {
+// variantScript copies a script with every call over the protocol (when
+// set) and made fanout times in parallel (when above 1): a step's calls,
+// each repeated, become one parallel group.
+func variantScript(script []topology.Step, protocol topology.Protocol, fanout int) []topology.Step {
+	if protocol == "" && fanout <= 1 || script == nil {
 		return script
 	}
 	out := make([]topology.Step, len(script))
 	for i, st := range script {
-		if st.Call != nil {
-			c := *st.Call
-			c.Protocol = protocol
-			out[i].Call = &c
-		}
-		if st.Parallel != nil {
-			out[i].Parallel = slices.Clone(st.Parallel)
-			for j := range out[i].Parallel {
-				out[i].Parallel[j].Protocol = protocol
+		calls := slices.Clone(st.Calls())
+		for j := range calls {
+			if protocol != "" {
+				calls[j].Protocol = protocol
 			}
+		}
+		switch {
+		case fanout > 1:
+			for range fanout {
+				out[i].Parallel = append(out[i].Parallel, calls...)
+			}
+		case st.Call != nil:
+			out[i].Call = &calls[0]
+		default:
+			out[i].Parallel = calls
 		}
 	}
 	return out
@@ -98,6 +114,9 @@ func (st setting) graphKey() string {
 	}
 	if st.Protocol != "" {
 		k += fmt.Sprintf(",%s=%s", ParamProtocol, st.Protocol)
+	}
+	if st.Fanout > 1 {
+		k += fmt.Sprintf(",%s=%d", ParamFanout, st.Fanout)
 	}
 	return k
 }

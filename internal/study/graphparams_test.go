@@ -7,20 +7,22 @@ import (
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
-// The profile preset sweeps the graph's payload and protocol: each
-// combination is its own workload group, and each cell deploys the graph
-// with every answer at the payload and every call over the protocol.
+// The profile preset sweeps the graph's payload, protocol and fan-out:
+// each combination is its own workload group, and each cell deploys the
+// graph with every answer at the payload, every call over the protocol,
+// made fan-out times in parallel.
 func TestProfilePresetVariesPayloadAndProtocol(t *testing.T) {
 	s, _, err := Preset("profile", PlatformOverride{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := plan(t, s, s.ScalingFor(0))
-	// 9 sweep rows x 7 meshes, one repetition; the rows at 1000 B over
-	// HTTP with one namespace share a deployment.
-	if len(p.Cells) != 63 || p.Groups != 6 {
-		t.Fatalf("cells %d, groups %d; want 63 and 6", len(p.Cells), p.Groups)
+	// 10 sweep rows x 7 meshes, one repetition; the rows at 1000 B over
+	// HTTP with one namespace and no fan-out share a deployment.
+	if len(p.Cells) != 70 || p.Groups != 7 {
+		t.Fatalf("cells %d, groups %d; want 70 and 7", len(p.Cells), p.Groups)
 	}
+	fans := 0
 	seen := map[string]bool{}
 	for _, c := range p.Cells {
 		g := s.WorkloadOf(c).Graph
@@ -29,8 +31,15 @@ func TestProfilePresetVariesPayloadAndProtocol(t *testing.T) {
 				t.Fatalf("cell %s: %s answers %d B, want %d", c.ID, svc.Name, svc.ResponseSize, c.Payload)
 			}
 		}
-		if g.EntryProtocol != c.Protocol || g.Service("front").Script[0].Call.Protocol != c.Protocol {
-			t.Fatalf("cell %s: entry %q, call %q; want %q", c.ID, g.EntryProtocol, g.Service("front").Script[0].Call.Protocol, c.Protocol)
+		calls := g.Service("front").Script[0].Calls()
+		if g.EntryProtocol != c.Protocol || calls[0].Protocol != c.Protocol {
+			t.Fatalf("cell %s: entry %q, call %q; want %q", c.ID, g.EntryProtocol, calls[0].Protocol, c.Protocol)
+		}
+		if want := max(c.Fanout, 1); len(calls) != want || (want > 1) != (g.Service("front").Script[0].Parallel != nil) {
+			t.Fatalf("cell %s: front makes %d calls, want %d in parallel", c.ID, len(calls), want)
+		}
+		if c.Fanout > 1 {
+			fans++
 		}
 		grpc := c.Protocol == topology.ProtocolGRPC
 		if c.Load.Options.GRPC != grpc || c.Load.Options.HTTP2 != (c.Protocol == topology.ProtocolH2C) {
@@ -38,8 +47,8 @@ func TestProfilePresetVariesPayloadAndProtocol(t *testing.T) {
 		}
 		seen[c.Params[ParamProtocol]+"/"+c.Params[ParamPayload]] = true
 	}
-	if len(seen) != 5 {
-		t.Errorf("variants %v, want 5", seen)
+	if len(seen) != 5 || fans != 7 {
+		t.Errorf("variants %v, fan-out cells %d; want 5 and 7", seen, fans)
 	}
 	// The study's own graph is left as written.
 	if s.Graph.Service("front").Script[0].Call.Protocol != "" || s.Graph.EntryProtocol != "" {
@@ -52,5 +61,36 @@ func TestProtocolSweepRefusesAnUnknownProtocol(t *testing.T) {
 	_, err := Parse([]byte(src), "")
 	if err == nil || !strings.Contains(err.Error(), "tcp") || !strings.Contains(err.Error(), "http, h2c, grpc") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A fan-out makes each step's calls, parallel ones included, that many
+// times over in one parallel group, over the swept protocol.
+func TestFanoutRepeatsEveryStepsCalls(t *testing.T) {
+	g, err := topology.Builtin("tiered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Study{Graph: g}
+	v := s.graphVariant(0, topology.ProtocolH2C, 2)
+	got := v.Service("tier-1-app-a").Script[0].Parallel
+	var names []string
+	for _, c := range got {
+		if c.Protocol != topology.ProtocolH2C {
+			t.Errorf("call %s over %q", c.Service, c.Protocol)
+		}
+		names = append(names, c.Service)
+	}
+	if strings.Join(names, ",") != "tier-2-app-a,tier-2-app-b,tier-2-app-a,tier-2-app-b" {
+		t.Errorf("tier-1 calls %v", names)
+	}
+	if st := v.Service("tier-2-app-a").Script[0]; st.Call != nil || len(st.Parallel) != 2 {
+		t.Errorf("tier-2's call became %+v, want two in parallel", st)
+	}
+	if g.Service("tier-1-app-a").Script[0].Parallel[0].Protocol != "" || len(g.Service("tier-1-app-a").Script[0].Parallel) != 2 {
+		t.Error("the variant changed the study's graph")
+	}
+	if s.graphVariant(0, "", 1) != g {
+		t.Error("a fan-out of 1 made a variant")
 	}
 }

@@ -20,10 +20,11 @@ type setting struct {
 	// Tenants, in tenant scaling, is how many namespaces are loaded.
 	Tenants  int
 	Replicas map[string]int
-	// Payload and Protocol, when a sweep sets them, change the graph
-	// (graphVariant).
+	// Payload, Protocol and Fanout, when a sweep sets them, change the
+	// graph (graphVariant).
 	Payload  int
 	Protocol topology.Protocol
+	Fanout   int
 	Load     Load
 }
 

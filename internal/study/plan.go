@@ -33,10 +33,12 @@ type Cell struct {
 	Group      int            `json:"group"`
 	Namespaces int            `json:"namespaces"`
 	Replicas   map[string]int `json:"replicas,omitempty"`
-	// Payload and Protocol are the graph variant a payload or protocol
-	// sweep deploys; zero for the study's graph as written.
+	// Payload, Protocol and Fanout are the graph variant a payload,
+	// protocol or fan-out sweep deploys; zero for the study's graph as
+	// written.
 	Payload  int               `json:"payload,omitempty"`
 	Protocol topology.Protocol `json:"protocol,omitempty"`
+	Fanout   int               `json:"fanout,omitempty"`
 	// Pods is how many application pods the cell's workload runs, in all
 	// namespaces.
 	Pods int `json:"pods"`
@@ -226,7 +228,7 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
-	g := s.graphVariant(pt.setting.Payload, pt.setting.Protocol)
+	g := s.graphVariant(pt.setting.Payload, pt.setting.Protocol, pt.setting.Fanout)
 	w := platform.Workload{Graph: g, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
 	// The generator calls the entry as the graph says: gRPC keeps its
 	// connections and is HTTP/2 already, so keepalive and http2 (checked
@@ -236,7 +238,7 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
 		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
-		Payload: pt.setting.Payload, Protocol: pt.setting.Protocol,
+		Payload: pt.setting.Payload, Protocol: pt.setting.Protocol, Fanout: pt.setting.Fanout,
 		Load: platform.LoadSpec{
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
@@ -262,7 +264,7 @@ func loadedOf(st setting) int {
 
 // WorkloadOf is what the platform deploys for a cell.
 func (s *Study) WorkloadOf(c Cell) platform.Workload {
-	return platform.Workload{Graph: s.graphVariant(c.Payload, c.Protocol), Namespaces: c.Namespaces, Replicas: c.Replicas}
+	return platform.Workload{Graph: s.graphVariant(c.Payload, c.Protocol, c.Fanout), Namespaces: c.Namespaces, Replicas: c.Replicas}
 }
 
 // DefaultDir is where a run's results go without --out:
