@@ -99,17 +99,24 @@ func (s *Sampler) Stop() {
 
 // Window returns the samples whose interval is centred inside [start,
 // end], a zero time leaving that side open, for every container with at
-// least one such sample. Series are sorted by namespace, pod and
-// container.
+// least one such sample. A sample's interval runs from the one before it
+// (the first's, one interval back): the last one Stop takes is short and
+// mostly after the load, and read as a full interval it would be centred
+// inside the window and pull the mean towards idle. Series are sorted by
+// namespace, pod and container.
 func (s *Sampler) Window(start, end time.Time) []metrics.Series {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	half := s.interval / 2
 	out := make([]metrics.Series, 0, len(s.tracks))
 	for _, tr := range s.tracks {
 		cut := metrics.Series{Component: tr.series.Component}
-		for _, x := range tr.series.Samples {
-			mid := x.Time.Add(-half)
+		var from time.Time
+		for i, x := range tr.series.Samples {
+			if i == 0 {
+				from = x.Time.Add(-s.interval)
+			}
+			mid := from.Add(x.Time.Sub(from) / 2)
+			from = x.Time
 			if (start.IsZero() || !mid.Before(start)) && (end.IsZero() || !mid.After(end)) {
 				cut.Samples = append(cut.Samples, x)
 			}
