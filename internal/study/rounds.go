@@ -89,7 +89,7 @@ func precisionVerdict(w analysis.Precision, ci float64) (stop, why string) {
 // that is still noisy stays marked so that reports leave it out.
 func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 	retries := *r.s.Noise.Retries
-	for attempt := 2; attempt <= retries+1; attempt++ {
+	for round := 1; round <= retries; round++ {
 		var noisy []Cell
 		for _, s := range r.ix.Cells {
 			if !s.Noisy || s.Status == results.StatusFailed {
@@ -102,8 +102,8 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 		if len(noisy) == 0 {
 			return nil
 		}
-		r.printf("noise: %d cells were measured on a noisy host (more than %.3g cores of host noise, or CPUs more than %.0f%% slower than at their fastest); running them again (attempt %d of %d)\n",
-			len(noisy), r.s.Noise.Threshold, 100*results.SlowdownLimit, attempt, retries+1)
+		r.printf("noise: %d cells were measured on a noisy host (more than %.3g cores of host noise, or CPUs more than %.0f%% slower than at their fastest); running them again (round %d of %d)\n",
+			len(noisy), r.s.Noise.Threshold, 100*results.SlowdownLimit, round, retries)
 		for _, c := range noisy {
 			if err := r.waitQuiet(ctx); err != nil {
 				return err
@@ -113,7 +113,8 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 			if err != nil {
 				return err
 			}
-			cell.Attempt = attempt
+			// A resumed run goes on counting a cell's attempts.
+			cell.Attempt = max(old.Attempt, 1) + 1
 			cell.NoisyAttempts = append(slices.Clone(old.NoisyAttempts), noiseOf(old))
 			if err := results.WriteCell(r.dir, cell); err != nil {
 				return fmt.Errorf("results: %w", err)
@@ -125,7 +126,7 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 			if err := r.writeIndex(); err != nil {
 				return err
 			}
-			r.printf("noise: %s attempt %d: %s\n", c.ID, attempt, noiseText(cell.Summary))
+			r.printf("noise: %s attempt %d: %s\n", c.ID, cell.Attempt, noiseText(cell.Summary))
 		}
 	}
 	var still []string
@@ -135,7 +136,7 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 		}
 	}
 	if len(still) > 0 {
-		r.printf("noise: %d cells stayed noisy after %d attempts and are left out of the report's figures: %v\n", len(still), retries+1, still)
+		r.printf("noise: %d cells stayed noisy after %d more attempts and are left out of the report's figures (measure them again on a quieter host with 'meshbench run --resume %s'): %v\n", len(still), retries, r.dir, still)
 	}
 	return nil
 }

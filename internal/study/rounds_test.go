@@ -1,6 +1,9 @@
 package study
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -151,6 +154,31 @@ func TestRunRerunsNoisyCells(t *testing.T) {
 	}
 	if len(d.Excluded) != 3 {
 		t.Errorf("%d cells excluded, want the 3 ambient ones", len(d.Excluded))
+	}
+	// Resumed on a quiet host, the complete run measures the three
+	// ambient cells again, counting on from their third attempt.
+	quiet := newFake()
+	quiet.latency["sidecar"] = 3 * time.Millisecond
+	quiet.host = func(string, int) *platform.HostCPU {
+		return &platform.HostCPU{CPUs: 2, Noise: 0.01, Nodes: []platform.NodeCPU{{Name: "load", Role: platform.NodeLoad, CPUs: 1, Busy: 0.3}}}
+	}
+	var progress bytes.Buffer
+	o := runOptions(t, adaptiveStudy("3"), quiet, dir, &progress)
+	o.Resume = true
+	ix = run(t, o)
+	if quiet.measures != 3 || !ix.Complete || len(ix.Cells) != 9 {
+		t.Fatalf("resume measured %d cells, complete %v, %d cells; want the 3 ambient ones", quiet.measures, ix.Complete, len(ix.Cells))
+	}
+	if !strings.Contains(progress.String(), "re-measuring 3 cells that stayed noisy") {
+		t.Errorf("progress:\n%s", progress.String())
+	}
+	for _, s := range ix.Cells {
+		if s.Mesh == "ambient" && (s.Noisy || s.Attempt != 4 || len(s.NoisyAttempts) != 3) {
+			t.Errorf("resumed ambient cell %s: noisy %v, attempt %d, noisy attempts %v", s.ID, s.Noisy, s.Attempt, s.NoisyAttempts)
+		}
+	}
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrComplete) {
+		t.Errorf("resuming again: %v, want ErrComplete", err)
 	}
 }
 

@@ -121,6 +121,12 @@ func (r *runner) openResults() error {
 		ix.Cells = slices.DeleteFunc(ix.Cells, func(s results.Summary) bool { return bad[s.ID] })
 		ix.Complete = false
 	}
+	// Cells that stayed noisy are measured again, as the run's noise
+	// guard would: the host may be quieter now.
+	if n := noisyCells(ix); ix.Complete && n > 0 && *r.s.Noise.Retries > 0 {
+		r.printf("re-measuring %d cells that stayed noisy\n", n)
+		ix.Complete = false
+	}
 	switch {
 	case ix.Complete:
 		return fmt.Errorf("resume %s: %w", r.dir, ErrComplete)
@@ -204,4 +210,15 @@ func (r *runner) close() {
 	if r.logFile != nil {
 		r.logFile.Close()
 	}
+}
+
+// noisyCells counts the cells that stayed noisy and did not fail.
+func noisyCells(ix *results.Index) int {
+	n := 0
+	for _, s := range ix.Cells {
+		if s.Noisy && s.Status != results.StatusFailed {
+			n++
+		}
+	}
+	return n
 }
