@@ -12,7 +12,7 @@ import (
 // Validated is the error class the predictor was checked to on the lab by
 // bench/predict (docs/predict.md quotes the run), which predict prints
 // beside its figures.
-const Validated = "bench/predict on a 2-core lab at 25 req/s per tenant (CPU lines by rate, shared proxies at their busy rate): memory within 14% (under), CPU 0% to +40% (over), added p50 -42% to +60%: indicative only (docs/predict.md)"
+const Validated = "bench/predict on a 2-core lab at 25 req/s per tenant, on a contended host: memory within 16% (under), CPU +16% to +47% (over), added p50 -17% to +31% on bookinfo and -9% to -58% on tiered's parallel calls: indicative only (docs/predict.md)"
 
 // Options are a prediction's inputs beside the profile.
 type Options struct {
