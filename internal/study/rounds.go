@@ -92,7 +92,7 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 	for round := 1; round <= retries; round++ {
 		var noisy []Cell
 		for _, s := range r.ix.Cells {
-			if !s.Noisy || s.Status == results.StatusFailed {
+			if !toRemeasure(s) {
 				continue
 			}
 			if i := slices.IndexFunc(plan.Cells, func(c Cell) bool { return c.ID == s.ID }); i >= 0 {

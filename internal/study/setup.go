@@ -212,11 +212,15 @@ func (r *runner) close() {
 	}
 }
 
-// noisyCells counts the cells that stayed noisy and did not fail.
+// toRemeasure says whether the noise guard measures a cell again: it is
+// noisy and did not fail.
+func toRemeasure(s results.Summary) bool { return s.Noisy && s.Status != results.StatusFailed }
+
+// noisyCells counts the cells the noise guard would measure again.
 func noisyCells(ix *results.Index) int {
 	n := 0
 	for _, s := range ix.Cells {
-		if s.Noisy && s.Status != results.StatusFailed {
+		if toRemeasure(s) {
 			n++
 		}
 	}
