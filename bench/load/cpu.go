@@ -77,8 +77,10 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 		}
 		if wrk, ok := perReq["wrk"]; ok {
 			verdict(w, mine <= 0.9*wrk, "%d conns: meshbench %.2f µs/req at most 0.9x wrk %.2f (ratio %.2f)", conns, mine, wrk, mine/wrk)
-			if floor, ok := perReq["floor"]; ok {
-				fmt.Fprintf(w, "  the floor (one epoll loop that only counts answers) costs %.2fx wrk; meshbench costs %.2fx the floor\n", floor/wrk, mine/floor)
+			for _, f := range []struct{ name, what string }{{"floor", "an epoll loop"}, {"floor-uring", "an io_uring loop"}} {
+				if floor, ok := perReq[f.name]; ok {
+					fmt.Fprintf(w, "  the %s (%s that only counts answers) costs %.2fx wrk; meshbench costs %.2fx it\n", f.name, f.what, floor/wrk, mine/floor)
+				}
 			}
 		}
 		for _, peer := range []string{"oha", "fortio", "vegeta"} {

@@ -80,5 +80,5 @@ CGO_ENABLED=0 go build -trimpath -o "$bin/grpcref" ./bench/grpcref
 CGO_ENABLED=0 go build -trimpath -o "$bin/floor" ./bench/load/floor
 
 "$bin/loadbench" -meshbench "$bin/meshbench" -wrk "$(command -v wrk)" -hey "$(command -v hey)" \
-	-oha "$oha" -fortio "$fortio" -vegeta "$vegeta" -floor "$bin/floor" \
+	-oha "$oha" -fortio "$fortio" -vegeta "$vegeta" -floor "$bin/floor" -floor-uring "$bin/floor" \
 	-h2load "$(command -v h2load)" -ghz "$ghz" -grpcref "$bin/grpcref" "$@"

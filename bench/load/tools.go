@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-var toolNames = []string{"meshbench", "wrk", "hey", "oha", "fortio", "vegeta", "floor"}
+var toolNames = []string{"meshbench", "wrk", "hey", "oha", "fortio", "vegeta", "floor", "floor-uring"}
 
 // tool is how to drive one load generator and read what it measured.
 type tool struct {
@@ -188,18 +188,24 @@ var tools = []tool{
 			return r.Requests, r.Requests - r.StatusCodes["200"], nil
 		},
 	},
-	{
-		// Not a peer: bench/load/floor, the least a keep-alive client can
-		// cost here (the kernel's TCP and wake-up work, and nothing more).
-		name: "floor",
+	// Not peers: bench/load/floor, the least a keep-alive client can cost
+	// here (the kernel's TCP and wake-up work, and nothing more), waiting
+	// with epoll and with io_uring.
+	floorTool("floor", "epoll"),
+	floorTool("floor-uring", "uring"),
+}
+
+func floorTool(name, io string) tool {
+	return tool{
+		name: name,
 		closed: func(_, url string, conns int, d time.Duration, _ string) ([]string, string) {
-			return []string{"-c", fmt.Sprint(conns), "-d", secs(d), url}, ""
+			return []string{"-io", io, "-c", fmt.Sprint(conns), "-d", secs(d), url}, ""
 		},
 		count: func(_ string, p proc, _ string) (int64, int64, error) {
 			done, err := match(p.stdout, `(\d+) requests`)
 			return done, 0, err
 		},
-	},
+	}
 }
 
 type meshbenchReport struct {

@@ -1,14 +1,20 @@
 // Command floor is the least a closed-loop HTTP/1.1 keep-alive client can
-// cost on this machine: one thread, one epoll set, a request written the
-// moment its connection's answer is complete, the answer's end found by
-// its Content-Length, and nothing else: no timing, no histogram, no
-// parser worth the name. bench/load runs it beside the real generators so
-// that their CPU per request can be read against what the kernel's TCP
-// and wake-up work alone costs. It is a measuring stick, not a client: it
+// cost on this machine: one thread, a request written the moment its
+// connection's answer is complete, the answer's end found by its
+// Content-Length, and nothing else: no timing, no histogram, no parser
+// worth the name. bench/load runs it beside the real generators so that
+// their CPU per request can be read against what the kernel's TCP and
+// wake-up work alone costs. It is a measuring stick, not a client: it
 // handles only answers with a Content-Length, and stops at the first
 // error.
 //
-//	floor -c 32 -d 5s http://127.0.0.1:8080/
+// It waits in one of two ways, so that the floor is not one kernel
+// interface's cost: -io epoll waits for readiness and then reads and
+// writes, two system calls a request, the way wrk does; -io uring hands
+// its reads and writes to io_uring and waits for their completions, many
+// requests to a system call.
+//
+//	floor -c 32 -d 5s [-io uring] http://127.0.0.1:8080/
 //
 // It prints "N requests" when done.
 package main
@@ -29,12 +35,31 @@ import (
 func main() {
 	conns := flag.Int("c", 32, "connections")
 	d := flag.Duration("d", 5*time.Second, "duration")
+	io := flag.String("io", "epoll", "how to wait: epoll (readiness, then read and write) or uring (io_uring completions)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: floor -c N -d D http://host:port/path")
 		os.Exit(2)
 	}
-	n, err := run(flag.Arg(0), *conns, *d)
+	u, err := url.Parse(flag.Arg(0))
+	if err != nil || u.Scheme != "http" {
+		fmt.Fprintf(os.Stderr, "floor: want an http:// URL, got %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	req := []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n")
+	loop := map[string]func([]*conn, []byte, time.Duration) (int64, error){"epoll": epollLoop, "uring": uringLoop}[*io]
+	if loop == nil {
+		fmt.Fprintf(os.Stderr, "floor: -io %q: want epoll or uring\n", *io)
+		os.Exit(2)
+	}
+	// The loop is one thread, as wrk -t1 is.
+	runtime.LockOSThread()
+	cs, closeAll, err := dialAll(u.Host, *conns)
+	var n int64
+	if err == nil {
+		n, err = loop(cs, req, *d)
+		closeAll()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
@@ -49,76 +74,48 @@ type conn struct {
 	n   int
 }
 
-func run(rawURL string, conns int, d time.Duration) (int64, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" {
-		return 0, fmt.Errorf("want an http:// URL, got %q", rawURL)
+// dialAll opens conns non-blocking connections to host and returns their
+// descriptors, and a function that closes them.
+func dialAll(host string, conns int) ([]*conn, func(), error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
 	}
-	path := u.RequestURI()
-	req := []byte("GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n")
-	// The loop is one thread, as wrk -t1 is.
-	runtime.LockOSThread()
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return 0, err
-	}
-	defer unix.Close(ep)
 	cs := make([]*conn, conns)
 	for i := range cs {
-		c, err := net.Dial("tcp", u.Host)
+		c, err := net.Dial("tcp", host)
 		if err != nil {
-			return 0, err
+			closeAll()
+			return nil, nil, err
 		}
 		f, err := c.(*net.TCPConn).File() // a blocking duplicate, made non-blocking below
 		c.Close()
 		if err != nil {
-			return 0, err
+			closeAll()
+			return nil, nil, err
 		}
+		files = append(files, f)
 		fd := int(f.Fd())
-		defer f.Close()
 		if err := unix.SetNonblock(fd, true); err != nil {
-			return 0, err
+			closeAll()
+			return nil, nil, err
 		}
 		cs[i] = &conn{fd: fd, buf: make([]byte, 32<<10)}
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}
-		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-			return 0, err
-		}
-		if _, err := unix.Write(fd, req); err != nil {
-			return 0, err
-		}
 	}
-	var done int64
-	events := make([]unix.EpollEvent, 256)
-	for end := time.Now().Add(d); time.Now().Before(end); {
-		k, err := unix.EpollWait(ep, events, 100)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return done, err
-		}
-		for _, ev := range events[:k] {
-			c := cs[ev.Fd]
-			m, err := unix.Read(c.fd, c.buf[c.n:])
-			if err == unix.EAGAIN {
-				continue
-			}
-			if err != nil || m == 0 {
-				return done, fmt.Errorf("read: %v (%d bytes)", err, m)
-			}
-			c.n += m
-			if !complete(c.buf[:c.n]) {
-				continue
-			}
-			c.n = 0
-			done++
-			if _, err := unix.Write(c.fd, req); err != nil {
-				return done, err
-			}
-		}
+	return cs, closeAll, nil
+}
+
+// answered adds m bytes read to c's answer and says whether it is whole;
+// a whole answer is taken off, ready for the next.
+func (c *conn) answered(m int) bool {
+	c.n += m
+	if !complete(c.buf[:c.n]) {
+		return false
 	}
-	return done, nil
+	c.n = 0
+	return true
 }
 
 var (
