@@ -17,7 +17,7 @@ func writeProfile(t *testing.T) string {
 	t.Helper()
 	hop := predict.FromQuantile(func(float64) float64 { return 1 })
 	iv := predict.Interval{V: 0.0001, Lo: 0.0001, Hi: 0.0001}
-	costs := []predict.Cost{{Protocol: "http", Payload: 50, Server: iv}, {Protocol: "http", Payload: 8000, Server: iv}}
+	costs := []predict.Cost{{Protocol: "http", Payload: 50, Sides: predict.Sides{Server: iv}}, {Protocol: "http", Payload: 8000, Sides: predict.Sides{Server: iv}}}
 	p := &predict.Profile{
 		Version: predict.FormatVersion, Source: "test", Protocols: []string{"http"}, Payloads: []int{50, 8000}, Reference: "http", Nodes: 1,
 		Meshes: []predict.Mesh{{Name: "sidecar", Profile: "sidecar",

@@ -215,6 +215,7 @@ func meshRole(r metrics.Role) bool {
 type usage struct {
 	rate      float64
 	cpu, se   map[side]float64
+	count     map[side]int // instances
 	mem       float64
 	memSE     float64
 	instances int
@@ -222,7 +223,7 @@ type usage struct {
 }
 
 func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
-	u := usage{rate: c.AchievedRate, cpu: map[side]float64{}, se: map[side]float64{}}
+	u := usage{rate: c.AchievedRate, cpu: map[side]float64{}, se: map[side]float64{}, count: map[side]int{}}
 	var memVar float64
 	for _, s := range c.Resources {
 		if s.Component.Role != role || len(s.Samples) == 0 {
@@ -233,6 +234,7 @@ func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
 		mm, sem := meanSE(s.Samples, func(x metrics.Sample) float64 { return float64(x.WorkingSet) })
 		u.cpu[sd] += mc
 		u.se[sd] = math.Hypot(u.se[sd], sec)
+		u.count[sd]++
 		u.mem += mm
 		memVar += sem * sem
 		u.instances++
@@ -335,7 +337,7 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 	for i := range lines {
 		pts := append(slices.Clone(byRate[rates[i]]), byRate[rates[i+1]]...)
 		l := line{map[side]Interval{}, map[side]Interval{}}
-		var idleTotal Interval
+		idle := map[side]Interval{}
 		for s := range sides {
 			var xs, ys []float64
 			for _, u := range pts {
@@ -344,10 +346,10 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 			f := analysis.FitLine(xs, ys)
 			seIdle, seSlope := fitSE(pts, s)
 			l.idle[s], l.slope[s] = around(f.Idle, seIdle), around(f.PerRPS, seSlope)
-			idleTotal = idleTotal.Add(l.idle[s])
+			idle[s] = l.idle[s].Times(1 / float64(us[0].count[s]))
 		}
 		lines[i] = l
-		role.Fits = append(role.Fits, Fit{From: rates[i], To: rates[i+1], IdleCores: idleTotal.Times(1 / float64(role.Instances))})
+		role.Fits = append(role.Fits, Fit{From: rates[i], To: rates[i+1], IdleCores: sidesOf(idle, 1)})
 	}
 	// Every measured protocol and payload, at one namespace and the
 	// reference connections: the reference itself is each line's slope;
@@ -437,16 +439,17 @@ func fitSE(us []usage, s side) (idle, slope float64) {
 // sidecar receives once per request, front's receives and calls, the
 // generator's calls; a shared proxy carries every hop of the request.
 func costOf(protocol string, payload int, per map[side]Interval) Cost {
-	c := Cost{Protocol: protocol, Payload: payload}
-	if all, ok := per[sideAll]; ok {
-		c.Server = all.Times(1.0 / hopsPerRequest)
-		return c
+	return Cost{Protocol: protocol, Payload: payload, Sides: sidesOf(per, 1.0/hopsPerRequest)}
+}
+
+// sidesOf turns a figure by side of the chain into Sides: back's is the
+// Server's, front's less back's the Caller's, the generator's the
+// Entry's; a shared proxy's, times all, is the Server's.
+func sidesOf(per map[side]Interval, all float64) Sides {
+	if a, ok := per[sideAll]; ok {
+		return Sides{Server: a.Times(all)}
 	}
-	c.Server = per[sideServer]
-	f := per[sideFront]
-	c.Caller = Interval{f.V - c.Server.V, f.Lo - c.Server.Hi, f.Hi - c.Server.Lo}
-	c.Entry = per[sideEntry]
-	return c
+	return Sides{Server: per[sideServer], Caller: per[sideFront].Minus(per[sideServer]), Entry: per[sideEntry]}
 }
 
 // memoryOf reads a role's memory: per instance at one namespace (the

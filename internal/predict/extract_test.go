@@ -12,11 +12,11 @@ import (
 )
 
 // writeRun writes a profiling run's results with known costs: the sidecar
-// mesh's back sidecar burns 0.005 cores idle plus 0.2 ms per request (0.3
-// ms at 8000 B), front's 0.005 plus 0.5 ms (received and sent), the
-// generator's 0.005 plus 0.1 ms, from 100 req/s up; at 25 req/s each
-// burns what a line with 0.002 idle through its CPU at 100 req/s gives
-// (a proxy costs more per request at low rates). Each sidecar holds 40 MiB
+// mesh's back sidecar burns 0.004 cores idle plus 0.2 ms per request (0.3
+// ms at 8000 B), front's 0.007 plus 0.5 ms (received and sent), the
+// generator's 0.003 plus 0.1 ms, from 100 req/s up; at 25 req/s each
+// burns what a line with 0.003 cores less idle through its CPU at 100
+// req/s gives (a proxy costs more per request at low rates). Each sidecar holds 40 MiB
 // plus 1 MiB per known service, and 4 KiB more per connection above 8.
 // Requests take 1 ms under the baseline and 3 ms under the sidecar (1 ms
 // more per hop), at 25 req/s 2 ms and 5 ms (1.5 ms more per hop), each the
@@ -65,10 +65,10 @@ func writeRun(t *testing.T) string {
 					perReq = 10 // would show in every cost were it read as one
 				}
 				for ns := 1; ns <= v.namespaces; ns++ {
-					for pod, k := range map[string]float64{"back-0": 0.0002, "front-0": 0.0005, "load": 0.0001} {
-						cores := 0.005 + k*perReq*v.rate
+					for pod, c := range map[string]struct{ idle, k float64 }{"back-0": {0.004, 0.0002}, "front-0": {0.007, 0.0005}, "load": {0.003, 0.0001}} {
+						cores := c.idle + c.k*perReq*v.rate
 						if v.rate == 25 {
-							cores = 0.002 + 25*(k*perReq+lowExtra)
+							cores = c.idle - 0.003 + 25*(c.k*perReq+lowExtra)
 						}
 						mem := float64(40<<20) + float64(1<<20)*float64(2*v.namespaces) + float64(4<<10)*float64(v.connections-8)/3
 						c := metrics.Component{Role: metrics.RoleSidecar, Namespace: fmt.Sprintf("ns-%d", ns), Pod: pod, Container: "istio-proxy"}
@@ -128,11 +128,16 @@ func TestExtractReadsKnownCosts(t *testing.T) {
 		t.Errorf("fitAt picks the wrong line")
 	}
 	low, high := r.Fits[0], r.Fits[1]
-	near(t, "idle per sidecar", high.IdleCores.V, 0.005, 1e-9)
-	if !(high.IdleCores.Lo < 0.005 && high.IdleCores.Hi > 0.005) {
-		t.Errorf("idle interval %+v does not hold its value", high.IdleCores)
+	// Idle by side: back's, front's less back's, the generator's.
+	near(t, "idle, server", high.IdleCores.Server.V, 0.004, 1e-9)
+	near(t, "idle, caller", high.IdleCores.Caller.V, 0.003, 1e-9)
+	near(t, "idle, entry", high.IdleCores.Entry.V, 0.003, 1e-9)
+	if i := high.IdleCores.Server; !(i.Lo < i.V && i.Hi > i.V) {
+		t.Errorf("idle interval %+v does not hold its value", i)
 	}
-	near(t, "idle per sidecar, low line", low.IdleCores.V, 0.002, 1e-9)
+	near(t, "idle, server, low line", low.IdleCores.Server.V, 0.001, 1e-9)
+	near(t, "idle, caller, low line", low.IdleCores.Caller.V, 0.003, 1e-9)
+	near(t, "idle, entry, low line", low.IdleCores.Entry.V, 0, 1e-9)
 	ref := high.costAt("http", "http", 1000)
 	near(t, "server", ref.Server.V, 0.0002, 1e-9)
 	near(t, "caller", ref.Caller.V, 0.0003, 1e-9)

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -9,13 +10,15 @@ import (
 )
 
 // hop is one kind of hop of the user's graph: requests per second (in one
-// namespace) to a service's version, over a protocol, carrying its answer.
+// namespace) from a deployment to a service's version, over a protocol,
+// carrying its answer.
 type hop struct {
 	protocol string
 	payload  int
 	rate     float64
-	// entry says the load generator sends it, not an application pod.
-	entry bool
+	// from and to are the calling and the called version's key; from is
+	// "" for the load generator.
+	from, to string
 }
 
 // hopsOf lists the hops one namespace's traffic makes at an entry rate:
@@ -23,20 +26,20 @@ type hop struct {
 // service's rate split over its versions by their replicas.
 func hopsOf(g *topology.Graph, rate float64) []hop {
 	var out []hop
-	var visit func(service string, protocol topology.Protocol, rate float64, entry bool)
-	visit = func(service string, protocol topology.Protocol, rate float64, entry bool) {
+	var visit func(from, service string, protocol topology.Protocol, rate float64)
+	visit = func(from, service string, protocol topology.Protocol, rate float64) {
 		s := g.Service(service)
 		for _, v := range versionsOf(s) {
 			r := rate * v.weight
-			out = append(out, hop{protocol: string(protocol.Or()), payload: v.payload, rate: r, entry: entry})
+			out = append(out, hop{protocol: string(protocol.Or()), payload: v.payload, rate: r, from: from, to: v.key})
 			for _, st := range v.script {
 				for _, c := range st.Calls() {
-					visit(c.Service, c.Protocol, r*float64(max(c.Count, 1))*probabilityOf(c), false)
+					visit(v.key, c.Service, c.Protocol, r*float64(max(c.Count, 1))*probabilityOf(c))
 				}
 			}
 		}
 	}
-	visit(g.Entry, g.EntryProtocol, rate, true)
+	visit("", g.Entry, g.EntryProtocol, rate)
 	return out
 }
 
@@ -47,18 +50,21 @@ func probabilityOf(c topology.Call) float64 {
 	return 1
 }
 
-// version is one deployment of a service as a request sees it: the share
-// of its requests (by replicas, as the Service balances them), its answer's
-// size and its script.
+// version is one deployment of a service as a request sees it: its key
+// (service/version, unique in the graph) and replicas, the share of the
+// service's requests (by replicas, as the Service balances them), its
+// answer's size and its script.
 type version struct {
-	weight  float64
-	payload int
-	script  []topology.Step
+	key      string
+	replicas int
+	weight   float64
+	payload  int
+	script   []topology.Step
 }
 
 func versionsOf(s *topology.Service) []version {
 	if len(s.Versions) == 0 {
-		return []version{{weight: 1, payload: payloadOf(s.ResponseSize), script: s.Script}}
+		return []version{{key: s.Name + "/", replicas: max(s.Replicas, 1), weight: 1, payload: payloadOf(s.ResponseSize), script: s.Script}}
 	}
 	var total float64
 	for _, v := range s.Versions {
@@ -73,7 +79,8 @@ func versionsOf(s *topology.Service) []version {
 		if len(v.Script) > 0 {
 			script = v.Script
 		}
-		out = append(out, version{weight: float64(replicasOf(s, v)) / total, payload: payloadOf(size), script: script})
+		out = append(out, version{key: s.Name + "/" + v.Name, replicas: replicasOf(s, v), weight: float64(replicasOf(s, v)) / total,
+			payload: payloadOf(size), script: script})
 	}
 	return out
 }
@@ -128,10 +135,10 @@ func (f *Fit) costAt(ref, protocol string, payload int) Cost {
 		}
 	}
 	at := interpCost(refs, near.Payload)
-	return Cost{Protocol: protocol, Payload: payload,
+	return Cost{Protocol: protocol, Payload: payload, Sides: Sides{
 		Server: base.Server.Moved(at.Server, near.Server),
 		Caller: base.Caller.Moved(at.Caller, near.Caller),
-		Entry:  base.Entry.Moved(at.Entry, near.Entry)}
+		Entry:  base.Entry.Moved(at.Entry, near.Entry)}}
 }
 
 func abs(x int) int { return max(x, -x) }
@@ -148,7 +155,7 @@ func interpCost(cs []Cost, p int) Cost {
 	lerp := func(x, y Interval) Interval {
 		return Interval{x.V + (y.V-x.V)*f, x.Lo + (y.Lo-x.Lo)*f, x.Hi + (y.Hi-x.Hi)*f}
 	}
-	return Cost{Protocol: a.Protocol, Payload: p, Server: lerp(a.Server, b.Server), Caller: lerp(a.Caller, b.Caller), Entry: lerp(a.Entry, b.Entry)}
+	return Cost{Protocol: a.Protocol, Payload: p, Sides: Sides{Server: lerp(a.Server, b.Server), Caller: lerp(a.Caller, b.Caller), Entry: lerp(a.Entry, b.Entry)}}
 }
 
 // bracket finds the index i with at(i) <= p <= at(i+1) over n sorted
@@ -226,13 +233,15 @@ func (m *Mesh) sweepRate() float64 {
 	return best
 }
 
-// moved is d moved as far as from is from to, quantile by quantile.
+// moved is d moved as far as from is from to, quantile by quantile, as
+// Interval.Moved moves a value: the low bound less from's high, the high
+// less from's low.
 func moved(d, from, to [3]Dist) [3]Dist {
 	var out [3]Dist
-	for k := range out {
+	for k, opposite := range [3]int{0, 2, 1} {
 		out[k] = make(Dist, Points)
 		for i := range out[k] {
-			out[k][i] = d[k][i] + to[k][i] - from[k][i]
+			out[k][i] = d[k][i] + to[k][i] - from[opposite][i]
 		}
 		slices.Sort(out[k])
 	}
@@ -333,39 +342,42 @@ type Usage struct {
 	Role      string `json:"role"`
 	Instances int    `json:"instances"`
 	// ReadAt is the entry rate of the profile's chain the role's CPU line
-	// is read at: its busy rate.
+	// is read at: its busy rate. Sidecars are read each at its own pod's,
+	// from ReadLow up to ReadAt.
 	ReadAt   float64  `json:"read_at_rps"`
+	ReadLow  float64  `json:"read_low_rps,omitempty"`
 	Cores    Interval `json:"cores"`
 	MemBytes Interval `json:"mem_bytes"`
 }
 
 // deployment is the user's graph at its scale, as the model reads it:
-// one namespace's hops, the application pods of a namespace.
+// one namespace's hops, and its application pods by deployment (version).
 type deployment struct {
 	hops    []hop
+	pods    map[string]int
 	appPods int
 	sc      Scale
 }
 
 func deploy(g *topology.Graph, sc Scale) deployment {
-	d := deployment{hops: hopsOf(g, sc.Rate), sc: sc}
-	for _, dep := range g.Deployments() {
-		d.appPods += dep.Replicas
+	d := deployment{hops: hopsOf(g, sc.Rate), pods: map[string]int{}, sc: sc}
+	for _, s := range g.Services {
+		for _, v := range versionsOf(&s) {
+			d.pods[v.key] = v.replicas
+			d.appPods += v.replicas
+		}
 	}
 	return d
 }
 
 // busyRate is the entry rate at which the profile's chain kept one
-// instance of r as busy as the deployment keeps it. A proxy's cost per
-// request, and the latency it adds, depend on how often requests come (at
-// low rates each one wakes it). A shared proxy, a node proxy or a
-// waypoint, carries every hop of its node or namespace, of every tenant,
-// where the chain at the same entry rate sent it only its own two; a
-// sidecar carries its pod's, much as the chain's did.
+// instance of a shared proxy r as busy as the deployment keeps it. A
+// proxy's cost per request, and the latency it adds, depend on how often
+// requests come (at low rates each one wakes it). A shared proxy, a node
+// proxy or a waypoint, carries every hop of its node or namespace, of
+// every tenant, where the chain at the same entry rate sent it only its
+// own two. (Sidecars: sidecarCores.)
 func (d deployment) busyRate(r *Role) float64 {
-	if !r.shared() {
-		return d.sc.Rate
-	}
 	var perNS float64
 	for _, h := range d.hops {
 		perNS += h.rate
@@ -395,7 +407,7 @@ func (d deployment) latencyRate(m *Mesh) float64 {
 }
 
 // usage predicts each role's CPU and memory in a mesh: CPU on each role's
-// line around its busy rate.
+// line around its busy rate, each sidecar's around its own pod's.
 func (m *Mesh) usage(ref string, g *topology.Graph, d deployment) []Usage {
 	sc, hops, appPods := d.sc, d.hops, d.appPods
 	known := float64(sc.Namespaces * len(g.Services))
@@ -403,16 +415,16 @@ func (m *Mesh) usage(ref string, g *topology.Graph, d deployment) []Usage {
 	for i := range m.Roles {
 		r := &m.Roles[i]
 		n := instances(r, sc, appPods)
-		at := d.busyRate(r)
-		f := r.fitAt(at)
-		u := Usage{Role: r.Role, Instances: n, ReadAt: at, Cores: f.IdleCores.Times(float64(n))}
-		for _, h := range hops {
-			c := f.costAt(ref, h.protocol, h.payload)
-			side := c.Caller
-			if h.entry {
-				side = c.Entry
+		u := Usage{Role: r.Role, Instances: n}
+		if r.Scope == ScopePod {
+			u.Cores, u.ReadLow, u.ReadAt = d.sidecarCores(ref, r)
+		} else {
+			u.ReadAt = d.busyRate(r)
+			f := r.fitAt(u.ReadAt)
+			u.Cores = f.IdleCores.Server.Times(float64(n))
+			for _, h := range hops {
+				u.Cores = u.Cores.Add(f.costAt(ref, h.protocol, h.payload).Server.Times(h.rate * float64(sc.Namespaces)))
 			}
-			u.Cores = u.Cores.Add(c.Server.Add(side).Times(h.rate * float64(sc.Namespaces)))
 		}
 		perInstance := r.MemBytes.Add(r.MemPerService.Times(math.Max(0, known-float64(len(chainServices)))))
 		u.MemBytes = perInstance.Times(float64(n))
@@ -423,6 +435,72 @@ func (m *Mesh) usage(ref string, g *topology.Graph, d deployment) []Usage {
 		out = append(out, u)
 	}
 	return out
+}
+
+// sidecarCores is the CPU of every namespace's sidecars, and the lowest
+// and highest busy rates they are read at. The chain ran one pod of each
+// kind, and a proxy costs more per request the less busy it is, so each
+// deployment's sidecars are read on the line around the chain's rate at
+// which a chain pod of their kind carried as many hops a second as one of
+// them does: a pod that only receives (back's), one that receives and
+// calls (front's, two hops a request), or the load generator's (one per
+// namespace, calling the entry). Each is its kind's idle plus its hops'
+// costs on its side.
+func (d deployment) sidecarCores(ref string, r *Role) (cores Interval, low, high float64) {
+	type pod struct {
+		replicas int
+		in, out  []hop
+	}
+	pods := map[string]*pod{"": {replicas: max(r.ClientPods, 1)}}
+	for name, n := range d.pods {
+		pods[name] = &pod{replicas: n}
+	}
+	for _, h := range d.hops {
+		pods[h.to].in = append(pods[h.to].in, h)
+		pods[h.from].out = append(pods[h.from].out, h)
+	}
+	low = math.Inf(1)
+	for _, name := range slices.Sorted(maps.Keys(pods)) { // summed in one order, so that figures repeat exactly
+		p := pods[name]
+		var in, out float64
+		for _, h := range p.in {
+			in += h.rate
+		}
+		for _, h := range p.out {
+			out += h.rate
+		}
+		// The generator's sidecars split the entry rate as the chain's did.
+		at := in / float64(p.replicas)
+		switch {
+		case name == "":
+			at = out
+		case out > 0:
+			at = (in + out) / 2 / float64(p.replicas)
+		}
+		low, high = min(low, at), max(high, at)
+		f := r.fitAt(at)
+		idle := f.IdleCores.Server
+		switch {
+		case name == "":
+			idle = f.IdleCores.Entry
+		case out > 0:
+			idle = idle.Add(f.IdleCores.Caller)
+		}
+		c := idle.Times(float64(p.replicas))
+		for _, h := range p.in {
+			c = c.Add(f.costAt(ref, h.protocol, h.payload).Server.Times(h.rate))
+		}
+		for _, h := range p.out {
+			cost := f.costAt(ref, h.protocol, h.payload)
+			side := cost.Caller
+			if name == "" {
+				side = cost.Entry
+			}
+			c = c.Add(side.Times(h.rate))
+		}
+		cores = cores.Add(c.Times(float64(d.sc.Namespaces)))
+	}
+	return cores, low, high
 }
 
 // instances is how many of a role the user's deployment runs.

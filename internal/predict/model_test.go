@@ -13,8 +13,9 @@ const mib = 1 << 20
 // synthetic is a profile with known unit costs: a sidecar mesh whose every
 // hop adds exactly 1 ms at 50 B and 3 ms at 8000 B over HTTP (4 ms over
 // gRPC at any payload it interpolates), and whose sidecars cost 0.01 cores
-// idle, 0.2 ms of CPU per request received, 0.1 ms per request sent (by an
-// app pod or the generator), 50 MiB at rest plus 1 MiB per known service
+// idle (0.015 in a pod that also calls, 0.002 in a generator's), 0.2 ms of
+// CPU per request received, 0.1 ms per request sent (by an app pod or the
+// generator), 50 MiB at rest plus 1 MiB per known service
 // and 10 KiB per connection.
 func synthetic() *Profile {
 	hop := func(proto string, payload int, ms float64) Hop {
@@ -22,7 +23,7 @@ func synthetic() *Profile {
 		return Hop{Protocol: proto, Payload: payload, Requests: 1000, Added: d, Low: d.Scale(0.5), High: d.Scale(2)}
 	}
 	cost := func(proto string, payload int, k float64) Cost {
-		return Cost{Protocol: proto, Payload: payload, Server: exact(0.0002 * k), Caller: exact(0.0001 * k), Entry: exact(0.0001 * k)}
+		return Cost{Protocol: proto, Payload: payload, Sides: Sides{Server: exact(0.0002 * k), Caller: exact(0.0001 * k), Entry: exact(0.0001 * k)}}
 	}
 	return &Profile{
 		Version: FormatVersion, Source: "synthetic", Protocols: []string{"http", "grpc"}, Payloads: []int{50, 8000}, Reference: "http", Nodes: 1,
@@ -30,7 +31,7 @@ func synthetic() *Profile {
 			{Name: "baseline", Profile: "baseline"},
 			{Name: "sidecar", Profile: "sidecar",
 				Roles: []Role{{Role: "sidecar", Scope: ScopePod, Instances: 3, ClientPods: 1,
-					Fits: []Fit{{From: 10, To: 300, IdleCores: exact(0.01),
+					Fits: []Fit{{From: 10, To: 300, IdleCores: Sides{Server: exact(0.01), Caller: exact(0.005), Entry: exact(0.002)},
 						Costs: []Cost{cost("http", 50, 1), cost("http", 8000, 1), cost("grpc", 1000, 2)}}},
 					MemBytes: Interval{50 * mib, 45 * mib, 55 * mib}, MemPerService: exact(mib), MemPerConnection: exact(10 << 10)}},
 				Hops: []Hop{hop("http", 50, 1), hop("http", 8000, 3), hop("grpc", 1000, 4)}},
@@ -78,8 +79,9 @@ func TestTieredLatencyAndCPU(t *testing.T) {
 	// Per namespace: 100 req/s enter tier-1 from the generator, 100 go to
 	// each tier-2 and 200 to tier-3: 500 received (0.2 ms each), 400 sent
 	// by app pods and 100 by the generator (0.1 ms each). 2 namespaces.
-	// Sidecars: 4 app pods + 1 generator per namespace, 0.01 idle each.
-	wantCPU := 2 * (500*0.0002 + 500*0.0001 + 5*0.01)
+	// Idle: tier-1 and both tier-2s call (0.015 each), tier-3 only
+	// receives (0.01), and the generator's 0.002.
+	wantCPU := 2 * (500*0.0002 + 500*0.0001 + 3*0.015 + 0.01 + 0.002)
 	near(t, "cores", sc.Cores.V, wantCPU, 1e-9)
 	// Memory: 10 sidecars x (50 MiB + 1 MiB x (8 known - 2 profiled)).
 	near(t, "mem MiB", sc.Mem.V/mib, 10*(50+6), 1e-9)
@@ -213,7 +215,8 @@ func TestHopsOfFollowsCountsAndProbabilities(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := hopsOf(g, 10)
-	if len(hs) != 2 || hs[0].rate != 10 || !hs[0].entry || hs[1].rate != 15 || hs[1].entry {
+	if len(hs) != 2 || hs[0] != (hop{protocol: "http", payload: defaultPayload, rate: 10, from: "", to: "a/"}) ||
+		hs[1].rate != 15 || hs[1].from != "a/" || hs[1].to != "b/" {
 		t.Errorf("hops = %+v", hs)
 	}
 }
@@ -229,8 +232,10 @@ func ambient() Mesh {
 		return Hop{Protocol: "http", Payload: payload, Rate: rate, Requests: 1000, Added: d, Low: d, High: d}
 	}
 	fit := func(from, to, idle, perHop float64) Fit {
-		c := func(payload int) Cost { return Cost{Protocol: "http", Payload: payload, Server: exact(perHop)} }
-		return Fit{From: from, To: to, IdleCores: exact(idle), Costs: []Cost{c(50), c(8000)}}
+		c := func(payload int) Cost {
+			return Cost{Protocol: "http", Payload: payload, Sides: Sides{Server: exact(perHop)}}
+		}
+		return Fit{From: from, To: to, IdleCores: Sides{Server: exact(idle)}, Costs: []Cost{c(50), c(8000)}}
 	}
 	return Mesh{Name: "ambient", Profile: "ambient",
 		Roles: []Role{{Role: "node-proxy", Scope: ScopeNode, Instances: 1,
@@ -275,8 +280,64 @@ func TestSharedProxyIsReadAtItsBusyRate(t *testing.T) {
 	pr = mustPredict(t, p, Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 6, Rate: 10, Connections: 8, Nodes: 2}, Meshes: []string{"ambient"}})
 	near(t, "two nodes: read at", pr.Meshes[0].Roles[0].ReadAt, 75, 1e-9)
 
-	// Sidecars serve one pod each: read at the entry rate.
+	// Sidecars serve one pod each, read at their own pods' rates
+	// (TestSidecarsAreReadAtTheirPodsRates): from 10 req/s (the tier-2s
+	// and the generator) to 20 (tier-3, called by both tier-2s).
 	pr = mustPredict(t, synthetic(), Options{Graph: graph(t, "tiered"), Scale: Scale{Namespaces: 6, Rate: 10, Connections: 8}, Meshes: []string{"sidecar"}})
-	near(t, "sidecar read at", pr.Meshes[0].Roles[0].ReadAt, 10, 1e-9)
+	near(t, "sidecar read from", pr.Meshes[0].Roles[0].ReadLow, 10, 1e-9)
+	near(t, "sidecar read at", pr.Meshes[0].Roles[0].ReadAt, 20, 1e-9)
 	near(t, "sidecar latency read at", pr.Meshes[0].LatencyAt, 10, 1e-9)
+}
+
+// Each sidecar is read on the line around its own pod's busy rate, with
+// its kind's idle: a (one pod) receives 10 req/s and calls b twice per
+// request, so it carries 30 hops a second, as busy as the chain's front
+// at 15 req/s; b's two pods receive 10 a second each, as the chain's back
+// at 10; the generator sends 10. The line up to 12 req/s costs more per
+// request (a proxy woken by each), the line above less.
+func TestSidecarsAreReadAtTheirPodsRates(t *testing.T) {
+	p := synthetic()
+	r := &p.Meshes[1].Roles[0]
+	fit := func(from, to, idle, k float64) Fit {
+		c := func(payload int) Cost {
+			return Cost{Protocol: "http", Payload: payload, Sides: Sides{Server: exact(2 * k), Caller: exact(k), Entry: exact(k)}}
+		}
+		return Fit{From: from, To: to, IdleCores: Sides{Server: exact(idle), Caller: exact(idle / 2), Entry: exact(idle / 4)},
+			Costs: []Cost{c(50), c(8000)}}
+	}
+	r.Fits = []Fit{fit(5, 12, 0.004, 0.0003), fit(12, 300, 0.01, 0.0001)}
+	g := &topology.Graph{Name: "g", Entry: "a", Services: []topology.Service{
+		{Name: "a", ResponseSize: 50, Script: []topology.Step{{Call: &topology.Call{Service: "b", Count: 2}}}},
+		{Name: "b", ResponseSize: 50, Replicas: 2},
+	}}
+	if err := g.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	pr := mustPredict(t, p, Options{Graph: g, Scale: Scale{Namespaces: 3, Rate: 10, Connections: 8}, Meshes: []string{"sidecar"}})
+	u := pr.Meshes[0].Roles[0]
+	near(t, "read from", u.ReadLow, 10, 1e-9)
+	near(t, "read at", u.ReadAt, 15, 1e-9)
+	a := 0.01 + 0.005 + 10*0.0002 + 20*0.0001
+	b := 2*0.004 + 20*0.0006
+	gen := 0.001 + 10*0.0003
+	near(t, "cores", u.Cores.V, 3*(a+b+gen), 1e-9)
+	if u.Instances != 3*4 {
+		t.Errorf("instances %d, want 12", u.Instances)
+	}
+}
+
+// A figure moved by a reference's difference keeps its estimate inside
+// its bounds: the reference's spread widens them, never crosses them.
+func TestMovedBoundsHoldTheEstimate(t *testing.T) {
+	d := [3]Dist{constant(1), constant(0.9), constant(1.1)}
+	from := [3]Dist{constant(1), constant(0.5), constant(1.5)}
+	to := [3]Dist{constant(1), constant(1), constant(1)}
+	out := moved(d, from, to)
+	near(t, "moved", out[0].Quantile(0.5), 1, 1e-9)
+	near(t, "moved low", out[1].Quantile(0.5), 0.4, 1e-9)
+	near(t, "moved high", out[2].Quantile(0.5), 1.6, 1e-9)
+	iv := Interval{1, 0.9, 1.1}.Moved(Interval{1, 0.5, 1.5}, exact(1))
+	near(t, "Interval.Moved", iv.V, 1, 1e-9)
+	near(t, "Interval.Moved low", iv.Lo, 0.4, 1e-9)
+	near(t, "Interval.Moved high", iv.Hi, 1.6, 1e-9)
 }

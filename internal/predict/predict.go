@@ -12,7 +12,7 @@ import (
 // Validated is the error class the predictor was checked to on the lab by
 // bench/predict (docs/predict.md quotes the run), which predict prints
 // beside its figures.
-const Validated = "bench/predict on a 2-core lab at 25 req/s per tenant, on a contended host: memory within 16% (under), CPU +16% to +47% (over), added p50 -17% to +31% on bookinfo and -9% to -58% on tiered's parallel calls: indicative only (docs/predict.md)"
+const Validated = "bench/predict on a 2-core lab at 25 req/s per tenant: memory within 13% (under), CPU -11% to +45% (8 of 12 within 20%), added p50 -66% to +30% on bookinfo and -67% to +7% on tiered, under where tenants queue for the host's CPUs, which the model leaves out: indicative only (docs/predict.md)"
 
 // Options are a prediction's inputs beside the profile.
 type Options struct {
@@ -173,8 +173,10 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		for _, u := range f.Roles {
 			f.Cores, f.Mem = f.Cores.Add(u.Cores), f.Mem.Add(u.MemBytes)
 			// The entry rate's own note covers a role read at it.
-			if u.ReadAt != o.Rate && (u.ReadAt < lo || u.ReadAt > hi) {
-				out.Notes = append(out.Notes, fmt.Sprintf("Mesh %s: its %s is as busy as the profile's chain at %.3g req/s, outside the rates the profile measured (%g to %g req/s): read on the nearest line, extended.", m.Name, u.Role, u.ReadAt, lo, hi))
+			for _, at := range []float64{u.ReadLow, u.ReadAt} {
+				if at > 0 && at != o.Rate && (at < lo || at > hi) {
+					out.Notes = append(out.Notes, fmt.Sprintf("Mesh %s: its %s is as busy as the profile's chain at %.3g req/s, outside the rates the profile measured (%g to %g req/s): read on the nearest line, extended.", m.Name, u.Role, at, lo, hi))
+				}
 			}
 		}
 		gib := float64(cost.GiB)

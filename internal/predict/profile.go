@@ -14,8 +14,9 @@ import (
 // Version 2 fits CPU between each pair of measured rates and keeps each
 // hop's latency by rate. Version 3 reads each hop's quantiles where they
 // are: version 2 files hold the lowest percent of every hop's latency
-// (quantiles read as percentiles), so they are refused.
-const FormatVersion = 3
+// (quantiles read as percentiles), so they are refused. Version 4 keeps a
+// sidecar's idle by side (what its pod does).
+const FormatVersion = 4
 
 // Profile is a profile file: each mesh's unit costs as the profiling run
 // measured them, with where and how it was measured.
@@ -96,30 +97,37 @@ type Role struct {
 	MemPerConnection Interval `json:"mem_per_connection_bytes"`
 }
 
-// Fit is a role's CPU between two rates (per namespace's entry, in
+// Fit is a role's CPU between two rates (of the chain's entry, in
 // requests per second): IdleCores + each hop's rate x its cost.
 type Fit struct {
 	From float64 `json:"from_rps"`
 	To   float64 `json:"to_rps"`
 	// IdleCores is one instance's CPU where the line meets rate 0: an
-	// intercept, not a measured idle.
-	IdleCores Interval `json:"idle_cores"`
+	// intercept, not a measured idle. A sidecar's depends on what its pod
+	// does, as a hop's Cost does: Server for one that only receives, plus
+	// Caller for one that also calls, Entry for a load generator's.
+	IdleCores Sides `json:"idle_cores"`
 	// Costs are the CPU per request per second of one hop, by protocol
 	// and payload.
 	Costs []Cost `json:"costs"`
 }
 
 // Cost is the cores one request per second costs a role on one hop, by
-// side: Server on the hop's receiving end, Caller on the sending end when
-// an application pod sends, Entry when the load generator does. A role
-// that the run cannot tell apart by side (one proxy per node or per
-// namespace) has it all in Server.
+// side.
 type Cost struct {
-	Protocol string   `json:"protocol"`
-	Payload  int      `json:"payload"`
-	Server   Interval `json:"server"`
-	Caller   Interval `json:"caller"`
-	Entry    Interval `json:"entry"`
+	Protocol string `json:"protocol"`
+	Payload  int    `json:"payload"`
+	Sides
+}
+
+// Sides is a CPU figure by side of a hop: Server on its receiving end,
+// Caller on its sending end when an application pod sends, Entry when the
+// load generator does. A role that the run cannot tell apart by side (one
+// proxy per node or per namespace) has it all in Server.
+type Sides struct {
+	Server Interval `json:"server"`
+	Caller Interval `json:"caller"`
+	Entry  Interval `json:"entry"`
 }
 
 // Hop is the latency one hop adds, in milliseconds: its quantiles as a
@@ -148,12 +156,14 @@ func (a Interval) Add(b Interval) Interval { return Interval{a.V + b.V, a.Lo + b
 // Times scales an interval by k >= 0.
 func (a Interval) Times(k float64) Interval { return Interval{a.V * k, a.Lo * k, a.Hi * k} }
 
-// Moved is a + (to - from), each bound with its own: a cost or a latency
-// measured under one condition, read under another where a reference was
-// measured under both.
-func (a Interval) Moved(from, to Interval) Interval {
-	return Interval{a.V + to.V - from.V, a.Lo + to.Lo - from.Lo, a.Hi + to.Hi - from.Hi}
-}
+// Minus is a - b: its low bound is a's low less b's high, its high a's
+// high less b's low, so that it holds the estimate.
+func (a Interval) Minus(b Interval) Interval { return Interval{a.V - b.V, a.Lo - b.Hi, a.Hi - b.Lo} }
+
+// Moved is a + (to - from): a cost or a latency measured under one
+// condition, read under another where a reference was measured under
+// both.
+func (a Interval) Moved(from, to Interval) Interval { return a.Add(to.Minus(from)) }
 
 // exact is a value with no spread.
 func exact(v float64) Interval { return Interval{v, v, v} }

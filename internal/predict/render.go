@@ -54,7 +54,11 @@ func (p *Prediction) table() table {
 		t.Rows = append(t.Rows, []string{m.Mesh, iv(m.P50, 2), iv(m.P95, 2), iv(m.P99, 2), iv(m.Cores, 3), iv(m.Mem.Times(1.0/(1<<20)), 0),
 			fmt.Sprint(m.Nodes), fmt.Sprintf("%.0f", m.NodesMonthly), iv(m.ConsumedMonthly, 0)})
 		for _, r := range m.Roles {
-			t.Roles = append(t.Roles, []string{m.Mesh, r.Role, fmt.Sprint(r.Instances), fmt.Sprintf("%.0f", r.ReadAt), iv(r.Cores, 3), iv(r.MemBytes.Times(1.0/(1<<20)), 0)})
+			at := fmt.Sprintf("%.3g", r.ReadAt)
+			if r.ReadLow > 0 && r.ReadLow != r.ReadAt {
+				at = fmt.Sprintf("%.3g to %.3g", r.ReadLow, r.ReadAt)
+			}
+			t.Roles = append(t.Roles, []string{m.Mesh, r.Role, fmt.Sprint(r.Instances), at, iv(r.Cores, 3), iv(r.MemBytes.Times(1.0/(1<<20)), 0)})
 		}
 	}
 	return t

@@ -17,10 +17,10 @@ func TestProfilePresetVariesPayloadAndProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := plan(t, s, s.ScalingFor(0))
-	// 10 sweep rows x 7 meshes, one repetition; the rows at 1000 B over
+	// 11 sweep rows x 7 meshes, one repetition; the rows at 1000 B over
 	// HTTP with one namespace and no fan-out share a deployment.
-	if len(p.Cells) != 70 || p.Groups != 7 {
-		t.Fatalf("cells %d, groups %d; want 70 and 7", len(p.Cells), p.Groups)
+	if len(p.Cells) != 77 || p.Groups != 7 {
+		t.Fatalf("cells %d, groups %d; want 77 and 7", len(p.Cells), p.Groups)
 	}
 	fans := 0
 	seen := map[string]bool{}
