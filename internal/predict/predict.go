@@ -126,7 +126,7 @@ func Predict(p *Profile, o Options) (*Prediction, error) {
 		Notes: []string{
 			"Added latency is at the entry, over the baseline: each hop's added-latency distribution (profiled), summed along the calls in sequence and maximized over parallel calls, as if hops were independent, plus, for each parallel call beyond the first, what the profile's fan-out cell measured a second one to add (parallel calls cross the same proxies and wait for each other there).",
 			"CPU and memory are the mesh's proxies (and control plane where it runs one) only; the application's own cost is not predicted.",
-			"A proxy costs more per request, and adds more latency, when requests come seldom (each wakes it). Each role is read where the profile's chain kept one instance as busy (Read at): a sidecar at the entry rate, a shared proxy (node proxy, waypoint), which carries the hops of every namespace on its node or in its namespace, higher; a mesh's hops at its least busy shared proxy's rate.",
+			"A proxy costs more per request, and adds more latency, when requests come seldom (each wakes it). Each role is read where the profile's chain kept one instance as busy (Read at): each sidecar where a chain pod of its kind carried as many requests a second as its pod does, a shared proxy (node proxy, waypoint), which carries the hops of every namespace on its node or in its namespace, higher; a mesh's hops at its least busy shared proxy's rate.",
 			"Intervals carry the profile's spread: each CPU figure's samples, the quantiles' 95% bounds; nodes come from requests, not usage, and have none.",
 		},
 	}
