@@ -346,7 +346,7 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 			f := analysis.FitLine(xs, ys)
 			seIdle, seSlope := fitSE(pts, s)
 			l.idle[s], l.slope[s] = around(f.Idle, seIdle), around(f.PerRPS, seSlope)
-			idle[s] = l.idle[s].Times(1 / float64(us[0].count[s]))
+			idle[s] = l.idle[s].Times(1 / float64(instancesOf(pts, s)))
 		}
 		lines[i] = l
 		role.Fits = append(role.Fits, Fit{From: rates[i], To: rates[i+1], IdleCores: sidesOf(idle, 1)})
@@ -410,6 +410,16 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 	}
 	role.MemBytes, role.MemPerService, role.MemPerConnection = memoryOf(r, cells, us)
 	return role, nil
+}
+
+// instancesOf is how many instances of a side the cells ran: the most
+// any of them sampled.
+func instancesOf(us []usage, s side) int {
+	n := 1
+	for _, u := range us {
+		n = max(n, u.count[s])
+	}
+	return n
 }
 
 // fitSE is the standard errors of a two-point (or more) fit's intercept
