@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 func h2cClient() *http.Client {
@@ -63,8 +65,13 @@ func TestH2C(t *testing.T) {
 
 func TestRunServesAndStops(t *testing.T) {
 	t.Parallel()
-	addr := closedAddr(t) // free now; Run binds it
-	ratings := closedAddr(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // free now; Run binds it
+	ratings := testenv.RefusedAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

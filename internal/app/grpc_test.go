@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshbench/meshbench/internal/grpcapp"
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // callGRPC makes the test service's gRPC call to addr and decodes the tree,
@@ -108,7 +109,7 @@ services:
 `)
 	// b's upstream refuses: b answers 502 with its tree as the status
 	// message, and a embeds that tree.
-	b := serveService(t, Options{Graph: g, Service: "b", Upstreams: map[string]string{"c": closedAddr(t)}})
+	b := serveService(t, Options{Graph: g, Service: "b", Upstreams: map[string]string{"c": testenv.RefusedAddr(t)}})
 	a := serveService(t, Options{Graph: g, Service: "a", Upstreams: map[string]string{"b": b}})
 	code, root := callGRPC(t, a)
 	if code != codes.Unavailable || root.Status != http.StatusBadGateway {

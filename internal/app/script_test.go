@@ -56,18 +56,6 @@ func serveOn(t *testing.T, o Options, ln net.Listener) string {
 	return ln.Addr().String()
 }
 
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 const chain = `
 name: chain
 entry: a
@@ -86,7 +74,7 @@ func TestDownstreamDown(t *testing.T) {
 	t.Parallel()
 	g := parseGraph(t, chain)
 	d := serveService(t, Options{Graph: g, Service: "d"})
-	b := serveService(t, Options{Graph: g, Service: "b", Upstreams: map[string]string{"c": closedAddr(t)}})
+	b := serveService(t, Options{Graph: g, Service: "b", Upstreams: map[string]string{"c": testenv.RefusedAddr(t)}})
 	a := serveService(t, Options{Graph: g, Service: "a", Upstreams: map[string]string{"b": b, "d": d}})
 
 	status, root, _ := get(t, http.DefaultClient, "http://"+a+"/")
@@ -188,7 +176,7 @@ services:
 - name: down
 `)
 	ok := serveService(t, Options{Graph: g, Service: "ok"})
-	a := serveService(t, Options{Graph: g, Service: "a", Upstreams: map[string]string{"ok": ok, "down": closedAddr(t)}})
+	a := serveService(t, Options{Graph: g, Service: "a", Upstreams: map[string]string{"ok": ok, "down": testenv.RefusedAddr(t)}})
 	status, root, _ := get(t, http.DefaultClient, "http://"+a+"/")
 	if status != 502 || len(root.Calls) != 2 || root.Calls[0].Status != 200 || root.Calls[1].Status != 502 {
 		t.Errorf("status %d, calls %+v; want 502 with ok then down, and no third call", status, root.Calls)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,17 +11,13 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 func TestRunErrorKinds(t *testing.T) {
 	t.Parallel()
-	// A port with nothing listening: take one, then close it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String()
-	ln.Close()
+	refused := "http://" + testenv.RefusedAddr(t)
 
 	stall := func(w http.ResponseWriter, r *http.Request) {
 		select {

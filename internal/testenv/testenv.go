@@ -1,8 +1,10 @@
-// Package testenv decides, for tests, whether an integration test may run:
+// Package testenv is what tests share about their environment. It decides
+// whether an integration test may run:
 // under -short every integration test skips; otherwise a missing
 // prerequisite (root, Envoy, a control plane, a browser) skips the test, or
 // fails it when MESHBENCH_REQUIRE_INTEGRATION=1, as scripts/test.sh sets it
-// in CI, so that a green run proves the integration tests really ran.
+// in CI, so that a green run proves the integration tests really ran. It
+// also hands out a loopback address that refuses connections.
 package testenv
 
 import (
