@@ -215,11 +215,10 @@ func meshRole(r metrics.Role) bool {
 type usage struct {
 	rate      float64
 	cpu, se   map[side]float64
-	count     map[side]int // instances
+	count     map[side]int // instances by side; instances is their sum
 	mem       float64
 	memSE     float64
 	instances int
-	clients   int
 }
 
 func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
@@ -238,9 +237,6 @@ func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
 		u.mem += mm
 		memVar += sem * sem
 		u.instances++
-		if sd == sideEntry {
-			u.clients++
-		}
 	}
 	u.memSE = math.Sqrt(memVar)
 	return u, u.instances > 0
@@ -323,7 +319,7 @@ func extractRole(r metrics.Role, cells []measured) (Role, error) {
 	if len(rates) < 2 {
 		return role, fmt.Errorf("the reference variant (%s, %d B, %d connections, 1 namespace) needs cells at two rates or more; it has %d", refProtocol, refPayload, refConnections, len(rates))
 	}
-	role.Instances, role.ClientPods = us[0].instances, us[0].clients
+	role.Instances, role.ClientPods = us[0].instances, us[0].count[sideEntry]
 	sides := map[side]bool{}
 	for _, u := range us {
 		for s := range u.cpu {

@@ -353,10 +353,9 @@ type Usage struct {
 // deployment is the user's graph at its scale, as the model reads it:
 // one namespace's hops, and its application pods by deployment (version).
 type deployment struct {
-	hops    []hop
-	pods    map[string]int
-	appPods int
-	sc      Scale
+	hops []hop
+	pods map[string]int
+	sc   Scale
 }
 
 func deploy(g *topology.Graph, sc Scale) deployment {
@@ -364,10 +363,18 @@ func deploy(g *topology.Graph, sc Scale) deployment {
 	for _, s := range g.Services {
 		for _, v := range versionsOf(&s) {
 			d.pods[v.key] = v.replicas
-			d.appPods += v.replicas
 		}
 	}
 	return d
+}
+
+// appPods is how many application pods a namespace runs.
+func (d deployment) appPods() int {
+	n := 0
+	for _, r := range d.pods {
+		n += r
+	}
+	return n
 }
 
 // busyRate is the entry rate at which the profile's chain kept one
@@ -382,7 +389,7 @@ func (d deployment) busyRate(r *Role) float64 {
 	for _, h := range d.hops {
 		perNS += h.rate
 	}
-	perInstance := perNS * float64(d.sc.Namespaces) / float64(instances(r, d.sc, d.appPods))
+	perInstance := perNS * float64(d.sc.Namespaces) / float64(instances(r, d.sc, d.appPods()))
 	return perInstance * float64(max(r.Instances, 1)) / hopsPerRequest
 }
 
@@ -409,7 +416,7 @@ func (d deployment) latencyRate(m *Mesh) float64 {
 // usage predicts each role's CPU and memory in a mesh: CPU on each role's
 // line around its busy rate, each sidecar's around its own pod's.
 func (m *Mesh) usage(ref string, g *topology.Graph, d deployment) []Usage {
-	sc, hops, appPods := d.sc, d.hops, d.appPods
+	sc, hops, appPods := d.sc, d.hops, d.appPods()
 	known := float64(sc.Namespaces * len(g.Services))
 	var out []Usage
 	for i := range m.Roles {
