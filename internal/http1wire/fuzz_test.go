@@ -3,16 +3,20 @@ package http1wire
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 )
 
 // FuzzResponse feeds the response parser, which faces any server, arbitrary
-// bytes as a keep-alive connection's stream, read both ways a client reads
-// it: the load engine's (DiscardResponse) and the test service's
-// downstream client's (ReadResponseHead, then ReadBody). Neither may panic
-// or loop; an accepted response has a real status; after an error the
-// connection is never kept; a body read whole stays within its limit.
+// bytes as a keep-alive connection's stream, read the ways a client reads
+// it: the load engine's (DiscardResponse, and ResponseScanner, fed a few
+// bytes at a time) and the test service's downstream client's
+// (ReadResponseHead, then ReadBody). None may panic or loop; an accepted
+// response has a real status; after an error the connection is never
+// kept; a body read whole stays within its limit; the scanner frames the
+// stream exactly as DiscardResponse does.
 func FuzzResponse(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), false)
 	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n"), false)
@@ -22,6 +26,7 @@ func FuzzResponse(f *testing.F) {
 		// Each accepted response consumes at least a status line, so each
 		// loop ends within len(data) rounds.
 		br := bufio.NewReaderSize(bytes.NewReader(data), 4<<10)
+		var discarded []string
 		for i := 0; ; i++ {
 			if i > len(data) {
 				t.Fatalf("DiscardResponse: %d responses from %d bytes", i, len(data))
@@ -33,14 +38,31 @@ func FuzzResponse(f *testing.F) {
 				if keep {
 					t.Fatalf("DiscardResponse: error %v, yet keep-alive", err)
 				}
+				discarded = append(discarded, "error")
 				break
 			}
 			if status < 100 || status > 999 {
 				t.Fatalf("DiscardResponse accepted status %d", status)
 			}
+			discarded = append(discarded, fmt.Sprint(status, keep))
 			if !keep {
 				break
 			}
+		}
+		var scanned []string
+		for rest := data; ; {
+			status, keep, next, err := scanResponse(rest, head, 4<<10, 1+len(data)%7)
+			if err != nil {
+				scanned = append(scanned, "error")
+				break
+			}
+			scanned = append(scanned, fmt.Sprint(status, keep))
+			if rest = next; !keep {
+				break
+			}
+		}
+		if !slices.Equal(discarded, scanned) {
+			t.Fatalf("DiscardResponse read %q, the scanner %q", discarded, scanned)
 		}
 		br = bufio.NewReaderSize(bytes.NewReader(data), 4<<10)
 		var body []byte

@@ -1,8 +1,9 @@
-// Package http1wire reads HTTP/1.x messages off a bufio.Reader without
-// allocating: response heads and bodies for the load engine and the test
-// service's downstream client, request heads for the test service. It
-// keeps only what frames a body and decides keep-alive. Entry points are
-// plain functions over a *bufio.Reader, so that they can be fuzzed.
+// Package http1wire reads HTTP/1.x messages without allocating: response
+// heads and bodies for the load engine and the test service's downstream
+// client, request heads for the test service. It keeps only what frames a
+// body and decides keep-alive. Entry points are plain functions over a
+// *bufio.Reader, and a ResponseScanner for bytes that come piece by piece
+// to a reader that cannot block; both are fuzzed.
 package http1wire
 
 import (
@@ -62,6 +63,31 @@ func readHead(br *bufio.Reader, h *ResponseHead, wantType bool) error {
 		}
 		return lineError(br, err)
 	}
+	var hs headState
+	if err := hs.statusLine(line, h); err != nil {
+		return err
+	}
+	for {
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return lineError(br, unexpectedEOF(err))
+		}
+		if end, err := hs.headerLine(line, h, wantType); end || err != nil {
+			return err
+		}
+	}
+}
+
+// headState is what parsing a response head keeps between its lines,
+// which come whole, each with its LF: from a bufio.Reader, or from a
+// ResponseScanner's input.
+type headState struct {
+	total            int
+	chunked, encoded bool
+}
+
+// statusLine parses the status line into h.
+func (hs *headState) statusLine(line []byte, h *ResponseHead) error {
 	// "HTTP/1.1 200 OK\r\n": version, space, three digits, then a space or
 	// the end of the line.
 	if len(line) < 13 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
@@ -80,59 +106,58 @@ func readHead(br *bufio.Reader, h *ResponseHead, wantType bool) error {
 		KeepAlive: line[7] == '1', // HTTP/1.1 keeps the connection by default
 		Length:    -1,
 	}
-	chunked, encoded := false, false
-	total := len(line)
-	for {
-		line, err = br.ReadSlice('\n')
-		total += len(line)
-		if err != nil {
-			return lineError(br, unexpectedEOF(err))
-		}
-		if total > MaxHeaderBytes {
-			return protocolError("headers longer than %d bytes", MaxHeaderBytes)
-		}
-		line = trimCRLF(line)
-		if len(line) == 0 {
-			break
-		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			return protocolError("bad header line %q", line)
-		}
-		// Only four headers matter; the others are skipped unparsed.
-		name, value := line[:colon], line[colon+1:]
-		switch {
-		case equalFold(name, "content-length"):
-			value = bytes.TrimSpace(value)
-			n, ok := parseDecimal(value)
-			if !ok || (h.Length >= 0 && n != h.Length) {
-				return protocolError("bad Content-Length %q", value)
-			}
-			h.Length = n
-		case equalFold(name, "transfer-encoding"):
-			encoded = true
-			chunked = hasToken(value, "chunked")
-		case equalFold(name, "connection"):
-			if hasToken(value, "close") {
-				h.KeepAlive = false
-			} else if hasToken(value, "keep-alive") {
-				h.KeepAlive = true
-			}
-		case wantType && equalFold(name, "content-type"):
-			h.JSON = bytes.HasPrefix(bytes.TrimSpace(value), []byte("application/json"))
-		}
-	}
-	switch {
-	case h.Status < 200 || h.Status == 204 || h.Status == 304:
-		h.Framing = NoBody
-	case chunked:
-		h.Framing = ByChunks
-	case encoded || h.Length < 0:
-		// A body with neither a length nor chunks ends when the server
-		// closes the connection.
-		h.Framing, h.KeepAlive = ByClose, false
-	}
+	*hs = headState{total: len(line)}
 	return nil
+}
+
+// headerLine parses one header line into h; end says it was the blank
+// line that ends the head, and h's framing is then set.
+func (hs *headState) headerLine(line []byte, h *ResponseHead, wantType bool) (end bool, err error) {
+	hs.total += len(line)
+	if hs.total > MaxHeaderBytes {
+		return false, protocolError("headers longer than %d bytes", MaxHeaderBytes)
+	}
+	line = trimCRLF(line)
+	if len(line) == 0 {
+		switch {
+		case h.Status < 200 || h.Status == 204 || h.Status == 304:
+			h.Framing = NoBody
+		case hs.chunked:
+			h.Framing = ByChunks
+		case hs.encoded || h.Length < 0:
+			// A body with neither a length nor chunks ends when the server
+			// closes the connection.
+			h.Framing, h.KeepAlive = ByClose, false
+		}
+		return true, nil
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return false, protocolError("bad header line %q", line)
+	}
+	// Only four headers matter; the others are skipped unparsed.
+	name, value := line[:colon], line[colon+1:]
+	switch {
+	case equalFold(name, "content-length"):
+		value = bytes.TrimSpace(value)
+		n, ok := parseDecimal(value)
+		if !ok || (h.Length >= 0 && n != h.Length) {
+			return false, protocolError("bad Content-Length %q", value)
+		}
+		h.Length = n
+	case equalFold(name, "transfer-encoding"):
+		hs.encoded = true
+		hs.chunked = hasToken(value, "chunked")
+	case equalFold(name, "connection"):
+		if hasToken(value, "close") {
+			h.KeepAlive = false
+		} else if hasToken(value, "keep-alive") {
+			h.KeepAlive = true
+		}
+	case wantType && equalFold(name, "content-type"):
+		h.JSON = bytes.HasPrefix(bytes.TrimSpace(value), []byte("application/json"))
+	}
+	return false, nil
 }
 
 // DiscardResponse reads one response and discards its body. It returns
@@ -222,13 +247,9 @@ func WalkChunks(br *bufio.Reader, data func(n int64) error) error {
 		if err != nil {
 			return lineError(br, unexpectedEOF(err))
 		}
-		line = trimCRLF(line)
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i] // chunk extensions
-		}
-		size, ok := parseHex(bytes.TrimSpace(line))
-		if !ok {
-			return protocolError("bad chunk size %q", line)
+		size, err := chunkSize(line)
+		if err != nil {
+			return err
 		}
 		if size == 0 {
 			return discardTrailers(br)
@@ -244,6 +265,19 @@ func WalkChunks(br *bufio.Reader, data func(n int64) error) error {
 			return protocolError("chunk not followed by CRLF")
 		}
 	}
+}
+
+// chunkSize parses a chunk's size line, LF included.
+func chunkSize(line []byte) (int64, error) {
+	line = trimCRLF(line)
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i] // chunk extensions
+	}
+	size, ok := parseHex(bytes.TrimSpace(line))
+	if !ok {
+		return 0, protocolError("bad chunk size %q", line)
+	}
+	return size, nil
 }
 
 func discard(br *bufio.Reader, n int64) error {

@@ -3,6 +3,7 @@ package http1wire
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -67,6 +68,70 @@ func TestDiscardResponse(t *testing.T) {
 				t.Errorf("left %q unread, want %q", rest, tt.wantRest)
 			}
 		})
+		// The scanner frames the same bytes the same way, whether they
+		// come at once or a byte at a time.
+		for _, step := range []int{len(tt.raw) + 1, 1} {
+			t.Run(fmt.Sprintf("%s/scanner, %d bytes a read", tt.name, step), func(t *testing.T) {
+				status, keep, rest, err := scanResponse([]byte(tt.raw), tt.head, 32<<10, step)
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("error %v, want %v", err, tt.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				if status != tt.wantStatus || keep != tt.wantKeep {
+					t.Errorf("status %d keep %v, want %d %v", status, keep, tt.wantStatus, tt.wantKeep)
+				}
+				if string(rest) != tt.wantRest {
+					t.Errorf("left %q unread, want %q", rest, tt.wantRest)
+				}
+			})
+		}
+	}
+}
+
+// scanResponse reads one response from data with a ResponseScanner, as a
+// client with a read buffer of size bytes would, receiving step bytes a
+// read; rest is what follows the response.
+func scanResponse(data []byte, head bool, size, step int) (status int, keep bool, rest []byte, err error) {
+	var s ResponseScanner
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == size {
+			return 0, false, nil, protocolError("line longer than %d bytes", size)
+		}
+		m := min(step, len(data), size-len(buf))
+		if m == 0 {
+			done, err := s.EOF(len(buf) > 0)
+			status, keep = s.Status()
+			return status, keep && done, nil, err
+		}
+		buf, data = append(buf, data[:m]...), data[m:]
+		used, done, err := s.Scan(buf, head)
+		if err != nil {
+			return 0, false, nil, err
+		}
+		if done {
+			status, keep = s.Status()
+			return status, keep, append(buf[used:], data...), nil
+		}
+		buf = append(buf[:0], buf[used:]...)
+	}
+}
+
+func TestScannerAllocatesNothing(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\nServer: x\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n" + strings.Repeat("x", 100) + "\r\n0\r\n\r\n")
+	var s ResponseScanner
+	allocs := testing.AllocsPerRun(1000, func() {
+		if used, done, err := s.Scan(raw, false); used != len(raw) || !done || err != nil {
+			t.Fatalf("used %d of %d, done %v, error %v", used, len(raw), done, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per response, want 0", allocs)
 	}
 }
 

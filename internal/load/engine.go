@@ -22,17 +22,17 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 		return nil, err
 	}
 	hists := newSink(o.Rate > 0)
-	workers, err := newWorkers(&o, t, hists)
+	drivers, err := newDrivers(&o, t, hists)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		for _, w := range workers {
-			w.abort()
+		for _, d := range drivers {
+			d.close()
 		}
 	}()
 	if !o.NoKeepAlive {
-		preconnect(ctx, workers)
+		preconnect(ctx, drivers)
 	}
 
 	base := time.Now()
@@ -45,7 +45,7 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 		defer t.Stop()
 	}
 	if live != nil {
-		live.begin(&o, base, sched.measure, workers)
+		live.begin(&o, base, sched.measure, drivers)
 		defer live.finish()
 	}
 	// Workers poll stopped rather than ctx: a context's Done goes through
@@ -53,25 +53,26 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	var stopped atomic.Bool
 	stop := context.AfterFunc(ctx, func() {
 		stopped.Store(true)
-		for _, w := range workers {
-			w.abort()
+		for _, d := range drivers {
+			d.abort()
 		}
 	})
 	defer stop()
 
 	var wg sync.WaitGroup
-	for _, w := range workers {
-		wg.Go(func() { w.run(ctx, sched, base, o.Timeout, &stopped) })
+	for _, d := range drivers {
+		wg.Go(func() { d.run(ctx, sched, base, &stopped) })
 	}
 	wg.Wait()
 	cpuEnd := processCPU()
 
 	res := newResult(o)
 	var end, lastSend time.Duration
-	for _, w := range workers {
-		w.rec.addTo(res)
-		end = max(end, w.rec.end)
-		lastSend = max(lastSend, w.rec.lastSend)
+	for _, d := range drivers {
+		rec := d.stats()
+		rec.addTo(res)
+		end = max(end, rec.end)
+		lastSend = max(lastSend, rec.lastSend)
 	}
 	hists.addTo(res)
 	res.Start = base.Add(sched.measure)
@@ -87,18 +88,38 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	return res, nil
 }
 
-func newWorkers(o *Options, t target, hists *sink) ([]*worker, error) {
+// newDrivers makes the run's drivers. Plain-TCP HTTP/1.1 connections go
+// to loops, one per CPU the runtime may use, as wrk runs a thread per core;
+// every other connection gets a worker.
+func newDrivers(o *Options, t target, hists *sink) ([]driver, error) {
+	var drivers []driver
+	fail := func(err error) ([]driver, error) {
+		for _, d := range drivers {
+			d.close()
+		}
+		return nil, err
+	}
+	if !t.tls && !o.HTTP2 && !o.GRPC {
+		req := http1Request(o, t)
+		n := min(runtime.GOMAXPROCS(0), o.Connections)
+		for i := range n {
+			// Connection j goes to loop j mod n.
+			l, err := newLoop(o, t, req, (o.Connections-i+n-1)/n, newRecorder(hists))
+			if err != nil {
+				return fail(err)
+			}
+			drivers = append(drivers, l)
+		}
+		return drivers, nil
+	}
+	alpn := "h2"
 	var req []byte
-	alpn := "http/1.1"
-	if o.HTTP2 || o.GRPC {
-		alpn = "h2"
-	} else {
-		req = http1Request(o, t)
+	if !o.HTTP2 && !o.GRPC {
+		alpn, req = "http/1.1", http1Request(o, t)
 	}
 	d := newDialer(t, o, alpn)
-	workers := make([]*worker, o.Connections)
-	for i := range workers {
-		w := &worker{rec: newRecorder(hists)}
+	for range o.Connections {
+		w := &worker{rec: newRecorder(hists), timeout: o.Timeout}
 		switch {
 		case o.GRPC:
 			w.rt = newGRPCConn(d, t, o)
@@ -110,25 +131,21 @@ func newWorkers(o *Options, t target, hists *sink) ([]*worker, error) {
 		if o.Rate > 0 {
 			s, err := newSleeper(time.Duration(float64(time.Second) / o.Rate))
 			if err != nil {
-				for _, w := range workers[:i] {
-					w.abort()
-				}
-				return nil, err
+				return fail(err)
 			}
 			w.sleep = s
 		}
-		workers[i] = w
+		drivers = append(drivers, w)
 	}
-	return workers, nil
+	return drivers, nil
 }
 
 // preconnect opens every connection before the clock starts, as a client
-// with a warm pool would have them; a connection that fails here is
-// retried, and its error recorded, by its first request.
-func preconnect(ctx context.Context, workers []*worker) {
+// with a warm pool would have them.
+func preconnect(ctx context.Context, drivers []driver) {
 	var wg sync.WaitGroup
-	for _, w := range workers {
-		wg.Go(func() { _ = w.rt.connect(ctx) })
+	for _, d := range drivers {
+		wg.Go(func() { d.connect(ctx) })
 	}
 	wg.Wait()
 }

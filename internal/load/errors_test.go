@@ -98,3 +98,22 @@ func TestRunTLSVerifies(t *testing.T) {
 		t.Errorf("error kinds %v, want 2 %q", res.ErrorKinds, KindTLS)
 	}
 }
+
+// TestRunStopsWhileRefused: connections refused at once fail request
+// after request without waiting; the run still stops when cancelled.
+func TestRunStopsWhileRefused(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := Run(ctx, Options{URL: "http://" + testenv.RefusedAddr(t), Connections: 2, Duration: time.Minute}, nil)
+	if err == nil || res == nil {
+		t.Fatalf("Run = %v, %v; want a partial result and the context's error", res, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Run took %v to stop after a 200 ms cancel", took)
+	}
+	if res.Errors == 0 || res.ErrorKinds[KindRefused] != res.Errors {
+		t.Errorf("errors %d by kind %v; want all refused", res.Errors, res.ErrorKinds)
+	}
+}

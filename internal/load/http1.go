@@ -17,9 +17,9 @@ import (
 // or header line longer than this is a protocol error.
 const readBufferSize = 32 << 10
 
-// http1Conn is one HTTP/1.1 client connection with a hand-written hot path:
-// the request is serialized once, the response parsed in place and its body
-// discarded, with no allocation per request. It reconnects as needed.
+// http1Conn is one HTTP/1.1 client connection over TLS, driven by a
+// worker (plain TCP goes to a loop): the request is serialized once, the
+// response parsed in place and its body discarded. It reconnects as needed.
 type http1Conn struct {
 	dial      func(context.Context) (net.Conn, error)
 	req       []byte
@@ -30,7 +30,6 @@ type http1Conn struct {
 	mu     sync.Mutex // guards closed, and conn against abort
 	closed bool
 	conn   net.Conn
-	raw    *rawIO // set when conn is plain TCP
 	br     *bufio.Reader
 }
 
@@ -79,9 +78,7 @@ func (c *http1Conn) exchange(now time.Time) (status int, keep bool, err error) {
 	if err := c.deadline.extend(c.conn, now); err != nil {
 		return 0, false, err
 	}
-	if c.raw != nil {
-		c.raw.send(c.req)
-	} else if _, err := c.conn.Write(c.req); err != nil {
+	if _, err := c.conn.Write(c.req); err != nil {
 		return 0, false, err
 	}
 	return http1wire.DiscardResponse(c.br, c.head)
@@ -120,16 +117,7 @@ func (c *http1Conn) connect(ctx context.Context) error {
 	c.conn = conn
 	c.mu.Unlock()
 	c.deadline.at = time.Time{}
-	c.raw = nil
-	if tc, ok := conn.(*net.TCPConn); ok {
-		if c.raw, err = newRawIO(tc); err != nil {
-			c.drop()
-			return err
-		}
-		c.br.Reset(c.raw)
-	} else {
-		c.br.Reset(conn)
-	}
+	c.br.Reset(conn)
 	return nil
 }
 

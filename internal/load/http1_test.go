@@ -2,12 +2,13 @@ package load
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,27 +57,70 @@ func cannedServer(t *testing.T, resp string) string {
 	return "http://" + ln.Addr().String() + "/"
 }
 
-func TestHTTP1RoundTripAllocatesNothing(t *testing.T) {
+// TestLoopAllocatesNothingPerRequest: a run of many more requests makes
+// no more allocations, in the client and the canned server together.
+func TestLoopAllocatesNothingPerRequest(t *testing.T) {
 	testenv.SkipUnderRace(t, "counts allocations, and the race detector allocates")
 	url := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
-	o := Options{URL: url, Method: "GET", Timeout: time.Second}
-	tg, err := parseTarget(url)
+	mallocs := func(n int64) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := run(t, Options{URL: url, Connections: 2, Requests: n})
+		runtime.ReadMemStats(&after)
+		if res.StatusCodes[200] != n {
+			t.Fatalf("status codes %v, want %d × 200", res.StatusCodes, n)
+		}
+		return after.Mallocs - before.Mallocs
+	}
+	small, large := mallocs(1000), mallocs(21000)
+	if per := (float64(large) - float64(small)) / 20000; per > 0.01 {
+		t.Errorf("%.3f allocations per request (%d for 1000 requests, %d for 21000), want 0", per, small, large)
+	}
+}
+
+// TestHTTP1RetriesWhenTheServerClosed: a server that closes keep-alive
+// connections without saying so, after each response, costs a request
+// sent again on a fresh connection, never an error.
+func TestHTTP1RetriesWhenTheServerClosed(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newHTTP1Conn(newDialer(tg, &o, "http/1.1"), http1Request(&o, tg), &o)
-	t.Cleanup(c.abort)
-	ctx := context.Background()
-	if err := c.connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	allocs := testing.AllocsPerRun(2000, func() {
-		if status, err := c.roundTrip(ctx, time.Now()); err != nil || status != 200 {
-			t.Fatalf("roundTrip = %d, %v", status, err)
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					if len(line) == 2 {
+						break
+					}
+				}
+				// A little after the response, so that the client has sent
+				// its next request on this connection.
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+				time.Sleep(time.Millisecond)
+			}()
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per request, want 0", allocs)
+	}()
+	res := run(t, Options{URL: "http://" + ln.Addr().String() + "/", Connections: 1, Requests: 50})
+	if res.Errors != 0 || res.StatusCodes[200] != 50 {
+		t.Errorf("errors %v, status codes %v; want 50 × 200", res.ErrorKinds, res.StatusCodes)
+	}
+	if n := conns.Load(); n < 50 {
+		t.Errorf("server saw %d connections for 50 requests, each closed after one", n)
 	}
 }
 
@@ -92,7 +136,7 @@ func TestHTTP1ReconnectsAfterClose(t *testing.T) {
 }
 
 // TestHTTP1LargeRequest writes a request bigger than a socket buffer takes
-// at once, through the raw path's fallback.
+// at once: the loop waits for the socket to be writable again.
 func TestHTTP1LargeRequest(t *testing.T) {
 	t.Parallel()
 	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {

@@ -37,10 +37,10 @@ type Progress struct {
 	Rate      float64          `json:"rate,omitempty"` // the target rate, if open loop
 }
 
-func (l *Live) begin(o *Options, base time.Time, measure time.Duration, workers []*worker) {
+func (l *Live) begin(o *Options, base time.Time, measure time.Duration, drivers []driver) {
 	r := &liveRun{opts: *o, base: base, measure: measure}
-	for _, w := range workers {
-		r.counters = append(r.counters, &w.rec.live)
+	for _, d := range drivers {
+		r.counters = append(r.counters, &d.stats().live)
 	}
 	l.mu.Lock()
 	l.run = r

@@ -36,11 +36,23 @@ type sleeper struct {
 	spec  unix.ItimerSpec
 	armed bool
 	err   error
-	// late is a moving average of how late the timer fired; spin is the
-	// window derived from it.
+	spinWindow
+	buf [8]byte
+	fn  func(fd uintptr) bool // built once, so that waiting does not allocate
+}
+
+// spinWindow is how long before a deadline a timer should wake, so that
+// the rest is spun: late is a moving average of how late the timer fired;
+// spin is the window derived from it.
+type spinWindow struct {
 	late, spin, maxSpin time.Duration
-	buf                 [8]byte
-	fn                  func(fd uintptr) bool // built once, so that waiting does not allocate
+}
+
+// newSpinWindow returns the window for a schedule with interval between
+// sends.
+func newSpinWindow(interval time.Duration) spinWindow {
+	limit := min(maxSpin, time.Duration(spinShare*float64(interval)))
+	return spinWindow{maxSpin: limit, late: initialSpin / 2, spin: min(initialSpin, limit)}
 }
 
 // newSleeper returns a sleeper for a schedule with interval between sends.
@@ -55,8 +67,7 @@ func newSleeper(interval time.Duration) (*sleeper, error) {
 		f.Close()
 		return nil, fmt.Errorf("timerfd: %w", err)
 	}
-	limit := min(maxSpin, time.Duration(spinShare*float64(interval)))
-	s := &sleeper{f: f, rc: rc, maxSpin: limit, late: initialSpin / 2, spin: min(initialSpin, limit)}
+	s := &sleeper{f: f, rc: rc, spinWindow: newSpinWindow(interval)}
 	s.fn = s.step
 	return s, nil
 }
@@ -105,7 +116,7 @@ func (s *sleeper) until(base time.Time, deadline time.Duration) error {
 
 // adapt folds one wake-up's lateness into the spin window: the average
 // lateness plus half again, so that most wake-ups land before the deadline.
-func (s *sleeper) adapt(late time.Duration) {
+func (s *spinWindow) adapt(late time.Duration) {
 	late = min(late, s.maxSpin)
 	s.late += (late - s.late) / 8
 	s.spin = min(max(s.late+s.late/2, minSpin), s.maxSpin)

@@ -17,15 +17,40 @@ type roundTripper interface {
 	abort()
 }
 
+// driver runs some of a run's connections: a loop, many plain-TCP HTTP/1.1
+// connections from one goroutine, or a worker, one connection of another
+// protocol (TLS, HTTP/2, gRPC) from its own.
+type driver interface {
+	// connect opens the connections before the clock starts; one that
+	// fails is retried, and its error recorded, by its first request.
+	connect(ctx context.Context)
+	// run drives them until the schedule ends, or stopped.
+	run(ctx context.Context, s *schedule, base time.Time, stopped *atomic.Bool)
+	// abort stops run from another goroutine.
+	abort()
+	// close releases what the driver holds, after run returned or when it
+	// never ran.
+	close()
+	stats() *recorder
+}
+
 // worker drives one connection: claim a send, wait for its time, send,
 // record.
 type worker struct {
-	rt    roundTripper
-	sleep *sleeper // open loop only
-	rec   *recorder
+	rt      roundTripper
+	sleep   *sleeper // open loop only
+	rec     *recorder
+	timeout time.Duration
 }
 
-func (w *worker) run(ctx context.Context, s *schedule, base time.Time, timeout time.Duration, stopped *atomic.Bool) {
+func (w *worker) connect(ctx context.Context) { _ = w.rt.connect(ctx) }
+
+func (w *worker) stats() *recorder { return w.rec }
+
+func (w *worker) close() { w.abort() }
+
+func (w *worker) run(ctx context.Context, s *schedule, base time.Time, stopped *atomic.Bool) {
+	timeout := w.timeout
 	// Each request reads the clock twice, as it leaves and as its response
 	// comes; the claim of the next one reuses the second reading.
 	now := time.Since(base)

@@ -109,11 +109,11 @@ func (r *ring) queue(s sqe) {
 }
 
 // wait submits what was queued and waits until at least one completion is
-// there.
+// there. It blocks in a raw system call, as epollLoop does.
 func (r *ring) wait() error {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	for {
-		_, _, e := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), 1, enterGetEvents, 0, 0)
+		_, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), 1, enterGetEvents, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}
