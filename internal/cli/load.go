@@ -66,6 +66,9 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 			if err := f.apply(cmd, &o); err != nil {
 				return err
 			}
+			// This process is a load generator: its loops may each keep a
+			// CPU's P while they wait.
+			load.SpareP()
 			if f.find.on {
 				return runFindMax(cmd, s, g, o, f)
 			}

@@ -78,7 +78,7 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	res.Start = base.Add(sched.measure)
 	res.End = base.Add(max(end, sched.measure))
 	res.ClientCPU = time.Duration(int64(cpuEnd) - cpuStart.Load())
-	res.ClientCores = runtime.GOMAXPROCS(0)
+	res.ClientCores, _ = cores()
 	res.AchievedRate = achievedRate(res, sched, lastSend, end)
 	res.assess()
 	if err := ctx.Err(); err != nil {
@@ -88,9 +88,35 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	return res, nil
 }
 
+// spareFor is the number of Ps the program had when SpareP gave it one
+// more; 0 until then.
+var spareFor atomic.Int32
+
+// SpareP gives the runtime one P more than it has, once. Run then keeps a
+// loop per P the program had, counts those as its cores, and lets each
+// loop keep its P while it waits (loop.go), the spare one being left to
+// the rest of the program. A program whose work is Run calls it first;
+// without it, loops hold their P only while a P is left over.
+func SpareP() {
+	n := runtime.GOMAXPROCS(0)
+	if spareFor.CompareAndSwap(0, int32(n)) {
+		runtime.GOMAXPROCS(n + 1)
+	}
+}
+
+// cores is the number of CPUs the run's loops may use, and the runtime's
+// Ps (one more after SpareP).
+func cores() (n, procs int) {
+	procs = runtime.GOMAXPROCS(0)
+	if n := int(spareFor.Load()); n > 0 && n < procs {
+		return n, procs
+	}
+	return procs, procs
+}
+
 // newDrivers makes the run's drivers. Plain-TCP HTTP/1.1 connections go
-// to loops, one per CPU the runtime may use, as wrk runs a thread per core;
-// every other connection gets a worker.
+// to loops, one per core, as wrk runs a thread per core; every other
+// connection gets a worker.
 func newDrivers(o *Options, t target, hists *sink) ([]driver, error) {
 	var drivers []driver
 	fail := func(err error) ([]driver, error) {
@@ -101,10 +127,12 @@ func newDrivers(o *Options, t target, hists *sink) ([]driver, error) {
 	}
 	if !t.tls && !o.HTTP2 && !o.GRPC {
 		req := http1Request(o, t)
-		n := min(runtime.GOMAXPROCS(0), o.Connections)
+		c, procs := cores()
+		n := min(c, o.Connections)
 		for i := range n {
-			// Connection j goes to loop j mod n.
-			l, err := newLoop(o, t, req, (o.Connections-i+n-1)/n, newRecorder(hists))
+			// Connection j goes to loop j mod n; a loop keeps its P while
+			// it waits if a P is left over.
+			l, err := newLoop(o, t, req, (o.Connections-i+n-1)/n, procs > n, newRecorder(hists))
 			if err != nil {
 				return fail(err)
 			}

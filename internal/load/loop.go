@@ -23,13 +23,16 @@ import (
 // per connection cost a scheduler hand-off per response (park, make
 // ready, run): on loopback, about a third of the engine's user CPU.
 //
-// It waits in the netpoller: the epoll set's own descriptor is readable
-// when any connection is, so one park covers them all, and the P is free
-// meanwhile for the rest of the program (an in-process server, samplers,
-// the context watcher). Reads and writes are raw system calls
-// (rawsys.go). Holding the P in a raw epoll_wait instead saved little more
-// (bench/load, about 4% of a request's CPU, within this machine's noise)
-// and would starve the other goroutines whenever the loops hold every P.
+// It waits in one of two ways. When the program has a P beyond its loops
+// (SpareP), each loop waits in a raw epoll_wait and keeps its P, as a C
+// client's thread would: parking in the netpoller costs a round of the
+// scheduler (hand the P back, poll, wake, reschedule) each time the loop
+// runs out of responses, about 6% of a request's CPU on loopback
+// (bench/load, 32 connections). Otherwise it parks in the netpoller,
+// which watches the epoll set's own descriptor, so that the P is free for
+// the rest of the program (an in-process server, the context watcher):
+// holding every P would starve them. Reads and writes are raw system calls
+// either way (rawsys.go).
 type loop struct {
 	ep, timer       int // the epoll set; a timerfd for the next deadline when parked
 	epf             *os.File
@@ -42,6 +45,7 @@ type loop struct {
 	family          int
 	req             []byte
 	head, keepAlive bool
+	hold            bool // wait keeping the P
 	timeout         time.Duration
 	conns           []*lconn
 	active          int // connections whose schedule has not ended
@@ -92,13 +96,13 @@ const (
 	finished // the schedule ended for it
 )
 
-func newLoop(o *Options, t target, req []byte, conns int, rec *recorder) (*loop, error) {
+func newLoop(o *Options, t target, req []byte, conns int, hold bool, rec *recorder) (*loop, error) {
 	addr, err := net.ResolveTCPAddr("tcp", t.addr)
 	if err != nil {
 		return nil, err
 	}
 	l := &loop{ep: -1, wake: -1, timer: -1, req: req, head: o.Method == "HEAD", keepAlive: !o.NoKeepAlive,
-		timeout: o.Timeout, rec: rec}
+		hold: hold, timeout: o.Timeout, rec: rec}
 	if ip4 := addr.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: addr.Port}
 		copy(sa.Addr[:], ip4)
@@ -304,7 +308,16 @@ func (l *loop) wait(now time.Duration, base time.Time) (int, error) {
 		}
 		l.armed = wake
 	}
-	return l.park()
+	if !l.hold {
+		return l.park()
+	}
+	// The timerfd, the wake eventfd and the runtime's preemption signal
+	// all end this wait.
+	k, errno := rawEpollWait(l.ep, l.events[:], -1)
+	if errno != 0 && errno != unix.EINTR {
+		return 0, errno
+	}
+	return k, nil
 }
 
 // park waits for events in the netpoller, its P free meanwhile.
