@@ -68,7 +68,7 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 			}
 			// This process is a load generator: its loops may each keep a
 			// CPU's P while they wait.
-			load.SpareP()
+			load.SpareP(o)
 			if f.find.on {
 				return runFindMax(cmd, s, g, o, f)
 			}

@@ -92,12 +92,18 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 // more; 0 until then.
 var spareFor atomic.Int32
 
-// SpareP gives the runtime one P more than it has, once. Run then keeps a
-// loop per P the program had, counts those as its cores, and lets each
-// loop keep its P while it waits (loop.go), the spare one being left to
-// the rest of the program. A program whose work is Run calls it first;
-// without it, loops hold their P only while a P is left over.
-func SpareP() {
+// SpareP gives the runtime one P more than it has, once, when o's
+// connections go to loops (plain-TCP HTTP/1.1). Run then keeps a loop per
+// P the program had, counts those as its cores, and lets each loop keep
+// its P while it waits (loop.go), the spare one being left to the rest of
+// the program. A program whose work is Run calls it first; without it,
+// loops hold their P only while a P is left over. Workers (TLS, HTTP/2,
+// gRPC) are goroutines of the scheduler, which a P without a CPU would
+// only make spin.
+func SpareP(o Options) {
+	if t, err := parseTarget(o.URL); err != nil || t.tls || o.HTTP2 || o.GRPC {
+		return
+	}
 	n := runtime.GOMAXPROCS(0)
 	if spareFor.CompareAndSwap(0, int32(n)) {
 		runtime.GOMAXPROCS(n + 1)
