@@ -3,7 +3,6 @@ package http1wire
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -47,32 +46,26 @@ func TestDiscardResponse(t *testing.T) {
 		{name: "header without colon", raw: "HTTP/1.1 200 OK\r\nnonsense\r\n\r\n", wantErr: ErrProtocol},
 		{name: "header longer than the buffer", raw: "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", 32<<10) + "\r\n\r\n", wantErr: ErrProtocol},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			br := bufio.NewReaderSize(strings.NewReader(tt.raw), 32<<10)
-			status, keep, err := DiscardResponse(br, tt.head)
-			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("error %v, want %v", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error %v", err)
-			}
-			if status != tt.wantStatus || keep != tt.wantKeep {
-				t.Errorf("status %d keep %v, want %d %v", status, keep, tt.wantStatus, tt.wantKeep)
-			}
+	// DiscardResponse, and the scanner given the bytes at once or a byte
+	// at a time, frame the same bytes the same way.
+	readers := map[string]func(raw string, head bool) (status int, keep bool, rest []byte, err error){
+		"DiscardResponse": func(raw string, head bool) (int, bool, []byte, error) {
+			br := bufio.NewReaderSize(strings.NewReader(raw), 32<<10)
+			status, keep, err := DiscardResponse(br, head)
 			rest, _ := io.ReadAll(br)
-			if string(rest) != tt.wantRest {
-				t.Errorf("left %q unread, want %q", rest, tt.wantRest)
-			}
-		})
-		// The scanner frames the same bytes the same way, whether they
-		// come at once or a byte at a time.
-		for _, step := range []int{len(tt.raw) + 1, 1} {
-			t.Run(fmt.Sprintf("%s/scanner, %d bytes a read", tt.name, step), func(t *testing.T) {
-				status, keep, rest, err := scanResponse([]byte(tt.raw), tt.head, 32<<10, step)
+			return status, keep, rest, err
+		},
+		"scanner, all at once": func(raw string, head bool) (int, bool, []byte, error) {
+			return scanResponse([]byte(raw), head, 32<<10, len(raw)+1)
+		},
+		"scanner, a byte a read": func(raw string, head bool) (int, bool, []byte, error) {
+			return scanResponse([]byte(raw), head, 32<<10, 1)
+		},
+	}
+	for _, tt := range tests {
+		for reader, read := range readers {
+			t.Run(tt.name+"/"+reader, func(t *testing.T) {
+				status, keep, rest, err := read(tt.raw, tt.head)
 				if tt.wantErr != nil {
 					if !errors.Is(err, tt.wantErr) {
 						t.Fatalf("error %v, want %v", err, tt.wantErr)
