@@ -101,7 +101,7 @@ var spareFor atomic.Int32
 // gRPC) are goroutines of the scheduler, which a P without a CPU would
 // only make spin.
 func SpareP(o Options) {
-	if t, err := parseTarget(o.URL); err != nil || t.tls || o.HTTP2 || o.GRPC {
+	if t, err := parseTarget(o.URL); err != nil || !looped(&o, t) {
 		return
 	}
 	n := runtime.GOMAXPROCS(0)
@@ -120,6 +120,10 @@ func cores() (n, procs int) {
 	return procs, procs
 }
 
+// looped says whether o's connections to t go to loops: plain-TCP
+// HTTP/1.1.
+func looped(o *Options, t target) bool { return !t.tls && !o.HTTP2 && !o.GRPC }
+
 // newDrivers makes the run's drivers. Plain-TCP HTTP/1.1 connections go
 // to loops, one per core, as wrk runs a thread per core; every other
 // connection gets a worker.
@@ -131,7 +135,7 @@ func newDrivers(o *Options, t target, hists *sink) ([]driver, error) {
 		}
 		return nil, err
 	}
-	if !t.tls && !o.HTTP2 && !o.GRPC {
+	if looped(o, t) {
 		req := http1Request(o, t)
 		c, procs := cores()
 		n := min(c, o.Connections)

@@ -60,6 +60,8 @@ type loop struct {
 	nextSweep     time.Duration
 	spin          spinWindow
 	rec           *recorder
+	s             *schedule // the run's, set by run
+	base          time.Time
 	events        [128]unix.EpollEvent
 	buf           [8]byte
 }
@@ -213,22 +215,23 @@ func (l *loop) connect(ctx context.Context) {
 // run drives the connections until the schedule ends for all of them, or
 // stopped.
 func (l *loop) run(_ context.Context, s *schedule, base time.Time, stopped *atomic.Bool) {
+	l.s, l.base = s, base
 	defer func() {
 		for _, c := range l.conns {
 			l.drop(c)
 		}
 	}()
-	now := time.Since(base)
+	now := time.Since(l.base)
 	l.active = len(l.conns)
 	for _, c := range l.conns {
-		l.next(c, s, base, now)
+		l.next(c, now)
 	}
 	for l.active > 0 && !stopped.Load() {
-		k, err := l.wait(now, base)
+		k, err := l.wait(now)
 		if stopped.Load() {
 			return // cancelled: what is in flight is not recorded
 		}
-		now = time.Since(base)
+		now = time.Since(l.base)
 		if err != nil {
 			l.failAll(now, err)
 			return
@@ -249,17 +252,17 @@ func (l *loop) run(_ context.Context, s *schedule, base time.Time, stopped *atom
 			switch c.state {
 			case connecting:
 				if err := l.connected(c); err != nil {
-					l.fail(c, s, base, err)
+					l.fail(c, err)
 					continue
 				}
 				c.state = inflight
-				l.write(c, s, base)
+				l.write(c)
 			case inflight:
 				if ev.Events&unix.EPOLLOUT != 0 && len(c.out) > 0 {
-					l.write(c, s, base)
+					l.write(c)
 				}
 				if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 && c.state == inflight {
-					l.read(c, s, base)
+					l.read(c)
 				}
 			default:
 				// A connection with nothing in flight has nothing to read:
@@ -267,17 +270,17 @@ func (l *loop) run(_ context.Context, s *schedule, base time.Time, stopped *atom
 				l.drop(c)
 			}
 		}
-		if s.open {
-			now = l.sendDue(s, base)
+		if l.s.open {
+			now = l.sendDue()
 		}
 		if l.timeout > 0 && now >= l.nextSweep {
-			l.sweep(s, base, now)
+			l.sweep(now)
 		}
 		// Those that fail again now go on in the next round.
 		failed := l.failed
 		l.failed = l.spare[:0]
 		for _, c := range failed {
-			l.next(c, s, base, now)
+			l.next(c, now)
 		}
 		l.spare = failed[:0]
 	}
@@ -287,7 +290,7 @@ func (l *loop) run(_ context.Context, s *schedule, base time.Time, stopped *atom
 // open-loop send, less the spin window, or the next timeout sweep. Within
 // the window it only polls, so that the send leaves on time, and so it
 // does when failed connections wait to go on.
-func (l *loop) wait(now time.Duration, base time.Time) (int, error) {
+func (l *loop) wait(now time.Duration) (int, error) {
 	var wake time.Duration // 0: none
 	if l.qlen > 0 {
 		wake = max(1, l.queue[l.qhead].t.intended-l.spin.spin)
@@ -303,7 +306,7 @@ func (l *loop) wait(now time.Duration, base time.Time) (int, error) {
 		return k, nil
 	}
 	if wake > 0 && l.armed != wake {
-		if err := l.setTimer(max(wake-time.Since(base), time.Microsecond)); err != nil {
+		if err := l.setTimer(max(wake-time.Since(l.base), time.Microsecond)); err != nil {
 			return 0, err
 		}
 		l.armed = wake
@@ -339,58 +342,59 @@ func (l *loop) setTimer(d time.Duration) error {
 }
 
 // sendDue sends the queued tickets that are due, and returns the time.
-func (l *loop) sendDue(s *schedule, base time.Time) time.Duration {
-	now := time.Since(base)
+func (l *loop) sendDue() time.Duration {
+	now := time.Since(l.base)
 	for l.qlen > 0 && l.queue[l.qhead].t.intended <= now {
 		c := l.queue[l.qhead]
 		l.qhead = (l.qhead + 1) % len(l.queue)
 		l.qlen--
-		l.send(c, s, base)
-		now = time.Since(base)
+		l.send(c)
+		now = time.Since(l.base)
 	}
 	return now
 }
 
 // next claims c's next ticket and sends it when due.
-func (l *loop) next(c *lconn, s *schedule, base time.Time, now time.Duration) {
-	t, ok := s.claim(now)
+func (l *loop) next(c *lconn, now time.Duration) {
+	t, ok := l.s.claim(now)
 	if !ok {
 		c.state = finished
 		l.active--
 		return
 	}
 	c.t, c.retried = t, false
-	if s.open && t.intended > now {
+	if l.s.open && t.intended > now {
 		c.state = queued
 		l.queue[(l.qhead+l.qlen)%len(l.queue)] = c
 		l.qlen++
 		return
 	}
-	l.send(c, s, base)
+	l.send(c)
 }
 
 // send sends c's ticket, dialling first if its connection is closed.
-func (l *loop) send(c *lconn, s *schedule, base time.Time) {
-	c.sent = time.Since(base)
-	if !s.open {
+func (l *loop) send(c *lconn) {
+	c.sent = time.Since(l.base)
+	if !l.s.open {
 		c.t.intended = c.sent
 	}
-	l.start(c, s, base)
+	l.start(c)
 }
 
 // start writes the request, or dials for it.
-func (l *loop) start(c *lconn, s *schedule, base time.Time) {
+func (l *loop) start(c *lconn) {
 	c.got, c.n = false, 0
-	c.sc.Reset()
 	if c.fd >= 0 {
+		// A kept connection's scanner is between responses already.
 		c.reused = true
 		c.state = inflight
-		l.write(c, s, base)
+		l.write(c)
 		return
 	}
 	c.reused = false
+	c.sc.Reset()
 	if err := l.dial(c); err != nil {
-		l.fail(c, s, base, err)
+		l.fail(c, err)
 		return
 	}
 	c.state = connecting
@@ -438,7 +442,7 @@ func (l *loop) watch(c *lconn, events uint32) {
 
 // write writes the request, or what the socket did not take of it last
 // time; a request bigger than the socket's buffer waits for writable.
-func (l *loop) write(c *lconn, s *schedule, base time.Time) {
+func (l *loop) write(c *lconn) {
 	b := c.out
 	if b == nil {
 		b = l.req
@@ -458,7 +462,7 @@ func (l *loop) write(c *lconn, s *schedule, base time.Time) {
 			c.out = b
 			return
 		}
-		l.fail(c, s, base, errno)
+		l.fail(c, errno)
 		return
 	}
 	if c.out != nil {
@@ -469,22 +473,22 @@ func (l *loop) write(c *lconn, s *schedule, base time.Time) {
 
 // read takes what came on c, and completes its request when the response
 // is whole.
-func (l *loop) read(c *lconn, s *schedule, base time.Time) {
+func (l *loop) read(c *lconn) {
 	m, errno := rawRead(uintptr(c.fd), c.buf[c.n:])
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return
 	case errno != 0:
-		l.fail(c, s, base, errno)
+		l.fail(c, errno)
 		return
 	case m == 0:
 		done, err := c.sc.EOF(c.n > 0)
 		if !done {
-			l.fail(c, s, base, err)
+			l.fail(c, err)
 			return
 		}
 		status, _ := c.sc.Status()
-		l.complete(c, s, base, status, false)
+		l.complete(c, status, false)
 		return
 	}
 	c.got = true
@@ -492,21 +496,21 @@ func (l *loop) read(c *lconn, s *schedule, base time.Time) {
 	used, done, err := c.sc.Scan(c.buf[:c.n], l.head)
 	switch {
 	case err != nil:
-		l.fail(c, s, base, err)
+		l.fail(c, err)
 	case done:
 		status, keep := c.sc.Status()
 		// Bytes past the response mean the stream is out of step.
-		l.complete(c, s, base, status, keep && used == c.n)
+		l.complete(c, status, keep && used == c.n)
 	case used == 0 && c.n == len(c.buf):
-		l.fail(c, s, base, protocolError("response line longer than %d bytes", len(c.buf)))
+		l.fail(c, protocolError("response line longer than %d bytes", len(c.buf)))
 	default:
 		c.n = copy(c.buf, c.buf[used:c.n])
 	}
 }
 
 // complete records c's request answered, and goes on to its next.
-func (l *loop) complete(c *lconn, s *schedule, base time.Time, status int, keep bool) {
-	now := time.Since(base)
+func (l *loop) complete(c *lconn, status int, keep bool) {
+	now := time.Since(l.base)
 	var err error
 	if l.timeout > 0 && now-c.sent > l.timeout {
 		err = errTimeout
@@ -518,22 +522,22 @@ func (l *loop) complete(c *lconn, s *schedule, base time.Time, status int, keep 
 		l.drop(c)
 	}
 	c.state = idle
-	l.next(c, s, base, now)
+	l.next(c, now)
 }
 
 // fail ends c's request in flight with err, closing its connection. A
 // reused connection that failed before any byte came back may have been
 // closed by the server as the request went out: like net/http, the
 // request is sent once more, on a fresh connection.
-func (l *loop) fail(c *lconn, s *schedule, base time.Time, err error) {
+func (l *loop) fail(c *lconn, err error) {
 	l.drop(c)
 	if c.reused && !c.got && !c.retried && noResponse(err) {
 		c.retried = true
-		l.start(c, s, base)
+		l.start(c)
 		return
 	}
 	if !c.t.warmup {
-		l.rec.record(c.t.intended, c.sent, time.Since(base), 0, err)
+		l.rec.record(c.t.intended, c.sent, time.Since(l.base), 0, err)
 	}
 	// Its next request waits for the next round of the loop: a failure
 	// can come at once (a refused connect), and going on from here would
@@ -557,12 +561,12 @@ func (l *loop) failAll(now time.Duration, err error) {
 // sweep times out the requests sent more than the timeout ago. It runs
 // every eighth of the timeout, so a stuck request fails between one and
 // 1.125 timeouts after it was sent.
-func (l *loop) sweep(s *schedule, base time.Time, now time.Duration) {
+func (l *loop) sweep(now time.Duration) {
 	l.nextSweep = now + l.timeout/8
 	for _, c := range l.conns {
 		if (c.state == inflight || c.state == connecting) && now-c.sent > l.timeout {
 			c.retried = true // a timeout is not retried
-			l.fail(c, s, base, errTimeout)
+			l.fail(c, errTimeout)
 		}
 	}
 }
