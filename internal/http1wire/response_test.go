@@ -21,6 +21,7 @@ func TestDiscardResponse(t *testing.T) {
 	}{
 		{name: "content length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
 		{name: "header names in any case", raw: "HTTP/1.1 404 Not Found\r\ncOnTeNt-LeNgTh: 2\r\nX-Other: a\r\n\r\nnoNEXT", wantStatus: 404, wantKeep: true, wantRest: "NEXT"},
+		{name: "spaces and tabs around values", raw: "HTTP/1.1 200 OK\r\nContent-Length:\t 2 \t\r\nConnection: \tfoo ,\tclose\t\r\n\r\nok", wantStatus: 200, wantKeep: false},
 		{name: "bare LF line ends", raw: "HTTP/1.1 200 OK\nContent-Length: 1\n\nxNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
 		{name: "status line without reason", raw: "HTTP/1.1 503\r\nContent-Length: 0\r\n\r\n", wantStatus: 503, wantKeep: true},
 		{name: "chunked with extensions and trailers", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\nNEXT", wantStatus: 200, wantKeep: true, wantRest: "NEXT"},
@@ -147,8 +148,12 @@ func TestDiscardResponseAllocatesNothing(t *testing.T) {
 	}
 }
 
+// benchResponse is what nginx answers for a small static file, as
+// bench/load's server does.
+var benchResponse = "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 20:00:00 GMT\r\nContent-Type: text/html\r\nContent-Length: 251\r\nLast-Modified: Tue, 24 Nov 2026 19:00:00 GMT\r\nConnection: keep-alive\r\nETag: \"6b087c9f-fb\"\r\nAccept-Ranges: bytes\r\n\r\n" + strings.Repeat("x", 251)
+
 func BenchmarkDiscardResponse(b *testing.B) {
-	raw := "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Tue, 24 Nov 2026 20:00:00 GMT\r\nContent-Type: text/html\r\nContent-Length: 615\r\nLast-Modified: Tue, 24 Nov 2026 19:00:00 GMT\r\nConnection: keep-alive\r\nETag: \"x\"\r\nAccept-Ranges: bytes\r\n\r\n" + strings.Repeat("x", 615)
+	raw := benchResponse
 	r := strings.NewReader(raw)
 	br := bufio.NewReaderSize(r, 32<<10)
 	for b.Loop() {
@@ -156,6 +161,16 @@ func BenchmarkDiscardResponse(b *testing.B) {
 		br.Reset(r)
 		if _, _, err := DiscardResponse(br, false); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScanner(b *testing.B) {
+	raw := []byte(benchResponse)
+	var s ResponseScanner
+	for b.Loop() {
+		if _, done, err := s.Scan(raw, false); !done || err != nil {
+			b.Fatalf("done %v, err %v", done, err)
 		}
 	}
 }

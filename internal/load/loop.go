@@ -448,7 +448,7 @@ func (l *loop) write(c *lconn) {
 		b = l.req
 	}
 	for len(b) > 0 {
-		n, errno := rawWrite(uintptr(c.fd), b)
+		n, errno := rawSend(uintptr(c.fd), b)
 		switch errno {
 		case 0:
 			b = b[n:]
@@ -474,7 +474,7 @@ func (l *loop) write(c *lconn) {
 // read takes what came on c, and completes its request when the response
 // is whole.
 func (l *loop) read(c *lconn) {
-	m, errno := rawRead(uintptr(c.fd), c.buf[c.n:])
+	m, errno := rawRecv(uintptr(c.fd), c.buf[c.n:])
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return

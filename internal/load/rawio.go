@@ -82,7 +82,7 @@ func (r *rawIO) Read(p []byte) (int, error) {
 func (r *rawIO) step(fd uintptr) bool {
 	if b := r.pending; b != nil {
 		r.pending = nil
-		n, errno := rawWrite(fd, b)
+		n, errno := rawSend(fd, b)
 		switch {
 		case errno == syscall.EAGAIN:
 			r.rest = b
@@ -99,7 +99,7 @@ func (r *rawIO) step(fd uintptr) bool {
 		}
 	}
 	for {
-		n, errno := rawRead(fd, r.p)
+		n, errno := rawRecv(fd, r.p)
 		switch errno {
 		case 0:
 			r.n = n
