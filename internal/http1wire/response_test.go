@@ -57,10 +57,17 @@ func TestDiscardResponse(t *testing.T) {
 			return status, keep, rest, err
 		},
 		"scanner, all at once": func(raw string, head bool) (int, bool, []byte, error) {
-			return scanResponse([]byte(raw), head, 32<<10, len(raw)+1)
+			return scanResponse(new(ResponseScanner), []byte(raw), head, 32<<10, len(raw)+1)
 		},
 		"scanner, a byte a read": func(raw string, head bool) (int, bool, []byte, error) {
-			return scanResponse([]byte(raw), head, 32<<10, 1)
+			return scanResponse(new(ResponseScanner), []byte(raw), head, 32<<10, 1)
+		},
+		// The second time, the scanner knows the head from the first.
+		"scanner, the same response again": func(raw string, head bool) (int, bool, []byte, error) {
+			var s ResponseScanner
+			_, _, _, _ = scanResponse(&s, []byte(raw), head, 32<<10, len(raw)+1)
+			s.Reset()
+			return scanResponse(&s, []byte(raw), head, 32<<10, len(raw)+1)
 		},
 	}
 	for _, tt := range tests {
@@ -87,11 +94,10 @@ func TestDiscardResponse(t *testing.T) {
 	}
 }
 
-// scanResponse reads one response from data with a ResponseScanner, as a
-// client with a read buffer of size bytes would, receiving step bytes a
-// read; rest is what follows the response.
-func scanResponse(data []byte, head bool, size, step int) (status int, keep bool, rest []byte, err error) {
-	var s ResponseScanner
+// scanResponse reads one response from data with s, as a client with a
+// read buffer of size bytes would, receiving step bytes a read; rest is
+// what follows the response.
+func scanResponse(s *ResponseScanner, data []byte, head bool, size, step int) (status int, keep bool, rest []byte, err error) {
 	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == size {
@@ -113,6 +119,22 @@ func scanResponse(data []byte, head bool, size, step int) (status int, keep bool
 			return status, keep, append(buf[used:], data...), nil
 		}
 		buf = append(buf[:0], buf[used:]...)
+	}
+}
+
+// A head the scanner knows frames by the request it answers: after a
+// HEAD's answer, the same head answering a GET has a body.
+func TestScannerMemoKnowsTheRequest(t *testing.T) {
+	const h = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"
+	var s ResponseScanner
+	for _, step := range []struct {
+		head bool
+		raw  string
+	}{{true, h}, {false, h + "ok"}, {false, h + "ok"}, {true, h}} {
+		used, done, err := s.Scan([]byte(step.raw), step.head)
+		if used != len(step.raw) || !done || err != nil {
+			t.Fatalf("HEAD %v: used %d of %d, done %v, error %v", step.head, used, len(step.raw), done, err)
+		}
 	}
 }
 
@@ -165,12 +187,27 @@ func BenchmarkDiscardResponse(b *testing.B) {
 	}
 }
 
+// BenchmarkScanner frames nginx's answer when the scanner knows its head
+// from the answer before, and when each head differs from the last (here
+// in its Date), so that each is parsed.
 func BenchmarkScanner(b *testing.B) {
-	raw := []byte(benchResponse)
-	var s ResponseScanner
-	for b.Loop() {
-		if _, done, err := s.Scan(raw, false); !done || err != nil {
-			b.Fatalf("done %v, err %v", done, err)
-		}
+	other := []byte(strings.Replace(benchResponse, "20:00:00", "20:00:01", 1))
+	for _, bc := range []struct {
+		name string
+		raws [2][]byte
+	}{
+		{"known head", [2][]byte{[]byte(benchResponse), []byte(benchResponse)}},
+		{"new head", [2][]byte{[]byte(benchResponse), other}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var s ResponseScanner
+			i := 0
+			for b.Loop() {
+				if _, done, err := s.Scan(bc.raws[i&1], false); !done || err != nil {
+					b.Fatalf("done %v, err %v", done, err)
+				}
+				i++
+			}
+		})
 	}
 }
