@@ -16,7 +16,7 @@ import (
 // cpuBench runs every tool in a closed loop, keep-alive, at each connection
 // count, and prints its client CPU per completed request.
 func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
-	fmt.Fprintf(w, "== Client CPU per request: closed loop, HTTP/1.1 keep-alive, %s per run, median of %d rounds, CPU from wait4 rusage\n",
+	fmt.Fprintf(w, "== Client CPU per request: closed loop, HTTP/1.1 keep-alive, %s per run, CPU from wait4 rusage; each tool's median of %d rounds, each ratio the median of the rounds' ratios\n",
 		cfg.duration, cfg.repeat)
 	tmp, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
@@ -24,9 +24,10 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 	for _, conns := range cfg.conns {
-		// Rounds alternate the tools' order, and each tool's figure is its
-		// median round, so that a busy moment of a shared machine does not
-		// decide the comparison.
+		// Rounds alternate the tools' order, each tool's figure is its
+		// median round, and each comparison the median of the rounds'
+		// ratios, so that a busy moment of a shared machine does not
+		// decide it.
 		runs := map[string][]cpuRow{}
 		for round := range cfg.repeat {
 			order := slices.Clone(tools)
@@ -41,14 +42,9 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 				runs[t.name] = append(runs[t.name], r)
 			}
 		}
-		perReq := map[string]float64{}
 		var rows []cpuRow
 		for _, t := range tools {
-			r := median(runs[t.name])
-			if r.note == "" {
-				perReq[t.name] = r.usPerReq
-			}
-			rows = append(rows, r)
+			rows = append(rows, median(runs[t.name]))
 		}
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "tool\tconns\trequests\tfailed\treq/s\tcpu s\tcpu µs/req\trange\tvs wrk\t")
@@ -57,12 +53,12 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 				fmt.Fprintf(tw, "%s\t%d\t%s\t\t\t\t\t\t\t\n", r.name, conns, r.note)
 				continue
 			}
-			ratio := "-"
-			if wrk, ok := perReq["wrk"]; ok {
-				ratio = fmt.Sprintf("%.2f", r.usPerReq/wrk)
+			vs := "-"
+			if q, ok := pairedRatio(runs[r.name], runs["wrk"]); ok {
+				vs = q.String()
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.2f\t%.2f\t%s\t%s\t\n", r.name, conns, r.done, r.failed,
-				float64(r.done)/cfg.duration.Seconds(), r.cpuSeconds, r.usPerReq, r.spread, ratio)
+				float64(r.done)/cfg.duration.Seconds(), r.cpuSeconds, r.usPerReq, r.spread, vs)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -70,23 +66,23 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 		if m := median(runs["meshbench"]); m.engineUsPerReq > 0 {
 			fmt.Fprintf(w, "  meshbench's own account of its measured phase (no process start-up or exit): %.2f µs/req\n", m.engineUsPerReq)
 		}
-		mine, ok := perReq["meshbench"]
-		if !ok {
-			verdict(w, false, "meshbench did not run")
-			continue
-		}
-		if wrk, ok := perReq["wrk"]; ok {
-			verdict(w, mine <= 0.9*wrk, "%d conns: meshbench %.2f µs/req at most 0.9x wrk %.2f (ratio %.2f)", conns, mine, wrk, mine/wrk)
+		mine := runs["meshbench"]
+		if q, ok := pairedRatio(mine, runs["wrk"]); ok {
+			verdict(w, q.median <= 0.9, "%d conns: meshbench's CPU per request at most 0.9x wrk's: %s", conns, q)
 			for _, f := range []struct{ name, what string }{{"floor", "an epoll loop"}, {"floor-uring", "an io_uring loop"}} {
-				if floor, ok := perReq[f.name]; ok {
-					fmt.Fprintf(w, "  the %s (%s that only counts answers) costs %.2fx wrk; meshbench costs %.2fx it\n", f.name, f.what, floor/wrk, mine/floor)
+				fw, ok1 := pairedRatio(runs[f.name], runs["wrk"])
+				mf, ok2 := pairedRatio(mine, runs[f.name])
+				if ok1 && ok2 {
+					fmt.Fprintf(w, "  the %s (%s that only counts answers) costs %s wrk's; meshbench costs %s the %s's\n", f.name, f.what, fw, mf, f.name)
 				}
 			}
+		} else {
+			verdict(w, false, "%d conns: no ratio of meshbench to wrk", conns)
 		}
 		for _, peer := range []string{"oha", "fortio", "vegeta"} {
-			if v, ok := perReq[peer]; ok {
+			if q, ok := pairedRatio(mine, runs[peer]); ok {
 				// "Clearly below": at least 10% less.
-				verdict(w, mine <= 0.9*v, "%d conns: meshbench %.2f µs/req clearly below %s %.2f (ratio %.2f)", conns, mine, peer, v, mine/v)
+				verdict(w, q.median <= 0.9, "%d conns: meshbench's CPU per request clearly below %s's: %s", conns, peer, q)
 			}
 		}
 	}
@@ -102,6 +98,33 @@ type cpuRow struct {
 	// engineUsPerReq is meshbench's own account of its measured phase,
 	// without process start-up and exit.
 	engineUsPerReq float64
+}
+
+// ratio is a median over rounds of one tool's CPU per request over
+// another's in the same round, with the rounds' lowest and highest.
+type ratio struct{ median, lo, hi float64 }
+
+func (q ratio) String() string {
+	return fmt.Sprintf("%.2fx (rounds %.2f–%.2f)", q.median, q.lo, q.hi)
+}
+
+// pairedRatio compares a's rounds with b's, round by round. The tools of a
+// round run one after the other, so a busy spell of a shared machine
+// moves a round's figures together, and each round's ratio is steadier
+// than either tool's own figures across rounds. Rounds in which either
+// failed are left out; ok is false when none is left.
+func pairedRatio(a, b []cpuRow) (q ratio, ok bool) {
+	var rs []float64
+	for i := range min(len(a), len(b)) {
+		if a[i].note == "" && b[i].note == "" {
+			rs = append(rs, a[i].usPerReq/b[i].usPerReq)
+		}
+	}
+	if len(rs) == 0 {
+		return ratio{}, false
+	}
+	slices.Sort(rs)
+	return ratio{median: rs[len(rs)/2], lo: rs[0], hi: rs[len(rs)-1]}, true
 }
 
 // median returns the round with the median CPU per request, and the spread

@@ -47,7 +47,7 @@ func main() {
 	flag.StringVar(&cfg.only, "only", "", "run only these parts, comma-separated: cpu, stall, precision, memory, protocols")
 	flag.BoolVar(&cfg.long, "long", false, "memory run of 10 million requests instead of 1 million")
 	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "length of each CPU run")
-	flag.IntVar(&cfg.repeat, "repeat", 3, "rounds of CPU runs; each tool's median round is reported")
+	flag.IntVar(&cfg.repeat, "repeat", 5, "rounds of CPU runs; each tool's median round is reported, and each ratio is the median of the rounds' ratios")
 	flag.IntVar(&niceness, "nice", niceness, "scheduling priority (nice) of nginx and the tools, the same for all")
 	conns := flag.String("connections", "32,64", "connection counts of the CPU runs")
 	flag.Parse()

@@ -44,7 +44,7 @@ type protoRun struct {
 // h2c port) and gRPC against ghz (grpcref), each pair in the same run,
 // rounds alternating their order.
 func protocolsBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
-	fmt.Fprintf(w, "== Client CPU per request by protocol: closed loop, one request in flight per connection, %s per run, median of %d rounds\n",
+	fmt.Fprintf(w, "== Client CPU per request by protocol: closed loop, one request in flight per connection, %s per run; each tool's median of %d rounds, each ratio the median of the rounds' ratios\n",
 		cfg.duration, cfg.repeat)
 	tmp, err := os.MkdirTemp("", "loadbench-proto-")
 	if err != nil {
@@ -97,7 +97,8 @@ func protocolsBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) er
 	}
 	for _, pr := range runs {
 		for _, conns := range cfg.conns {
-			mine, peer := protoPair(ctx, cfg, pr, conns)
+			mineRounds, peerRounds := protoPair(ctx, cfg, pr, conns)
+			mine, peer := median(mineRounds), median(peerRounds)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -114,26 +115,25 @@ func protocolsBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) er
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if mine.note != "" || peer.note != "" {
+			q, ok := pairedRatio(mineRounds, peerRounds)
+			if !ok {
 				verdict(w, false, "%s %d conns: no ratio (%s%s)", pr.protocol, conns, mine.note, peer.note)
 				continue
 			}
-			ratio := mine.usPerReq / peer.usPerReq
 			if pr.target == 0 {
-				fmt.Fprintf(w, "  %s %d conns: meshbench / %s = %.2f\n", pr.protocol, conns, pr.peer, ratio)
+				fmt.Fprintf(w, "  %s %d conns: meshbench's CPU per request is %s %s's\n", pr.protocol, conns, q, pr.peer)
 				continue
 			}
-			verdict(w, ratio <= pr.target, "%s %d conns: meshbench %.2f µs/req / %s %.2f = %.2f (target ≤ %.2f)",
-				pr.protocol, conns, mine.usPerReq, pr.peer, peer.usPerReq, ratio, pr.target)
+			verdict(w, q.median <= pr.target, "%s %d conns: meshbench's CPU per request is %s %s's (target ≤ %.2f)",
+				pr.protocol, conns, q, pr.peer, pr.target)
 		}
 	}
 	return nil
 }
 
 // protoPair runs meshbench and the peer cfg.repeat times each, alternating
-// which goes first, and returns each one's median round.
-func protoPair(ctx context.Context, cfg config, pr protoRun, conns int) (cpuRow, cpuRow) {
-	var mine, peer []cpuRow
+// which goes first, and returns each one's rounds.
+func protoPair(ctx context.Context, cfg config, pr protoRun, conns int) (mine, peer []cpuRow) {
 	for round := range cfg.repeat {
 		steps := []func(){
 			func() {
@@ -155,7 +155,7 @@ func protoPair(ctx context.Context, cfg config, pr protoRun, conns int) (cpuRow,
 			s()
 		}
 	}
-	return median(mine), median(peer)
+	return mine, peer
 }
 
 // pinnedCPU runs one tool pinned and reads its CPU per completed request.
