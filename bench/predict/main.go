@@ -51,7 +51,7 @@ func main() {
 	var graphs, meshes, tenants string
 	flag.StringVar(&c.bin, "bin", os.Getenv("MESHBENCH_BIN"), "meshbench binary (default $MESHBENCH_BIN)")
 	flag.StringVar(&c.profile, "profile", "", "a profile file or profiling run's results to use instead of profiling")
-	flag.StringVar(&c.out, "out", "", "directory for the runs' results (default a temporary directory)")
+	flag.StringVar(&c.out, "out", "", "directory to keep the runs' results in (default a temporary directory, removed at the end)")
 	flag.StringVar(&c.results, "results", "", "finished accuracy runs to read instead of running, comma-separated")
 	flag.StringVar(&graphs, "graphs", "bookinfo,tiered", "graphs to predict and run")
 	flag.StringVar(&meshes, "meshes", "baseline,sidecar,ambient,ambient-waypoint", "meshes to predict and run (baseline is needed for added latency)")
@@ -85,6 +85,9 @@ func run(ctx context.Context, w io.Writer, c config) error {
 		if err != nil {
 			return err
 		}
+		// The figures are printed; the runs behind them are kept only in
+		// a directory the user named.
+		defer os.RemoveAll(tmp)
 		c.out = tmp
 	}
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
