@@ -27,8 +27,7 @@ import (
 // (SpareP), each loop waits in a raw epoll_wait and keeps its P, as a C
 // client's thread would: parking in the netpoller costs a round of the
 // scheduler (hand the P back, poll, wake, reschedule) each time the loop
-// runs out of responses, about 6% of a request's CPU on loopback
-// (bench/load, 32 connections). Otherwise it parks in the netpoller,
+// runs out of responses. Otherwise it parks in the netpoller,
 // which watches the epoll set's own descriptor, so that the P is free for
 // the rest of the program (an in-process server, the context watcher):
 // holding every P would starve them. Reads and writes are raw system calls
@@ -299,11 +298,7 @@ func (l *loop) wait(now time.Duration) (int, error) {
 		wake = max(1, l.nextSweep)
 	}
 	if len(l.failed) > 0 || wake > 0 && wake <= now {
-		k, errno := rawEpollWait(l.ep, l.events[:], 0)
-		if errno != 0 && errno != unix.EINTR {
-			return 0, errno
-		}
-		return k, nil
+		return l.poll(0)
 	}
 	if wake > 0 && l.armed != wake {
 		if err := l.setTimer(max(wake-time.Since(l.base), time.Microsecond)); err != nil {
@@ -316,7 +311,13 @@ func (l *loop) wait(now time.Duration) (int, error) {
 	}
 	// The timerfd, the wake eventfd and the runtime's preemption signal
 	// all end this wait.
-	k, errno := rawEpollWait(l.ep, l.events[:], -1)
+	return l.poll(-1)
+}
+
+// poll waits up to msec (-1: no limit) in a raw epoll_wait, keeping the
+// P; an interrupted wait returns no events.
+func (l *loop) poll(msec int) (int, error) {
+	k, errno := rawEpollWait(l.ep, l.events[:], msec)
 	if errno != 0 && errno != unix.EINTR {
 		return 0, errno
 	}
