@@ -116,7 +116,7 @@ func stealUnderLoad(ctx context.Context, cpus []int, span time.Duration) (float6
 			unix.Close(in[k])
 		}
 	}()
-	before, err := readSteal(cpus)
+	before, err := Steal(cpus)
 	if err != nil {
 		for k := range n {
 			unix.Close(out[k])
@@ -165,16 +165,16 @@ func stealUnderLoad(ctx context.Context, cpus []int, span time.Duration) (float6
 	if err != nil {
 		return 0, err
 	}
-	after, err := readSteal(cpus)
+	after, err := Steal(cpus)
 	if err != nil {
 		return 0, err
 	}
-	secs := time.Since(start).Seconds()
-	return float64(after-before) / 1e9 / secs / float64(n), nil
+	return (after - before).Seconds() / time.Since(start).Seconds() / float64(n), nil
 }
 
-// readSteal is the steal time of the CPUs, in nanoseconds.
-func readSteal(cpus []int) (uint64, error) {
+// Steal is the hypervisor's steal time on the CPUs since boot, summed; its
+// change over a span is what the hypervisor took of them in it.
+func Steal(cpus []int) (time.Duration, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, fmt.Errorf("contention: %w", err)
@@ -187,5 +187,5 @@ func readSteal(cpus []int) (uint64, error) {
 	for _, c := range cpus {
 		sum += times[c].steal
 	}
-	return sum, nil
+	return time.Duration(sum), nil
 }
