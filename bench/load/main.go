@@ -23,8 +23,8 @@ import (
 
 // CPUs: the server and the generators each get their own.
 const (
-	serverCPU    = "0"
-	generatorCPU = "1"
+	serverCPU    = 0
+	generatorCPU = 1
 )
 
 type config struct {
@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 		return err
 	}
 	defer srv.stop()
-	fmt.Fprintf(w, "nginx worker pid %d on CPU %s serving %s; generators on CPU %s; all at nice %d\n\n",
+	fmt.Fprintf(w, "nginx worker pid %d on CPU %d serving %s; generators on CPU %d; all at nice %d\n\n",
 		srv.pid(), serverCPU, srv.url, generatorCPU, niceness)
 	parts := []part{
 		{"cpu", cpuBench},

@@ -78,7 +78,7 @@ func startNginx(ctx context.Context) (*nginx, error) {
 			return nil, err
 		}
 	}
-	cmd := exec.Command("nice", "-n", fmt.Sprint(niceness), "taskset", "-c", serverCPU, "nginx", "-p", dir+"/", "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"))
+	cmd := exec.Command("nice", "-n", fmt.Sprint(niceness), "taskset", "-c", fmt.Sprint(serverCPU), "nginx", "-p", dir+"/", "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"))
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start nginx: %w", err)

@@ -30,7 +30,7 @@ type proc struct {
 // from wait4's rusage, the same way for every tool. during, if set, runs
 // alongside with the tool's pid.
 func runPinned(ctx context.Context, stdin io.Reader, during func(pid int), name string, args ...string) (proc, error) {
-	cmd := exec.CommandContext(ctx, "nice", append([]string{"-n", fmt.Sprint(niceness), "taskset", "-c", generatorCPU, name}, args...)...)
+	cmd := exec.CommandContext(ctx, "nice", append([]string{"-n", fmt.Sprint(niceness), "taskset", "-c", fmt.Sprint(generatorCPU), name}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &out, &errOut
 	start := time.Now()

@@ -178,7 +178,7 @@ func pinnedCPU(ctx context.Context, name, bin string, args []string, count func(
 // startGRPCRef starts the reference gRPC server on the server CPU and
 // returns its address.
 func startGRPCRef(ctx context.Context, bin string) (string, func(), error) {
-	cmd := exec.CommandContext(ctx, "nice", "-n", fmt.Sprint(niceness), "taskset", "-c", serverCPU, bin, "-listen", "127.0.0.1:0", "-size", "251")
+	cmd := exec.CommandContext(ctx, "nice", "-n", fmt.Sprint(niceness), "taskset", "-c", fmt.Sprint(serverCPU), bin, "-listen", "127.0.0.1:0", "-size", "251")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -112,16 +111,18 @@ func stallBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error 
 // stallOnce runs tool t open-loop with nginx stopped partway, and reads its
 // p99 and the hypervisor's steal on the two CPUs meanwhile.
 func stallOnce(ctx context.Context, srv *nginx, t tool, bin string) (stallResult, error) {
-	var cpus [2]int
-	for i, s := range []string{serverCPU, generatorCPU} {
-		cpus[i], _ = strconv.Atoi(s)
-	}
-	var before [2]time.Duration
-	for i, c := range cpus {
-		var err error
-		if before[i], err = cluster.Steal([]int{c}); err != nil {
-			return stallResult{}, err
+	cpus := [2]int{serverCPU, generatorCPU}
+	steal := func() (v [2]time.Duration, err error) {
+		for i, c := range cpus {
+			if v[i], err = cluster.Steal([]int{c}); err != nil {
+				break
+			}
 		}
+		return v, err
+	}
+	before, err := steal()
+	if err != nil {
+		return stallResult{}, err
 	}
 	stalled := make(chan time.Duration, 1)
 	during := func(int) {
@@ -143,13 +144,13 @@ func stallOnce(ctx context.Context, srv *nginx, t tool, bin string) (stallResult
 	if err != nil {
 		return stallResult{}, fmt.Errorf("failed: %s", firstLine(err))
 	}
+	after, err := steal()
+	if err != nil {
+		return stallResult{}, err
+	}
 	r := stallResult{truth: stallTruth(s, stallRun)}
-	for i, c := range cpus {
-		after, err := cluster.Steal([]int{c})
-		if err != nil {
-			return stallResult{}, err
-		}
-		r.steal[i] = (after - before[i]).Seconds() / p.wall.Seconds()
+	for i := range cpus {
+		r.steal[i] = (after[i] - before[i]).Seconds() / p.wall.Seconds()
 	}
 	if r.p99, err = t.p99(p); err != nil {
 		return stallResult{}, fmt.Errorf("unreadable output: %v", err)
