@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	platlab "github.com/meshbench/meshbench/internal/platform/lab"
@@ -67,9 +68,9 @@ func scale(ctx context.Context, bin string, n int) error {
 		return err
 	}
 	p := platlab.New(platlab.Options{Name: prefix(), Prefix: prefix(), Bin: bin})
-	spec := platform.ClusterSpec{}
+	spec := infra.ClusterSpec{}
 	for i := 1; i <= 4; i++ {
-		spec.Nodes = append(spec.Nodes, platform.NodeSpec{Name: "app-" + strconv.Itoa(i), Role: platform.NodeApp})
+		spec.Nodes = append(spec.Nodes, infra.NodeSpec{Name: "app-" + strconv.Itoa(i), Role: infra.NodeApp})
 	}
 	start := time.Now()
 	err = p.Up(ctx, spec)

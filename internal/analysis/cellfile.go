@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -18,11 +19,11 @@ import (
 // memory while every cell is read.
 type cellFile struct {
 	results.Summary
-	MeshSpec  platform.MeshSpec         `json:"mesh_spec"`
-	Load      results.Load              `json:"load"`
-	Merged    *mergedResult             `json:"merged"`
-	Resources []metrics.Series          `json:"resources"`
-	Replicas  []results.ReplicaRequests `json:"replicas"`
+	MeshSpec  mesh.MeshSpec           `json:"mesh_spec"`
+	Load      results.Load            `json:"load"`
+	Merged    *mergedResult           `json:"merged"`
+	Resources []metrics.Series        `json:"resources"`
+	Replicas  []infra.ReplicaRequests `json:"replicas"`
 }
 
 // mergedResult is the part of load.Result a report reads.

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -104,10 +104,10 @@ func Load(dir string, opts Options) (*Dataset, error) {
 
 // appNodesOf returns the names of the cluster's app nodes, or nil when the
 // cluster spec names no node roles.
-func appNodesOf(c platform.ClusterSpec) map[string]bool {
+func appNodesOf(c infra.ClusterSpec) map[string]bool {
 	var out map[string]bool
 	for _, n := range c.Nodes {
-		if n.Role == platform.NodeApp {
+		if n.Role == infra.NodeApp {
 			if out == nil {
 				out = map[string]bool{}
 			}

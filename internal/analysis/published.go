@@ -10,10 +10,6 @@ import (
 	"github.com/meshbench/meshbench/internal/results"
 )
 
-// TenantsParam is the parameter a tenant-scaled run records each cell's
-// loaded tenant count under (the study package's TenantsParam).
-const TenantsParam = "tenants"
-
 // Fidelity is one published figure beside this run's.
 type Fidelity struct {
 	Published results.Published
@@ -100,7 +96,7 @@ func mapsMatch(want, have map[string]string) bool {
 
 func tenantsOf(c Config) int {
 	var n int
-	fmt.Sscan(c.Params[TenantsParam], &n)
+	fmt.Sscan(c.Params[results.TenantsParam], &n)
 	return n
 }
 

@@ -20,7 +20,7 @@ func tenantDataset(values map[string]map[int]map[Metric]float64, alloc map[strin
 		Baseline: "baseline", Meshes: []string{"baseline", "sidecar"}, groups: map[string]*Group{},
 	}
 	for _, k := range []int{1, 2} {
-		c := newConfig(map[string]string{TenantsParam: map[int]string{1: "1", 2: "2"}[k]})
+		c := newConfig(map[string]string{results.TenantsParam: map[int]string{1: "1", 2: "2"}[k]})
 		d.Configs = append(d.Configs, c)
 		for _, m := range d.Meshes {
 			r := &Rep{Values: values[m][k], Alloc: map[Part]Allocation{Part(metrics.RoleSidecar): alloc[m][k]}}
@@ -46,7 +46,7 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 		{Metric: "added:p50", Mesh: "sidecar", Value: 4.81, Source: src},
 		{Metric: "ratio:qps", Mesh: "sidecar", Value: 0.866, Source: src},
 		{Metric: "reduction:p50", Mesh: "baseline", Against: "sidecar", Value: 75, Source: src},
-		{Metric: "p50", Mesh: "sidecar", Params: map[string]string{TenantsParam: "1"}, Value: 4, Source: src},
+		{Metric: "p50", Mesh: "sidecar", Params: map[string]string{results.TenantsParam: "1"}, Value: 4, Source: src},
 		{Metric: "p50", Mesh: "linkerd", Value: 4.48, Source: src},
 	})
 	fs := d.Fidelities()
@@ -62,7 +62,7 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 	}
 	for i, w := range want {
 		f := fs[i]
-		if f.OK != w.ok || math.Abs(f.Measured-w.measured) > 1e-9 || f.Config.Params[TenantsParam] != w.tenants {
+		if f.OK != w.ok || math.Abs(f.Measured-w.measured) > 1e-9 || f.Config.Params[results.TenantsParam] != w.tenants {
 			t.Errorf("%s %s: measured %g ok %v at %v, want %g %v at tenants=%s", f.Published.Metric, f.Published.Mesh, f.Measured, f.OK, f.Config.Params, w.measured, w.ok, w.tenants)
 		}
 	}

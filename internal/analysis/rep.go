@@ -3,8 +3,9 @@ package analysis
 import (
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -12,7 +13,7 @@ import (
 // usage over time and allocation per part.
 type Rep struct {
 	Summary  results.Summary
-	MeshSpec platform.MeshSpec
+	MeshSpec mesh.MeshSpec
 	Load     results.Load
 	Start    time.Time // of the measured phase
 	Values   map[Metric]float64
@@ -25,7 +26,7 @@ type Rep struct {
 	// for: left out of its means, not read as zero.
 	Gaps int
 	// Replicas are the requests each app replica answered, when counted.
-	Replicas []results.ReplicaRequests
+	Replicas []infra.ReplicaRequests
 }
 
 // UsagePoint is a part's summed CPU (cores) and working set (bytes) at T

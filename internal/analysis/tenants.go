@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // LinearityTolerance is how far the per-tenant figures at the two
@@ -68,13 +69,13 @@ func (d *Dataset) Extrapolations() []Extrapolation {
 	ks := slices.Sorted(slices.Values(sc.Tenants))
 	k1, k2, n := ks[0], ks[1], sc.StudyTenants
 	var out []Extrapolation
-	for _, slice := range d.Slices(TenantsParam) {
+	for _, slice := range d.Slices(results.TenantsParam) {
 		at := func(k int) Config {
 			p := maps.Clone(slice.Params)
 			if p == nil {
 				p = map[string]string{}
 			}
-			p[TenantsParam] = strconv.Itoa(k)
+			p[results.TenantsParam] = strconv.Itoa(k)
 			return newConfig(p)
 		}
 		for _, mesh := range d.Meshes {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/kube"
 	"github.com/meshbench/meshbench/internal/study"
@@ -23,7 +24,7 @@ func openKubernetes(p study.Platform, log *slog.Logger) (platform.Platform, erro
 func kubernetesFindings(ctx context.Context, p study.Platform) []platform.Finding {
 	o := kubeOptions(p.Kubernetes)
 	o.Ingress, o.Meshes = p.Ingress, p.Meshes
-	return kube.Doctor(ctx, o, platform.ClusterSpec{Nodes: p.Nodes})
+	return kube.Doctor(ctx, o, infra.ClusterSpec{Nodes: p.Nodes})
 }
 
 // kubeOptions maps a study's Kubernetes section onto the Kubernetes

@@ -75,6 +75,15 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 			return runLoad(cmd.Context(), s, g, o, f)
 		},
 	}
+	bindLoadFlags(cmd, &o, &f)
+	f.find.register(cmd)
+	cmd.AddCommand(newLoadMergeCmd(s))
+	return cmd
+}
+
+// bindLoadFlags binds `meshbench load`'s flags to o and f; load.Args
+// writes them.
+func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.Float64Var(&o.Rate, "rate", 0, "open loop: requests per second (default: closed loop)")
@@ -94,9 +103,6 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 	fl.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	fl.StringVar(&f.save, "save", "", "also write the full result as JSON to this file")
 	fl.StringVar(&f.metrics, "serve-metrics", "", "serve live progress in Prometheus text format on this address, at /metrics")
-	f.find.register(cmd)
-	cmd.AddCommand(newLoadMergeCmd(s))
-	return cmd
 }
 
 // apply checks the flags that load.Options does not hold and copies them

@@ -40,6 +40,12 @@ func (g *globals) logger(s Streams) *slog.Logger {
 	return slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: level}))
 }
 
+// bind registers the global flags on the root command.
+func (g *globals) bind(root *cobra.Command) {
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log more, including debug detail")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "log errors only")
+}
+
 // Run executes meshbench with the given arguments and returns its error.
 func Run(ctx context.Context, s Streams, args []string) error {
 	g := &globals{}
@@ -53,8 +59,7 @@ func Run(ctx context.Context, s Streams, args []string) error {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
-	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log more, including debug detail")
-	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "log errors only")
+	g.bind(root)
 	// Every subcommand, registered here and nowhere else.
 	root.AddCommand(
 		newLoadCmd(s, g),

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -67,7 +67,7 @@ func TestAllocate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rows) != 2 || rows[0].Mesh != platform.ProfileBaseline {
+			if len(rows) != 2 || rows[0].Mesh != mesh.ProfileBaseline {
 				t.Fatalf("rows = %+v, want baseline then %s", rows, tc.mesh.Name)
 			}
 			r := rows[1]

@@ -3,8 +3,8 @@ package cost
 import (
 	"fmt"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // assumptions lists everything an allocation rests on, one line each.
@@ -35,7 +35,7 @@ func assumptions(w Workload, m MachineType, pricesNote string, runs []scenario, 
 			m.Name, m.VCPU, m.MemoryGiB, m.MaxPods, resources.FormatCPU(alloc.MilliCPU), float64(alloc.Bytes)/float64(GiB), how, dollars(m.MonthlyUSD)),
 		"prices: "+pricesNote)
 	for _, s := range runs {
-		if s.f.Name == platform.ProfileBaseline {
+		if s.f.Name == mesh.ProfileBaseline {
 			continue
 		}
 		out = append(out, fmt.Sprintf("mesh %s (%s):", s.f.Name, s.f.Description))

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 func TestDefaultCatalog(t *testing.T) {
@@ -117,7 +117,7 @@ func TestFootprints(t *testing.T) {
 		t.Fatal(err)
 	}
 	amb := sel[1]
-	if sel[0].Name != platform.ProfileBaseline || len(amb.PerNode) != 2 || amb.PerNode[0].Requests != (Resources{200, 512 * MiB}) || amb.Sidecar != nil {
+	if sel[0].Name != mesh.ProfileBaseline || len(amb.PerNode) != 2 || amb.PerNode[0].Requests != (Resources{200, 512 * MiB}) || amb.Sidecar != nil {
 		t.Fatalf("selected %+v", sel)
 	}
 	if got := sel[0].Lines(); len(got) != 1 || got[0] != "adds nothing" {

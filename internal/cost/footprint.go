@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // Component is one kind of pod a mesh adds.
@@ -63,8 +63,8 @@ func (f Footprint) validate() error {
 	if f.Name == "" {
 		return fmt.Errorf("mesh footprint without a name")
 	}
-	if f.Name == platform.ProfileBaseline {
-		return fmt.Errorf("mesh footprint %q: the name is reserved for the no-mesh scenario", platform.ProfileBaseline)
+	if f.Name == mesh.ProfileBaseline {
+		return fmt.Errorf("mesh footprint %q: the name is reserved for the no-mesh scenario", mesh.ProfileBaseline)
 	}
 	all := append(append(append([]Component(nil), f.PerNode...), f.ControlPlane...), f.PerNamespace...)
 	if f.Sidecar != nil {
@@ -100,8 +100,8 @@ func LoadFootprints(path string) (*Footprints, error) {
 	// The built-in meshes are the registry's profiles, by the same names
 	// that studies and results use.
 	for _, f := range fs.Meshes {
-		if _, ok := platform.LookupProfile(f.Name); !ok {
-			return nil, fmt.Errorf("built-in footprint %q: no such mesh profile; known: %s", f.Name, strings.Join(platform.ProfileNames(""), ", "))
+		if _, ok := mesh.LookupProfile(f.Name); !ok {
+			return nil, fmt.Errorf("built-in footprint %q: no such mesh profile; known: %s", f.Name, strings.Join(mesh.ProfileNames(""), ", "))
 		}
 	}
 	if path == "" {
@@ -148,10 +148,10 @@ func (fs *Footprints) Select(names []string) ([]Footprint, error) {
 }
 
 func (fs *Footprints) find(name string) (Footprint, error) {
-	if name == platform.ProfileBaseline {
-		return Footprint{Name: platform.ProfileBaseline, Description: "no mesh"}, nil
+	if name == mesh.ProfileBaseline {
+		return Footprint{Name: mesh.ProfileBaseline, Description: "no mesh"}, nil
 	}
-	names := []string{platform.ProfileBaseline}
+	names := []string{mesh.ProfileBaseline}
 	for _, f := range fs.Meshes {
 		if f.Name == name {
 			return f, nil

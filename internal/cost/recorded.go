@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // RecordedAllocation packs the requests a study recorded at one
@@ -21,18 +21,18 @@ func RecordedAllocation(d *analysis.Dataset, cfg analysis.Config, m MachineType,
 	name := d.Index.Study + " as recorded"
 	var base Workload
 	var runs []scenario
-	for _, mesh := range d.Meshes {
-		g := d.Group(mesh, cfg)
+	for _, meshName := range d.Meshes {
+		g := d.Group(meshName, cfg)
 		if g == nil || g.Representative() == nil {
 			continue
 		}
 		pods := recordedPods(g.Representative().Components)
 		if runs == nil {
 			base = recordedWorkload(name, pods, false)
-			runs = []scenario{{w: base, f: Footprint{Name: platform.ProfileBaseline}}}
+			runs = []scenario{{w: base, f: Footprint{Name: mesh.ProfileBaseline}}}
 		}
-		if mesh != d.Baseline {
-			runs = append(runs, recordedScenario(name, mesh, pods))
+		if meshName != d.Baseline {
+			runs = append(runs, recordedScenario(name, meshName, pods))
 		}
 	}
 	if len(base.Pods) == 0 {

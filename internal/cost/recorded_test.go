@@ -3,9 +3,9 @@ package cost
 import (
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 func recordedComp(role metrics.Role, ns, pod, node string, milli, mib int64) metrics.Component {
@@ -70,7 +70,7 @@ func TestRecordedScenario(t *testing.T) {
 			recorded := recordedPods(tc.comps)
 			base := recordedWorkload("w", recorded, false)
 			s := recordedScenario("w", "mesh", recorded)
-			rows, err := allocateAll(smallNode, []scenario{{w: base, f: Footprint{Name: platform.ProfileBaseline}}, s})
+			rows, err := allocateAll(smallNode, []scenario{{w: base, f: Footprint{Name: mesh.ProfileBaseline}}, s})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,7 @@ package cost
 import (
 	"fmt"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // scenario is the pods of one row: the application's and what a mesh adds
@@ -19,9 +19,9 @@ type scenario struct {
 
 // scenarios pairs the workload with the baseline and with each mesh.
 func scenarios(w Workload, meshes []Footprint) []scenario {
-	out := []scenario{{w: w, f: Footprint{Name: platform.ProfileBaseline}}}
+	out := []scenario{{w: w, f: Footprint{Name: mesh.ProfileBaseline}}}
 	for _, f := range meshes {
-		if f.Name != platform.ProfileBaseline {
+		if f.Name != mesh.ProfileBaseline {
 			out = append(out, scenario{w: w, f: f})
 		}
 	}

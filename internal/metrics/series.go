@@ -3,7 +3,7 @@ package metrics
 import (
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // Role is what a measured component does, the grouping every report uses.

@@ -1,6 +1,5 @@
 // Package platform defines what the study runner needs from a place to run
 // a study: a cluster to bring up, a workload to deploy, meshes to install and
-// verify, load to generate and resources to sample. It also holds the one
-// registry of mesh profiles every platform, the study schema and the cost
-// model share. The lab and Kubernetes implement it in their own packages.
+// verify, load to generate and resources to sample. The lab and Kubernetes
+// implement it in their own packages.
 package platform

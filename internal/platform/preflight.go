@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +28,7 @@ type Finding struct {
 
 // Needs is what a study asks of a platform, for its preflight checks.
 type Needs struct {
-	Nodes []NodeSpec
+	Nodes []infra.NodeSpec
 	// Profiles are the mesh profiles the study installs.
 	Profiles []string
 	// ResultsDir is where the results will go; it need not exist yet.

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
-	"github.com/meshbench/meshbench/internal/study"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -123,7 +122,7 @@ func Extract(dir string) (*Profile, error) {
 		return false
 	})
 	slices.Sort(p.Payloads)
-	if !slices.Contains(meshes, platform.ProfileBaseline) {
+	if !slices.Contains(meshes, mesh.ProfileBaseline) {
 		return nil, fmt.Errorf("%s: no baseline cells: the latency a hop adds is read against the baseline", dir)
 	}
 	for _, name := range meshes {
@@ -144,7 +143,7 @@ func Extract(dir string) (*Profile, error) {
 
 func variantOf(params map[string]string) (variant, error) {
 	v := variant{protocol: refProtocol, payload: refPayload, connections: refConnections, namespaces: 1, fanout: 1}
-	if s, ok := params[study.ParamProtocol]; ok {
+	if s, ok := params[results.ParamProtocol]; ok {
 		v.protocol = s
 	}
 	var err error
@@ -153,10 +152,10 @@ func variantOf(params map[string]string) (variant, error) {
 			*dst, err = strconv.Atoi(s)
 		}
 	}
-	num(study.ParamPayload, &v.payload)
+	num(results.ParamPayload, &v.payload)
 	num("connections", &v.connections)
 	num("namespaces", &v.namespaces)
-	num(study.ParamFanout, &v.fanout)
+	num(results.ParamFanout, &v.fanout)
 	if err != nil {
 		return v, err
 	}
@@ -287,7 +286,7 @@ func extractMesh(name string, cells []measured) (Mesh, error) {
 		}
 		m.Roles = append(m.Roles, role)
 	}
-	if name == platform.ProfileBaseline {
+	if name == mesh.ProfileBaseline {
 		return m, nil
 	}
 	m.Hops = extractHops(mine, cells)
@@ -515,7 +514,7 @@ var chainServices = []string{frontService, backService}
 func extractHops(mine, all []measured) []Hop {
 	var base []measured
 	for _, c := range all {
-		if c.mesh == platform.ProfileBaseline {
+		if c.mesh == mesh.ProfileBaseline {
 			base = append(base, c)
 		}
 	}
@@ -610,7 +609,7 @@ func addedOf(mesh, base *metrics.Histogram, k float64) [3]Dist {
 // the model gives the cell back: each of the three Dists its own bound of
 // the cell's. Left nil without a fan-out cell.
 func (m *Mesh) extractParallel(fans []measured) {
-	if m.Name == platform.ProfileBaseline || len(m.Hops) == 0 {
+	if m.Name == mesh.ProfileBaseline || len(m.Hops) == 0 {
 		return
 	}
 	var mine, base []measured
@@ -621,7 +620,7 @@ func (m *Mesh) extractParallel(fans []measured) {
 		switch c.mesh {
 		case m.Name:
 			mine = append(mine, c)
-		case platform.ProfileBaseline:
+		case mesh.ProfileBaseline:
 			base = append(base, c)
 		}
 	}

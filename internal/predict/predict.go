@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/meshbench/meshbench/internal/cost"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -211,16 +211,16 @@ func footprintOf(fs *cost.Footprints, profile string) (cost.Footprint, error) {
 	if f, err := fs.Select([]string{profile}); err == nil {
 		return f[0], nil
 	}
-	pr, ok := platform.LookupProfile(profile)
+	pr, ok := mesh.LookupProfile(profile)
 	if !ok {
 		return cost.Footprint{}, fmt.Errorf("mesh profile %q: unknown to this meshbench", profile)
 	}
-	base := platform.ProfileSidecar
+	base := mesh.ProfileSidecar
 	switch {
 	case pr.Waypoint:
-		base = platform.ProfileAmbientWaypoint
+		base = mesh.ProfileAmbientWaypoint
 	case pr.NodeProxies():
-		base = platform.ProfileAmbient
+		base = mesh.ProfileAmbient
 	}
 	f, err := fs.Select([]string{base})
 	if err != nil {

@@ -19,20 +19,20 @@ func scaling(sc *results.Scaling) []Block {
 	}
 	var parts []string
 	switch {
-	case sc.Mode == "tenants":
+	case sc.Mode == results.ScaleTenants:
 		s := fmt.Sprintf("Scaled by tenants, not by rate: %s.", strings.TrimSuffix(sc.Note, "."))
 		out := []Block{text(strings.ToUpper(s[:1]) + s[1:])}
 		if t := capacities(sc); t != nil {
 			out = append(out, table(t))
 		}
 		return out
-	case sc.Mode == "calibrated" && sc.Reference != "":
+	case sc.Mode == results.ScaleCalibrated && sc.Reference != "":
 		parts = append(parts, fmt.Sprintf("Calibrated on the slowest mesh, %s (%s req/s): before the cells, a short closed-loop measurement found each mesh's capacity, "+
 			"and the load was scaled to the slowest's so that every mesh ran below saturation", sc.Reference, num(sc.Capacities[sc.Reference])))
 		if sc.PublishedRate > 0 {
 			parts = append(parts, fmt.Sprintf("open-loop rates offered %s%% of it", num(100*sc.Fraction)))
 		}
-	case sc.Mode == "calibrated":
+	case sc.Mode == results.ScaleCalibrated:
 		// Results from before the runner calibrated on the slowest mesh
 		// record the baseline's capacity only.
 		parts = append(parts, fmt.Sprintf("Calibrated: the baseline's capacity was measured at %s req/s and the load set to %s%% of it",

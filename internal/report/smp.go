@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // SMPVersion is the Service Mesh Performance release whose messages the
@@ -69,7 +70,7 @@ func smpEnv(d *analysis.Dataset) smpEnvironment {
 	for _, n := range d.Index.Provenance.Cluster.Nodes {
 		cores := int32(pi.CPUs)
 		if n.CPUs != "" {
-			cpus, _ := platform.ParseCPUList(n.CPUs)
+			cpus, _ := infra.ParseCPUList(n.CPUs)
 			cores = int32(len(cpus))
 			e.Labels["meshbench.node."+n.Name+".cpus"] = n.CPUs
 		}
@@ -94,7 +95,7 @@ func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
 	for k, v := range c.Params {
 		t.Labels["meshbench.params."+k] = v
 	}
-	cl := smpClient{Internal: r.Load.Path != string(platform.PathIngress), LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
+	cl := smpClient{Internal: r.Load.Path != string(infra.PathIngress), LoadGenerator: "meshbench", Protocol: "PROTOCOL_HTTP",
 		Connections: int32(o.Connections), RPS: int64(math.Round(o.Rate))}
 	if o.URL != "" {
 		cl.EndpointURLs = []string{o.URL}
@@ -111,8 +112,8 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 	}
 	m := smpMeshConfig{SMPVersion: SMPVersion, ID: "mesh-" + r.Summary.ID, Profile: profile,
 		ProxyConcurrency: int32(r.MeshSpec.Workers), Labels: map[string]string{"meshbench.mesh": r.Summary.Mesh}}
-	if prof, ok := platform.LookupProfile(profile); ok && prof.Mesh != "" {
-		if pi.Name == platform.Lab {
+	if prof, ok := mesh.LookupProfile(profile); ok && prof.Mesh != "" {
+		if pi.Name == infra.Lab {
 			labMesh(&m, prof, pi)
 		} else {
 			kubeMesh(&m, prof, pi)
@@ -121,11 +122,11 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 	// Only the checks that proved it: plaintext refused and the peer's
 	// identity seen; a mesh that could do mTLS but was not shown to is
 	// exported without it.
-	m.MTLSEnabled = platform.MTLSProven(r.Summary.Verification)
+	m.MTLSEnabled = mesh.MTLSProven(r.Summary.Verification)
 	if m.MTLSEnabled {
 		var ev []string
 		for _, c := range r.Summary.Verification {
-			if c.Name == platform.CheckPlaintextRefused || c.Name == platform.CheckPeerIdentity {
+			if c.Name == mesh.CheckPlaintextRefused || c.Name == mesh.CheckPeerIdentity {
 				ev = append(ev, c.Name+": "+c.Detail)
 			}
 		}
@@ -150,7 +151,7 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 // meshbench in the roles Istio gives its proxies, with no Istio build or
 // control plane. SMP's mesh type would claim Istio, so it is left out and
 // labels say what ran.
-func labMesh(m *smpMeshConfig, prof platform.Profile, pi platform.Info) {
+func labMesh(m *smpMeshConfig, prof mesh.Profile, pi infra.Info) {
 	role, absent := "Istio's sidecar in every pod", "no Istio control plane ran"
 	if prof.NodeProxies() {
 		role, absent = "Istio ambient's per-node proxy (ztunnel's role)", "no Istio control plane or ztunnel ran"
@@ -171,24 +172,24 @@ var smpMeshTypes = map[string]string{"istio": "ISTIO", "linkerd": "LINKERD", "ci
 // Cilium has none: it is the cluster's own, which meshbench never
 // installs, so its version is left out (each cell's mesh-installed facts
 // name its images).
-var meshReleases = map[string]string{"istio": platform.ChartIstiod, "linkerd": platform.ChartLinkerdControl}
+var meshReleases = map[string]string{"istio": mesh.ChartIstiod, "linkerd": mesh.ChartLinkerdControl}
 
 // kubeMesh exports a mesh installed from its charts, with the versions the
 // platform recorded: what a release installed, else the chart version the
 // study asked for; what was not recorded is left out.
-func kubeMesh(m *smpMeshConfig, prof platform.Profile, pi platform.Info) {
+func kubeMesh(m *smpMeshConfig, prof mesh.Profile, pi infra.Info) {
 	v := recordedVersion(pi, meshReleases[prof.Mesh])
 	m.MeshType = &smpMeshType{Type: smpMeshTypes[prof.Mesh], Version: v}
 	m.MeshBuild = v
 	switch {
 	case prof.NodeProxies():
-		m.ProxyBuild = recordedVersion(pi, platform.ChartZtunnel)
+		m.ProxyBuild = recordedVersion(pi, mesh.ChartZtunnel)
 	case prof.Mesh == "istio":
 		m.ProxyBuild = pi.EnvoyVersion
 	}
 }
 
-func recordedVersion(pi platform.Info, release string) string {
+func recordedVersion(pi infra.Info, release string) string {
 	if release == "" {
 		return ""
 	}

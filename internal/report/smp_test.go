@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -38,21 +39,21 @@ func TestSMPRealLabRun(t *testing.T) {
 	for _, m := range x.MeshConfigs {
 		seen[m.Profile] = true
 		switch m.Profile {
-		case platform.ProfileSidecar, platform.ProfileAmbient:
-			if !m.MTLSEnabled || !strings.Contains(m.Labels["meshbench.mtls_evidence"], platform.CheckPeerIdentity+": ") {
+		case mesh.ProfileSidecar, mesh.ProfileAmbient:
+			if !m.MTLSEnabled || !strings.Contains(m.Labels["meshbench.mtls_evidence"], mesh.CheckPeerIdentity+": ") {
 				t.Errorf("%s: mTLS not exported from its checks: %+v", m.Profile, m)
 			}
 			if m.ProxyBuild != envoy || m.MeshType != nil || m.MeshBuild != "" || m.Labels["meshbench.emulates"] != "istio" ||
 				!strings.HasPrefix(m.Labels["meshbench.dataplane"], "upstream Envoy as Istio") {
 				t.Errorf("%s: not exported as upstream Envoy %s in Istio's role: %+v", m.Profile, envoy, m)
 			}
-		case platform.ProfileBaseline:
+		case mesh.ProfileBaseline:
 			if m.MTLSEnabled || m.MeshType != nil || m.ProxyBuild != "" {
 				t.Errorf("baseline exported as a mesh: %+v", m)
 			}
 		}
 	}
-	for _, p := range []string{platform.ProfileBaseline, platform.ProfileSidecar, platform.ProfileAmbient} {
+	for _, p := range []string{mesh.ProfileBaseline, mesh.ProfileSidecar, mesh.ProfileAmbient} {
 		if !seen[p] {
 			t.Errorf("no mesh config for %s", p)
 		}
@@ -61,31 +62,31 @@ func TestSMPRealLabRun(t *testing.T) {
 
 func TestSMPMeshFromProvenance(t *testing.T) {
 	t.Parallel()
-	kube := platform.Info{Name: platform.Kubernetes, Versions: map[string]string{
+	kube := infra.Info{Name: infra.Kubernetes, Versions: map[string]string{
 		"release/istiod": "1.27.1", "release/ztunnel": "1.27.1", "chart/cilium": "1.20.2"}}
-	proven := []platform.Check{
-		{Name: platform.CheckPlaintextRefused, Pass: true, Detail: "refused"},
-		{Name: platform.CheckPeerIdentity, Pass: true, Detail: "seen"},
+	proven := []mesh.Check{
+		{Name: mesh.CheckPlaintextRefused, Pass: true, Detail: "refused"},
+		{Name: mesh.CheckPeerIdentity, Pass: true, Detail: "seen"},
 	}
 	tests := []struct {
 		name      string
 		mesh      string // the user's name for it, which must not matter
 		profile   string
-		info      platform.Info
-		checks    []platform.Check
+		info      infra.Info
+		checks    []mesh.Check
 		wantType  string
 		wantBuild string
 		wantProxy string
 		wantMTLS  bool
 	}{
-		{"istio sidecar on kubernetes", "linkerd-lookalike", platform.ProfileSidecar, kube, proven, "ISTIO", "1.27.1", "", true},
-		{"ambient proxy is ztunnel", "x", platform.ProfileAmbient, kube, proven, "ISTIO", "1.27.1", "1.27.1", true},
-		{"cilium is the cluster's: no version meshbench installed", "istio", platform.ProfileCilium, kube, nil, "CILIUM_SERVICE_MESH", "", "", false},
-		{"linkerd unrecorded", "istio-sidecar", platform.ProfileLinkerd, kube, proven[:1], "LINKERD", "", "", false},
-		{"plaintext refused but no identity", "sidecar", platform.ProfileSidecar, kube,
-			[]platform.Check{proven[0], {Name: platform.CheckPeerIdentity, Detail: "0 of 4"}}, "ISTIO", "1.27.1", "", false},
-		{"lab is not Istio", "istio-sidecar", platform.ProfileSidecar, platform.Info{Name: platform.Lab, EnvoyVersion: "1.40.0"}, proven, "", "", "1.40.0", true},
-		{"a mesh name alone is not a mesh", "istio-ambient", platform.ProfileBaseline, kube, nil, "", "", "", false},
+		{"istio sidecar on kubernetes", "linkerd-lookalike", mesh.ProfileSidecar, kube, proven, "ISTIO", "1.27.1", "", true},
+		{"ambient proxy is ztunnel", "x", mesh.ProfileAmbient, kube, proven, "ISTIO", "1.27.1", "1.27.1", true},
+		{"cilium is the cluster's: no version meshbench installed", "istio", mesh.ProfileCilium, kube, nil, "CILIUM_SERVICE_MESH", "", "", false},
+		{"linkerd unrecorded", "istio-sidecar", mesh.ProfileLinkerd, kube, proven[:1], "LINKERD", "", "", false},
+		{"plaintext refused but no identity", "sidecar", mesh.ProfileSidecar, kube,
+			[]mesh.Check{proven[0], {Name: mesh.CheckPeerIdentity, Detail: "0 of 4"}}, "ISTIO", "1.27.1", "", false},
+		{"lab is not Istio", "istio-sidecar", mesh.ProfileSidecar, infra.Info{Name: infra.Lab, EnvoyVersion: "1.40.0"}, proven, "", "", "1.40.0", true},
+		{"a mesh name alone is not a mesh", "istio-ambient", mesh.ProfileBaseline, kube, nil, "", "", "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

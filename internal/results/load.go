@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -67,7 +67,7 @@ type Load struct {
 }
 
 // LoadOf records a platform's load spec.
-func LoadOf(l platform.LoadSpec) Load {
+func LoadOf(l infra.LoadSpec) Load {
 	return Load{Options: LoadOptionsOf(l.Options), Path: string(l.Path), PerNamespace: l.PerNamespace,
 		Resources: l.Resources, Tenants: l.Tenants}
 }

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/search"
 )
 
@@ -99,10 +100,10 @@ type NoiseGuard struct {
 
 // Provenance is everything recorded about how the results were made.
 type Provenance struct {
-	MeshbenchVersion string               `json:"meshbench_version"`
-	GoVersion        string               `json:"go_version"`
-	Platform         platform.Info        `json:"platform"`
-	Cluster          platform.ClusterSpec `json:"cluster"`
+	MeshbenchVersion string            `json:"meshbench_version"`
+	GoVersion        string            `json:"go_version"`
+	Platform         infra.Info        `json:"platform"`
+	Cluster          infra.ClusterSpec `json:"cluster"`
 	// EnvoyConfigHashes maps a mesh (by its name in the study) to the hash
 	// of the configuration its latest installation ran, as a check's
 	// ConfigHash reports it (the lab: every Envoy bootstrap; Kubernetes:
@@ -132,7 +133,7 @@ type Published struct {
 
 // Scaling says how a preset's load was scaled to fit the platform.
 type Scaling struct {
-	Mode             string  `json:"mode"`                            // "calibrated", "factor" or "none"
+	Mode             string  `json:"mode"`                            // ScaleCalibrated, ScaleFactor, ScaleTenants or ScaleNone
 	BaselineCapacity float64 `json:"baseline_capacity_rps,omitempty"` // measured baseline capacity
 	// Capacities holds every calibrated mesh's measured capacity, by mesh
 	// name; Reference names the one the fraction applies to: the slowest,
@@ -207,7 +208,7 @@ type Summary struct {
 	Repetition   int               `json:"repetition"`
 	Status       string            `json:"status"`
 	Reason       string            `json:"reason,omitempty"`
-	Verification []platform.Check  `json:"verification"`
+	Verification []mesh.Check      `json:"verification"`
 	LatencyMs    Latency           `json:"latency_ms"`
 	// NamespaceLatencyMs, with a generator per namespace, is the mean over
 	// the generators of each one's own percentiles, as the 50-tenant study
@@ -219,12 +220,12 @@ type Summary struct {
 	Start              time.Time `json:"start"`
 	End                time.Time `json:"end"`
 	// HostNoise is the CPU, in cores, that anything outside the study used
-	// on the study's CPUs during the measurement (platform.HostCPU.Noise);
+	// on the study's CPUs during the measurement (infra.HostCPU.Noise);
 	// nil where the platform does not measure it.
 	HostNoise *float64 `json:"host_noise,omitempty"`
 	// HostSlowdown is how much slower the study's CPUs ran a fixed piece
 	// of work around the measurement than at their fastest in the run
-	// (platform.HostCPU.Slowdown).
+	// (infra.HostCPU.Slowdown).
 	HostSlowdown float64 `json:"host_slowdown,omitempty"`
 	// Noisy says HostNoise was above the study's threshold, or
 	// HostSlowdown above SlowdownLimit: the cell's figures may be another
@@ -247,8 +248,8 @@ type Summary struct {
 // Cell is one cell's full result, cells/<id>.json.
 type Cell struct {
 	Summary
-	MeshSpec platform.MeshSpec `json:"mesh_spec"`
-	Load     Load              `json:"load"`
+	MeshSpec mesh.MeshSpec `json:"mesh_spec"`
+	Load     Load          `json:"load"`
 	// Merged is the exact merge of every generator's result; Generators
 	// keeps each one, so per-namespace figures can be recomputed.
 	Merged     *Generator       `json:"merged"`
@@ -256,19 +257,10 @@ type Cell struct {
 	Resources  []metrics.Series `json:"resources"`
 	// Host is the platform's host-noise figures for the measurement, per
 	// node; nil where not measured.
-	Host *platform.HostCPU `json:"host,omitempty"`
+	Host *infra.HostCPU `json:"host,omitempty"`
 	// Replicas are the requests each app replica answered, when the
 	// platform counted them (an optional field: older results lack it).
-	Replicas []ReplicaRequests `json:"replicas,omitempty"`
-}
-
-// ReplicaRequests is how many requests one replica (pod) of a service
-// answered during the cell, warm-up included.
-type ReplicaRequests struct {
-	Namespace string `json:"namespace"`
-	Service   string `json:"service"`
-	Pod       string `json:"pod"`
-	Requests  int64  `json:"requests"`
+	Replicas []infra.ReplicaRequests `json:"replicas,omitempty"`
 }
 
 // Capacity is one mesh's capacity at the study's SLO: rps with its 95%

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // DefaultNoiseThreshold is the host noise, in cores, above which a cell is
@@ -24,7 +24,7 @@ const SlowdownLimit = 0.25
 // Noisy reports whether a measurement's host noise was above threshold
 // cores, or its CPUs ran slower than SlowdownLimit allows; false where
 // neither was measured.
-func Noisy(h *platform.HostCPU, threshold float64) bool {
+func Noisy(h *infra.HostCPU, threshold float64) bool {
 	return h != nil && (h.Noise > threshold || h.Slowdown > SlowdownLimit)
 }
 
@@ -55,14 +55,14 @@ const LoadNodeBusyLimit = 0.9
 // else that ran there; the reason says by how much. Per-process checks
 // miss many generators sharing one CPU: each one is below its own limit
 // while together they fill it.
-func LoadNodeSaturated(h *platform.HostCPU) (string, bool) {
+func LoadNodeSaturated(h *infra.HostCPU) (string, bool) {
 	if h == nil {
 		return "", false
 	}
-	var worst platform.NodeCPU
+	var worst infra.NodeCPU
 	share := -1.0
 	for _, n := range h.Nodes {
-		if (n.Role != platform.NodeLoad && n.Role != platform.NodeClient) || n.CPUs == 0 {
+		if (n.Role != infra.NodeLoad && n.Role != infra.NodeClient) || n.CPUs == 0 {
 			continue
 		}
 		if s := n.Busy / float64(n.CPUs); s > share {

@@ -5,24 +5,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 func TestNoisy(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		h    *platform.HostCPU
+		h    *infra.HostCPU
 		want bool
 	}{
 		{"not measured", nil, false},
-		{"quiet", &platform.HostCPU{Noise: 0.01}, false},
-		{"at the threshold", &platform.HostCPU{Noise: DefaultNoiseThreshold}, false},
-		{"a hog", &platform.HostCPU{Noise: 0.7}, true},
-		{"CPUs a little slower", &platform.HostCPU{Noise: 0.01, Slowdown: 0.05}, false},
-		{"CPUs much slower, no counter moved", &platform.HostCPU{Noise: 0.01, Slowdown: 0.4}, true},
+		{"quiet", &infra.HostCPU{Noise: 0.01}, false},
+		{"at the threshold", &infra.HostCPU{Noise: DefaultNoiseThreshold}, false},
+		{"a hog", &infra.HostCPU{Noise: 0.7}, true},
+		{"CPUs a little slower", &infra.HostCPU{Noise: 0.01, Slowdown: 0.05}, false},
+		{"CPUs much slower, no counter moved", &infra.HostCPU{Noise: 0.01, Slowdown: 0.4}, true},
 	}
 	for _, tt := range tests {
 		if got := Noisy(tt.h, DefaultNoiseThreshold); got != tt.want {
@@ -46,15 +46,15 @@ func TestNoiseReason(t *testing.T) {
 
 func TestLoadNodeSaturated(t *testing.T) {
 	t.Parallel()
-	node := func(cpus int, busy float64) *platform.HostCPU {
-		return &platform.HostCPU{Nodes: []platform.NodeCPU{
-			{Name: "app", Role: platform.NodeApp, CPUs: 1, Busy: 1},
-			{Name: "load", Role: platform.NodeLoad, CPUs: cpus, Busy: busy},
+	node := func(cpus int, busy float64) *infra.HostCPU {
+		return &infra.HostCPU{Nodes: []infra.NodeCPU{
+			{Name: "app", Role: infra.NodeApp, CPUs: 1, Busy: 1},
+			{Name: "load", Role: infra.NodeLoad, CPUs: cpus, Busy: busy},
 		}}
 	}
 	tests := []struct {
 		name string
-		h    *platform.HostCPU
+		h    *infra.HostCPU
 		want bool
 	}{
 		{"not measured", nil, false},
@@ -63,8 +63,8 @@ func TestLoadNodeSaturated(t *testing.T) {
 		// per-process limit; together they fill the node.
 		{"50 generators sharing one CPU", node(1, 50*0.0195), true},
 		{"the same on two CPUs", node(2, 50*0.0195), false},
-		{"the ingress path's client node counts too", &platform.HostCPU{Nodes: []platform.NodeCPU{{Role: platform.NodeLoad, CPUs: 1, Busy: 0.1}, {Role: platform.NodeClient, CPUs: 1, Busy: 0.95}}}, true},
-		{"a full app node is not the load node's problem", &platform.HostCPU{Nodes: []platform.NodeCPU{{Role: platform.NodeApp, CPUs: 1, Busy: 1}}}, false},
+		{"the ingress path's client node counts too", &infra.HostCPU{Nodes: []infra.NodeCPU{{Role: infra.NodeLoad, CPUs: 1, Busy: 0.1}, {Role: infra.NodeClient, CPUs: 1, Busy: 0.95}}}, true},
+		{"a full app node is not the load node's problem", &infra.HostCPU{Nodes: []infra.NodeCPU{{Role: infra.NodeApp, CPUs: 1, Busy: 1}}}, false},
 	}
 	for _, tt := range tests {
 		why, got := LoadNodeSaturated(tt.h)

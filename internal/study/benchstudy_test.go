@@ -4,7 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // TestMeshBenchStudy keeps bench/mesh's study valid and covering every
@@ -20,7 +21,7 @@ func TestMeshBenchStudy(t *testing.T) {
 		got = append(got, m.Profile)
 	}
 	slices.Sort(got)
-	if want := platform.ProfileNames(platform.Lab); !slices.Equal(got, want) {
+	if want := mesh.ProfileNames(infra.Lab); !slices.Equal(got, want) {
 		t.Errorf("bench/mesh study runs %v, want every lab profile %v", got, want)
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -18,7 +19,7 @@ import (
 func (r *runner) plan(ctx context.Context) (*Plan, error) {
 	sc := r.s.ScalingFor(r.o.Scale)
 	if old := r.ix.Provenance.Scaling; old != nil {
-		if r.o.Scale > 0 && (old.Mode != ScaleFactor || old.Factor != r.o.Scale) {
+		if r.o.Scale > 0 && (old.Mode != results.ScaleFactor || old.Factor != r.o.Scale) {
 			return nil, fmt.Errorf("resume: the run started with scaling %q (factor %g); --scale cannot change it", old.Mode, old.Factor)
 		}
 		sc = *old
@@ -96,10 +97,10 @@ func (r *runner) calibrateWork(ctx context.Context, caps map[string]float64) (*r
 // when it floats.
 func (s *Study) appCPUs() int {
 	for _, n := range s.Platform.Nodes {
-		if n.Role != platform.NodeApp || n.CPUs == "" {
+		if n.Role != infra.NodeApp || n.CPUs == "" {
 			continue
 		}
-		if cpus, err := platform.ParseCPUList(n.CPUs); err == nil && len(cpus) > 0 {
+		if cpus, err := infra.ParseCPUList(n.CPUs); err == nil && len(cpus) > 0 {
 			return len(cpus)
 		}
 	}
@@ -110,9 +111,9 @@ func (s *Study) appCPUs() int {
 // capacities to be measured.
 func needsCalibration(sc results.Scaling) bool {
 	switch sc.Mode {
-	case ScaleCalibrated:
+	case results.ScaleCalibrated:
 		return sc.Factor == 0
-	case ScaleTenants:
+	case results.ScaleTenants:
 		return sc.TenantRate == 0
 	}
 	return false
@@ -123,7 +124,7 @@ func needsCalibration(sc results.Scaling) bool {
 func (s *Study) calibrationMeshes() []Mesh {
 	meshes := slices.Clone(s.Meshes)
 	if !slices.ContainsFunc(meshes, func(m Mesh) bool { return m.Profile == BaselineProfile }) {
-		meshes = append([]Mesh{{Name: BaselineProfile, MeshSpec: platform.MeshSpec{Profile: BaselineProfile}}}, meshes...)
+		meshes = append([]Mesh{{Name: BaselineProfile, MeshSpec: mesh.MeshSpec{Profile: BaselineProfile}}}, meshes...)
 	}
 	return meshes
 }
@@ -173,7 +174,7 @@ func (r *runner) measureCapacities(ctx context.Context) (map[string]float64, err
 // closed loop's throughput, and every cell's load is scaled from these.
 func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
 	var best float64
-	var host *platform.HostCPU
+	var host *infra.HostCPU
 	for attempt := 0; ; attempt++ {
 		capacity, h, err := r.measureCapacityOnce(ctx, c)
 		if err != nil {
@@ -197,7 +198,7 @@ func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
 
 // measureCapacityOnce installs one mesh, measures, and removes the mesh:
 // the cells install their meshes afresh.
-func (r *runner) measureCapacityOnce(ctx context.Context, c Cell) (float64, *platform.HostCPU, error) {
+func (r *runner) measureCapacityOnce(ctx context.Context, c Cell) (float64, *infra.HostCPU, error) {
 	if _, err := r.p.InstallMesh(ctx, c.Mesh.MeshSpec); err != nil {
 		if rerr := r.p.RemoveMesh(ctx); rerr != nil {
 			r.group = 0

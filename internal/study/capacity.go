@@ -176,7 +176,7 @@ func (s *Study) trialCell(m Mesh, step search.Step, n int) (Cell, error) {
 	}
 	pt := pts[0]
 	pt.params = map[string]string{"rate": strconv.FormatFloat(step.Rate, 'f', -1, 64)}
-	c := s.cell(m, n, 1, pt, results.Scaling{Mode: ScaleNone})
+	c := s.cell(m, n, 1, pt, results.Scaling{Mode: results.ScaleNone})
 	c.ID = fmt.Sprintf("search-%s-t%02d", m.Name, n)
 	c.Load.Options.Rate = step.Rate / float64(pt.setting.generators())
 	c.Load.Options.Duration = step.Duration

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // Set-up times the estimate assumes, per platform. They are rough: the
@@ -29,7 +30,7 @@ func (s *Study) proxies(c Cell) int {
 	case strings.HasPrefix(p, "ambient"), strings.HasPrefix(p, "waypoint"):
 		// A node proxy per cluster node; the client node is outside.
 		for _, node := range s.Platform.Nodes {
-			if node.Role != platform.NodeClient {
+			if node.Role != infra.NodeClient {
 				n++
 			}
 		}
@@ -99,7 +100,7 @@ func (p *Plan) rate(s *Study, c *Cell) float64 {
 		return o.Rate * gens
 	case p.Scaling.Reference != "":
 		return p.Scaling.Capacities[p.Scaling.Reference]
-	case p.Scaling.Mode == ScaleCalibrated && s.Scaling != nil:
+	case p.Scaling.Mode == results.ScaleCalibrated && s.Scaling != nil:
 		var largest int64
 		for _, x := range p.Cells {
 			largest = max(largest, x.Load.Options.Requests)

@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -54,7 +55,7 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 	cell := &results.Cell{
 		Summary: results.Summary{
 			ID: c.ID, File: results.CellFile(c.ID), Mesh: c.Mesh.Name, Profile: c.Mesh.Profile, Params: c.Params,
-			Repetition: c.Repetition, Verification: []platform.Check{},
+			Repetition: c.Repetition, Verification: []mesh.Check{},
 		},
 		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
@@ -88,7 +89,7 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 
 // withLogDir is a cell's load with the directory for its measurement's
 // logs, so that a failed cell's reason points at files in the results.
-func (r *runner) withLogDir(c Cell) platform.LoadSpec {
+func (r *runner) withLogDir(c Cell) infra.LoadSpec {
 	l := c.Load
 	l.LogDir = filepath.Join(r.dir, results.CellLogDir(c.ID))
 	return l
@@ -132,7 +133,7 @@ func (r *runner) install(ctx context.Context, c Cell) error {
 	checks, err := r.p.InstallMesh(ctx, c.Mesh.MeshSpec)
 	r.checks = checks
 	if r.checks == nil {
-		r.checks = []platform.Check{}
+		r.checks = []mesh.Check{}
 	}
 	if err != nil {
 		// Leave no half-installed mesh for the next cell.
@@ -148,7 +149,7 @@ func (r *runner) install(ctx context.Context, c Cell) error {
 
 // recordConfigHash keeps the data plane's configuration hash, which a
 // check of the installed mesh carries, in the results' provenance.
-func (r *runner) recordConfigHash(name string, checks []platform.Check) {
+func (r *runner) recordConfigHash(name string, checks []mesh.Check) {
 	for _, c := range checks {
 		if c.ConfigHash == "" {
 			continue

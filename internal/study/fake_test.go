@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -39,7 +41,7 @@ type fakePlatform struct {
 	// profile, over latency.
 	latencyAt func(profile string, n int) time.Duration
 	// host, when set, gives the nth measurement's host CPU figures.
-	host func(profile string, n int) *platform.HostCPU
+	host func(profile string, n int) *infra.HostCPU
 	// onMeasure runs before each Measure with its count from 1; an error
 	// is returned by Measure.
 	onMeasure func(n int) error
@@ -87,11 +89,11 @@ func (f *fakePlatform) open(ctx context.Context, p Platform, log *slog.Logger, p
 	return f, nil
 }
 
-func (f *fakePlatform) Info(ctx context.Context) (platform.Info, error) {
-	return platform.Info{Name: "fake", Kernel: "6.1.0-test", CPUModel: "Test CPU", CPUs: 2, EnvoyVersion: "1.40.0"}, nil
+func (f *fakePlatform) Info(ctx context.Context) (infra.Info, error) {
+	return infra.Info{Name: "fake", Kernel: "6.1.0-test", CPUModel: "Test CPU", CPUs: 2, EnvoyVersion: "1.40.0"}, nil
 }
 
-func (f *fakePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
+func (f *fakePlatform) Up(ctx context.Context, spec infra.ClusterSpec) error {
 	f.record("up %d", len(spec.Nodes))
 	return nil
 }
@@ -106,13 +108,13 @@ func (f *fakePlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	return f.failDeploy
 }
 
-func (f *fakePlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+func (f *fakePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	f.record("install %s", m.Profile)
 	if err := f.failInstall[m.Profile]; err != nil {
-		return []platform.Check{{Name: "pods-meshed", Pass: false, Detail: err.Error()}}, err
+		return []mesh.Check{{Name: "pods-meshed", Pass: false, Detail: err.Error()}}, err
 	}
 	f.mesh = m.Profile
-	return []platform.Check{
+	return []mesh.Check{
 		{Name: "mesh-config", Pass: true, Detail: "profile " + m.Profile + ", envoy 1.40.0, 3 proxies, bootstrap sha256 0123456789abcdef", ConfigHash: "0123456789abcdef"},
 		{Name: "pods-meshed", Pass: true},
 	}, nil
@@ -124,7 +126,7 @@ func (f *fakePlatform) RemoveMesh(ctx context.Context) error {
 	return nil
 }
 
-func (f *fakePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platform.Measurement, error) {
 	f.mu.Lock()
 	f.measures++
 	n := f.measures

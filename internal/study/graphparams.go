@@ -6,34 +6,19 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
-)
-
-// The sweep parameters that change the graph itself rather than its
-// shape: a profiling study (the profile preset) measures a proxy's unit
-// costs at several payload sizes and protocols on one graph, and what
-// calls made in parallel cost beyond the slowest of them. Each redeploys
-// the workload.
-const (
-	// ParamPayload sets every service's (and version's) response size,
-	// in bytes.
-	ParamPayload = "payload"
-	// ParamProtocol sets the entry's protocol and every call's.
-	ParamProtocol = "protocol"
-	// ParamFanout makes every call that many calls of its callee, made in
-	// parallel.
-	ParamFanout = "fanout"
 )
 
 // The parameters are registered here, beside the graph variant they make,
 // rather than in params' literal.
 func init() {
-	params[ParamPayload] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
+	params[results.ParamPayload] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
 		s.Payload = int(n)
 		return strconv.FormatInt(n, 10), err
 	}}
-	params[ParamProtocol] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
+	params[results.ParamProtocol] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
 		names := make([]string, len(topology.Protocols))
 		for i, p := range topology.Protocols {
 			names[i] = string(p)
@@ -42,7 +27,7 @@ func init() {
 		s.Protocol = topology.Protocol(v)
 		return v, err
 	}}
-	params[ParamFanout] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
+	params[results.ParamFanout] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
 		s.Fanout = int(n)
 		return strconv.FormatInt(n, 10), err
@@ -110,13 +95,13 @@ func variantScript(script []topology.Step, protocol topology.Protocol, fanout in
 func (st setting) graphKey() string {
 	var k string
 	if st.Payload > 0 {
-		k += fmt.Sprintf(",%s=%d", ParamPayload, st.Payload)
+		k += fmt.Sprintf(",%s=%d", results.ParamPayload, st.Payload)
 	}
 	if st.Protocol != "" {
-		k += fmt.Sprintf(",%s=%s", ParamProtocol, st.Protocol)
+		k += fmt.Sprintf(",%s=%s", results.ParamProtocol, st.Protocol)
 	}
 	if st.Fanout > 1 {
-		k += fmt.Sprintf(",%s=%d", ParamFanout, st.Fanout)
+		k += fmt.Sprintf(",%s=%d", results.ParamFanout, st.Fanout)
 	}
 	return k
 }

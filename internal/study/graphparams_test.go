@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -45,7 +46,7 @@ func TestProfilePresetVariesPayloadAndProtocol(t *testing.T) {
 		if c.Load.Options.GRPC != grpc || c.Load.Options.HTTP2 != (c.Protocol == topology.ProtocolH2C) {
 			t.Fatalf("cell %s: load %+v for protocol %s", c.ID, c.Load.Options, c.Protocol)
 		}
-		seen[c.Params[ParamProtocol]+"/"+c.Params[ParamPayload]] = true
+		seen[c.Params[results.ParamProtocol]+"/"+c.Params[results.ParamPayload]] = true
 	}
 	if len(seen) != 5 || fans != 7 {
 		t.Errorf("variants %v, fan-out cells %d; want 5 and 7", seen, fans)

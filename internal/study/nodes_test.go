@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 )
 
 // The lab's default layout keeps the generators on CPU 0 and the app on
@@ -26,11 +26,11 @@ func TestLabNodes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := map[platform.NodeRole]string{}
+			got := map[infra.NodeRole]string{}
 			for _, n := range labNodes(tc.cpus, tc.minApp) {
 				got[n.Role] = n.CPUs
 			}
-			if got[platform.NodeApp] != tc.app || got[platform.NodeLoad] != tc.load || got[platform.NodeClient] != tc.load || got[platform.NodeMesh] != "" {
+			if got[infra.NodeApp] != tc.app || got[infra.NodeLoad] != tc.load || got[infra.NodeClient] != tc.load || got[infra.NodeMesh] != "" {
 				t.Errorf("CPUs by role %v, want app %q, load and client %q, mesh unpinned", got, tc.app, tc.load)
 			}
 		})

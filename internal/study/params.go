@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -78,8 +78,8 @@ var params = map[string]param{
 		return d.String(), nil
 	}},
 	"path": {set: func(s *setting, raw json.RawMessage) (string, error) {
-		v, err := oneOf(raw, string(platform.PathService), string(platform.PathIngress))
-		s.Load.Path = platform.LoadPath(v)
+		v, err := oneOf(raw, string(infra.PathService), string(infra.PathIngress))
+		s.Load.Path = infra.LoadPath(v)
 		return v, err
 	}},
 	"generators": {set: func(s *setting, raw json.RawMessage) (string, error) {

@@ -14,7 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -134,7 +134,7 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 	if len(errs) > 0 {
 		return nil, fm.placed(errs)
 	}
-	ingress, err := s.usesPath(platform.PathIngress)
+	ingress, err := s.usesPath(infra.PathIngress)
 	if err != nil {
 		return nil, fm.placed(FieldErrors{asFieldError(err)})
 	}
@@ -146,7 +146,7 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 }
 
 // usesPath reports whether some cell loads through path.
-func (s *Study) usesPath(path platform.LoadPath) (bool, error) {
+func (s *Study) usesPath(path infra.LoadPath) (bool, error) {
 	axes, err := s.axes()
 	if err != nil {
 		return false, err
@@ -202,7 +202,7 @@ func (s *Study) defaults(seed uint64) {
 	if len(s.Platform.Nodes) == 0 && s.Platform.Type == PlatformLab {
 		s.Platform.Nodes = DefaultLabNodes(s.Scaling.minAppCPUs())
 	}
-	platform.NameNodes(s.Platform.Nodes)
+	infra.NameNodes(s.Platform.Nodes)
 	if s.Workload.Namespaces == 0 {
 		s.Workload.Namespaces = 1
 	}
@@ -327,16 +327,16 @@ func (s *Study) resolveGraph(loadGraph func(string) (*topology.Graph, error)) er
 // others, so that the generators do not take the cycles of what they
 // measure; the mesh node (ingress gateway) floats. An app node that would
 // get fewer than minAppCPUs runs on every CPU (Scaling.MinAppCPUs).
-func DefaultLabNodes(minAppCPUs int) []platform.NodeSpec {
+func DefaultLabNodes(minAppCPUs int) []infra.NodeSpec {
 	return labNodes(runtime.NumCPU(), minAppCPUs)
 }
 
-func labNodes(cpus, minAppCPUs int) []platform.NodeSpec {
-	nodes := []platform.NodeSpec{
-		{Name: "app", Role: platform.NodeApp},
-		{Name: "load", Role: platform.NodeLoad},
-		{Name: "mesh", Role: platform.NodeMesh},
-		{Name: "client", Role: platform.NodeClient},
+func labNodes(cpus, minAppCPUs int) []infra.NodeSpec {
+	nodes := []infra.NodeSpec{
+		{Name: "app", Role: infra.NodeApp},
+		{Name: "load", Role: infra.NodeLoad},
+		{Name: "mesh", Role: infra.NodeMesh},
+		{Name: "client", Role: infra.NodeClient},
 	}
 	if cpus < 2 {
 		return nodes

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -53,14 +54,14 @@ func TestParseDefaults(t *testing.T) {
 		{"connections", s.Load.Connections, DefaultConnections},
 		{"timeout", s.Load.Timeout, DefaultTimeout},
 		{"keepalive", *s.Load.KeepAlive, true},
-		{"path", s.Load.Path, platform.PathService},
+		{"path", s.Load.Path, infra.PathService},
 		{"generators", s.Load.Generators, GeneratorsOne},
 		{"repetitions", s.Repetitions, Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions}},
 		{"noise threshold", s.Noise.Threshold, results.DefaultNoiseThreshold},
 		{"noise retries", *s.Noise.Retries, DefaultNoiseRetries},
 		{"shuffle", *s.Order.Shuffle, true},
 		{"seed from hash", s.Order.Seed != 0, true},
-		{"no scaling", s.ScalingFor(0).Mode, ScaleNone},
+		{"no scaling", s.ScalingFor(0).Mode, results.ScaleNone},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -254,9 +255,9 @@ func TestParseMeshShorthand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Mesh{
-		{Name: "baseline", MeshSpec: platform.MeshSpec{Profile: "baseline"}},
-		{Name: "sidecar", MeshSpec: platform.MeshSpec{Profile: "sidecar"}},
-		{Name: "sidecar-4w", MeshSpec: platform.MeshSpec{Profile: "sidecar", Workers: 4}},
+		{Name: "baseline", MeshSpec: mesh.MeshSpec{Profile: "baseline"}},
+		{Name: "sidecar", MeshSpec: mesh.MeshSpec{Profile: "sidecar"}},
+		{Name: "sidecar-4w", MeshSpec: mesh.MeshSpec{Profile: "sidecar", Workers: 4}},
 	}
 	if !reflect.DeepEqual(s.Meshes, want) {
 		t.Errorf("meshes %+v, want %+v", s.Meshes, want)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
@@ -43,7 +44,7 @@ type Cell struct {
 	// namespaces.
 	Pods int `json:"pods"`
 	// Load is what the platform runs, after scaling.
-	Load platform.LoadSpec `json:"load"`
+	Load infra.LoadSpec `json:"load"`
 	// Estimate is the cell's expected time, set-up included.
 	Estimate time.Duration `json:"estimate_ns"`
 }
@@ -102,7 +103,7 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sc.Mode == ScaleTenants {
+	if sc.Mode == results.ScaleTenants {
 		var expanded []point
 		for _, pt := range points {
 			for _, k := range sc.Tenants {
@@ -239,7 +240,7 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
 		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
 		Payload: pt.setting.Payload, Protocol: pt.setting.Protocol, Fanout: pt.setting.Fanout,
-		Load: platform.LoadSpec{
+		Load: infra.LoadSpec{
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
 				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),

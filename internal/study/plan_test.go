@@ -182,12 +182,12 @@ repetitions: 1
 		warmup      time.Duration
 		connections int
 	}{
-		{"none", results.Scaling{Mode: ScaleNone, Factor: 1}, 450, 600 * time.Second, 30 * time.Second, 100},
+		{"none", results.Scaling{Mode: results.ScaleNone, Factor: 1}, 450, 600 * time.Second, 30 * time.Second, 100},
 		// Each connection keeps the study's 4.5 req/s.
-		{"factor keeps durations", results.Scaling{Mode: ScaleFactor, Factor: 0.1}, 45, 600 * time.Second, 30 * time.Second, 10},
-		{"calibrated", results.Scaling{Mode: ScaleCalibrated, Factor: 0.02}, 9, 20 * time.Second, 5 * time.Second, 2},
-		{"never below one connection", results.Scaling{Mode: ScaleCalibrated, Factor: 0.0007}, 0.32, 20 * time.Second, 5 * time.Second, 1},
-		{"calibration pending", results.Scaling{Mode: ScaleCalibrated}, 450, 20 * time.Second, 5 * time.Second, 100},
+		{"factor keeps durations", results.Scaling{Mode: results.ScaleFactor, Factor: 0.1}, 45, 600 * time.Second, 30 * time.Second, 10},
+		{"calibrated", results.Scaling{Mode: results.ScaleCalibrated, Factor: 0.02}, 9, 20 * time.Second, 5 * time.Second, 2},
+		{"never below one connection", results.Scaling{Mode: results.ScaleCalibrated, Factor: 0.0007}, 0.32, 20 * time.Second, 5 * time.Second, 1},
+		{"calibration pending", results.Scaling{Mode: results.ScaleCalibrated}, 450, 20 * time.Second, 5 * time.Second, 100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +218,7 @@ repetitions: 1
 		{0.14, 43 * time.Second}, // 28 req/s, a busy machine's calibration
 	}
 	for _, tt := range tests {
-		o := plan(t, s, results.Scaling{Mode: ScaleCalibrated, Factor: tt.factor}).Cells[0].Load.Options
+		o := plan(t, s, results.Scaling{Mode: results.ScaleCalibrated, Factor: tt.factor}).Cells[0].Load.Options
 		if o.Duration != tt.duration || float64(o.Duration/time.Second)*o.Rate < 1200 {
 			t.Errorf("factor %g: %g req/s for %s, want %s and at least 1200 requests", tt.factor, o.Rate, o.Duration, tt.duration)
 		}
@@ -253,7 +253,7 @@ func TestCalibrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sc.Mode != ScaleCalibrated || sc.BaselineCapacity != 1000 || sc.Reference != "sidecar" || fmt.Sprintf("%.4f", sc.Factor) != fmt.Sprintf("%.4f", tt.factor) {
+			if sc.Mode != results.ScaleCalibrated || sc.BaselineCapacity != 1000 || sc.Reference != "sidecar" || fmt.Sprintf("%.4f", sc.Factor) != fmt.Sprintf("%.4f", tt.factor) {
 				t.Errorf("scaling %+v, want factor %g", sc, tt.factor)
 			}
 		})

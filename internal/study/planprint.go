@@ -8,7 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // WriteText prints the plan for a person: what runs, how it is scaled, one
@@ -54,18 +55,18 @@ func (p *Plan) WriteText(w io.Writer) error {
 func (p *Plan) scalingText() string {
 	sc := p.Scaling
 	switch {
-	case sc.Mode == ScaleNone:
+	case sc.Mode == results.ScaleNone:
 		return "none: the study runs as written"
-	case sc.Mode == ScaleFactor:
+	case sc.Mode == results.ScaleFactor:
 		return fmt.Sprintf("open-loop rates, their connections and request counts x %g (--scale)", sc.Factor)
-	case sc.Mode == ScaleTenants && sc.TenantRate == 0:
+	case sc.Mode == results.ScaleTenants && sc.TenantRate == 0:
 		deployed := "only those deployed"
 		if sc.Deployed == DeployAll {
 			deployed = "all deployed"
 		}
 		return fmt.Sprintf("tenants: %s of the study's %d tenants loaded (%s), each at the study's rate unless the largest count would offer more than %.0f%% of the slowest mesh's capacity, measured at run time; rates below are as written, durations as capped",
 			tenantsText(sc.Tenants), sc.StudyTenants, deployed, 100*sc.Fraction)
-	case sc.Mode == ScaleTenants:
+	case sc.Mode == results.ScaleTenants:
 		return fmt.Sprintf("tenants: %s", sc.Note)
 	case sc.Factor == 0:
 		return fmt.Sprintf("calibrated at run time: short closed-loop measurements find each mesh's capacity, and open-loop rates are scaled to offer %.0f%% of the slowest's; rates and request counts below are as written, durations as capped", 100*sc.Fraction)
@@ -93,7 +94,7 @@ func workloadText(c Cell) string {
 }
 
 // loadText describes a cell's load in one short phrase.
-func loadText(l platform.LoadSpec) string {
+func loadText(l infra.LoadSpec) string {
 	o := l.Options
 	var parts []string
 	if o.Rate > 0 {

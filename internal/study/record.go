@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
@@ -30,7 +31,7 @@ func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) 
 		cell.HostNoise, cell.HostSlowdown, cell.Noisy = &n, m.Host.Slowdown, results.Noisy(m.Host, noiseThreshold)
 	}
 	for _, r := range m.Replicas {
-		cell.Replicas = append(cell.Replicas, results.ReplicaRequests(r))
+		cell.Replicas = append(cell.Replicas, infra.ReplicaRequests(r))
 	}
 	merged := merge(m.Generators)
 	if merged != nil {
@@ -80,7 +81,7 @@ func merge(gens []load.Result) *load.Result {
 	return m
 }
 
-func status(gens []load.Result, merged *load.Result, host *platform.HostCPU) (string, string) {
+func status(gens []load.Result, merged *load.Result, host *infra.HostCPU) (string, string) {
 	switch {
 	case merged == nil || merged.Requests == 0:
 		return results.StatusFailed, "no request completed"

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -160,7 +160,7 @@ func noiseText(s results.Summary) string {
 
 // noteNoise records the noise guard in the index the first time the
 // platform reports host noise, and a calibration's noise by mesh.
-func (r *runner) noteNoise(h *platform.HostCPU, calibrationMesh string) {
+func (r *runner) noteNoise(h *infra.HostCPU, calibrationMesh string) {
 	if h == nil {
 		return
 	}
@@ -181,7 +181,7 @@ func (r *runner) noteNoise(h *platform.HostCPU, calibrationMesh string) {
 
 // hostText says what a calibration's host did, against the noise guard's
 // limits.
-func (r *runner) hostText(h *platform.HostCPU) string {
+func (r *runner) hostText(h *infra.HostCPU) string {
 	return fmt.Sprintf("%.3f cores of host noise, threshold %.3g; CPUs %.0f%% slower than at their fastest, limit %.0f%%",
 		h.Noise, r.s.Noise.Threshold, 100*h.Slowdown, 100*results.SlowdownLimit)
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -100,12 +100,12 @@ func TestRunRerunsNoisyCells(t *testing.T) {
 	f.latency["sidecar"] = 3 * time.Millisecond
 	// The first two measurements find a hog on the host; the ambient
 	// cells find one every time.
-	f.host = func(profile string, n int) *platform.HostCPU {
+	f.host = func(profile string, n int) *infra.HostCPU {
 		noise := 0.01
 		if n <= 2 || profile == "ambient" {
 			noise = 0.6
 		}
-		return &platform.HostCPU{CPUs: 2, Noise: noise, Nodes: []platform.NodeCPU{{Name: "load", Role: platform.NodeLoad, CPUs: 1, Busy: 0.3}}}
+		return &infra.HostCPU{CPUs: 2, Noise: noise, Nodes: []infra.NodeCPU{{Name: "load", Role: infra.NodeLoad, CPUs: 1, Busy: 0.3}}}
 	}
 	dir := filepath.Join(t.TempDir(), "out")
 	ix := run(t, runOptions(t, adaptiveStudy("3"), f, dir, nil))
@@ -159,8 +159,8 @@ func TestRunRerunsNoisyCells(t *testing.T) {
 	// ambient cells again, counting on from their third attempt.
 	quiet := newFake()
 	quiet.latency["sidecar"] = 3 * time.Millisecond
-	quiet.host = func(string, int) *platform.HostCPU {
-		return &platform.HostCPU{CPUs: 2, Noise: 0.01, Nodes: []platform.NodeCPU{{Name: "load", Role: platform.NodeLoad, CPUs: 1, Busy: 0.3}}}
+	quiet.host = func(string, int) *infra.HostCPU {
+		return &infra.HostCPU{CPUs: 2, Noise: 0.01, Nodes: []infra.NodeCPU{{Name: "load", Role: infra.NodeLoad, CPUs: 1, Busy: 0.3}}}
 	}
 	var progress bytes.Buffer
 	o := runOptions(t, adaptiveStudy("3"), quiet, dir, &progress)
@@ -190,12 +190,12 @@ func TestRecordDistortsOnLoadNodeAndShortfall(t *testing.T) {
 		f.latency[m] = 10 * time.Millisecond
 	}
 	f.rate = 100
-	f.host = func(profile string, n int) *platform.HostCPU {
+	f.host = func(profile string, n int) *infra.HostCPU {
 		busy := 0.2
 		if profile == "sidecar" {
 			busy = 0.97 // 50 generators sharing one CPU
 		}
-		return &platform.HostCPU{CPUs: 2, Nodes: []platform.NodeCPU{{Name: "load", Role: platform.NodeLoad, CPUs: 1, Busy: busy}}}
+		return &infra.HostCPU{CPUs: 2, Nodes: []infra.NodeCPU{{Name: "load", Role: infra.NodeLoad, CPUs: 1, Busy: busy}}}
 	}
 	src := strings.Replace(adaptiveStudy("1"), "load: {rate: 100, duration: 10s, warmup: 2s}", "load: {duration: 10s, warmup: 2s}", 1)
 	src = strings.Replace(src, "- {param: connections, values: [16]}", "- {param: connections, values: [1]}", 1)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -64,7 +64,7 @@ func TestRunWritesResults(t *testing.T) {
 		t.Fatalf("index complete=%v planned=%d cells=%d end=%v", got.Complete, got.Planned, len(got.Cells), got.End)
 	}
 	p := got.Provenance
-	if p.MeshbenchVersion != "v0.0.0-test" || p.Platform.Kernel != "6.1.0-test" || p.Scaling == nil || p.Scaling.Mode != ScaleNone || len(p.Cluster.Nodes) != 4 {
+	if p.MeshbenchVersion != "v0.0.0-test" || p.Platform.Kernel != "6.1.0-test" || p.Scaling == nil || p.Scaling.Mode != results.ScaleNone || len(p.Cluster.Nodes) != 4 {
 		t.Errorf("provenance %+v", p)
 	}
 	if h := p.EnvoyConfigHashes["sidecar"]; h != "0123456789abcdef" {
@@ -334,7 +334,7 @@ scaling: {fraction: 0.5, measure: 20s, warmup: 5s}
 	// The baseline serves 1000 req/s and the sidecar 400; half of the
 	// sidecar's is 200 of the 10000 offered. The ambient mesh fails to
 	// install and is left out.
-	if sc == nil || sc.Mode != ScaleCalibrated || sc.BaselineCapacity != 1000 || sc.Reference != "sidecar" ||
+	if sc == nil || sc.Mode != results.ScaleCalibrated || sc.BaselineCapacity != 1000 || sc.Reference != "sidecar" ||
 		sc.Capacities["sidecar"] != 400 || len(sc.Capacities) != 2 || sc.Factor != 0.02 || sc.Rate != 200 || sc.PublishedRate != 10000 {
 		t.Fatalf("scaling %+v", sc)
 	}
@@ -372,7 +372,7 @@ func TestRunWithScaleFactor(t *testing.T) {
 	o := runOptions(t, studySource, f, t.TempDir(), nil)
 	o.Scale = 0.5
 	ix := run(t, o)
-	if sc := ix.Provenance.Scaling; sc.Mode != ScaleFactor || sc.Factor != 0.5 {
+	if sc := ix.Provenance.Scaling; sc.Mode != results.ScaleFactor || sc.Factor != 0.5 {
 		t.Fatalf("scaling %+v", sc)
 	}
 	if f.count("measure baseline rate=50") != 4 || f.count("measure baseline rate=0") != 0 {
@@ -444,11 +444,11 @@ scaling: {fraction: 0.5, measure: 20s, warmup: 5s}
 		}
 		return nil
 	}
-	f.host = func(profile string, n int) *platform.HostCPU {
+	f.host = func(profile string, n int) *infra.HostCPU {
 		if n == 2 {
-			return &platform.HostCPU{Noise: 0.5}
+			return &infra.HostCPU{Noise: 0.5}
 		}
-		return &platform.HostCPU{}
+		return &infra.HostCPU{}
 	}
 	var progress bytes.Buffer
 	ix := run(t, runOptions(t, src, f, t.TempDir(), &progress))

@@ -9,22 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
-
-// Scaling modes, as results.Scaling records them.
-const (
-	ScaleNone       = "none"       // the study runs as written
-	ScaleFactor     = "factor"     // the user chose the factor (--scale)
-	ScaleCalibrated = "calibrated" // measured from the meshes' capacities
-	ScaleTenants    = "tenants"    // fewer tenants loaded, each at the study's rate where it fits
-)
-
-// TenantsParam is the parameter a tenant-scaled cell records its loaded
-// tenant count under.
-const TenantsParam = "tenants"
 
 // Calibration measures each mesh's capacity with a short closed loop of
 // about calibrationConnections connections in all: enough to saturate a
@@ -42,15 +30,15 @@ const (
 func (s *Study) ScalingFor(factor float64) results.Scaling {
 	switch {
 	case factor > 0:
-		return results.Scaling{Mode: ScaleFactor, Factor: factor,
+		return results.Scaling{Mode: results.ScaleFactor, Factor: factor,
 			Note: "open-loop rates, their connections and request counts multiplied by the factor given with --scale"}
 	case s.Scaling != nil && s.Platform.Type == PlatformLab && len(s.Scaling.Tenants) > 0:
-		return results.Scaling{Mode: ScaleTenants, Fraction: s.Scaling.Fraction, Tenants: slices.Clone(s.Scaling.Tenants),
+		return results.Scaling{Mode: results.ScaleTenants, Fraction: s.Scaling.Fraction, Tenants: slices.Clone(s.Scaling.Tenants),
 			StudyTenants: s.Workload.Namespaces, Deployed: s.Scaling.Deploy, PublishedRate: s.Load.Rate}
 	case s.Scaling != nil && s.Platform.Type == PlatformLab:
-		return results.Scaling{Mode: ScaleCalibrated, Fraction: s.Scaling.Fraction}
+		return results.Scaling{Mode: results.ScaleCalibrated, Fraction: s.Scaling.Fraction}
 	}
-	return results.Scaling{Mode: ScaleNone, Factor: 1}
+	return results.Scaling{Mode: results.ScaleNone, Factor: 1}
 }
 
 // scaleLoad applies a scaling to one cell's load. Open-loop rates and
@@ -62,10 +50,10 @@ func (s *Study) ScalingFor(factor float64) results.Scaling {
 // connection, a load model the study never had. The workload and a closed
 // loop's connections stay as written.
 func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
-	if sc.Mode == ScaleNone {
+	if sc.Mode == results.ScaleNone {
 		return l
 	}
-	if sc.Mode == ScaleTenants {
+	if sc.Mode == results.ScaleTenants {
 		// The tenant keeps its connections and protocol; only a rate
 		// that would overload the lab is lowered.
 		if sc.TenantRate > 0 && l.Rate > 0 {
@@ -80,7 +68,7 @@ func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
 			l.Requests = max(int64(l.Connections), int64(math.Round(float64(l.Requests)*f)))
 		}
 	}
-	if (sc.Mode == ScaleCalibrated || sc.Mode == ScaleTenants) && s.Scaling != nil {
+	if (sc.Mode == results.ScaleCalibrated || sc.Mode == results.ScaleTenants) && s.Scaling != nil {
 		if l.Duration > s.Scaling.Measure {
 			l.Duration = s.Scaling.Measure
 		}
@@ -111,7 +99,7 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 		return Cell{}, err
 	}
 	pt := pts[0]
-	if sc := s.ScalingFor(0); sc.Mode == ScaleTenants {
+	if sc := s.ScalingFor(0); sc.Mode == results.ScaleTenants {
 		pt = s.withTenants(pt, slices.Min(sc.Tenants))
 	}
 	l := pt.setting.Load
@@ -131,7 +119,7 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 		l.Duration = s.Scaling.Measure
 	}
 	pt.setting.Load = l
-	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: ScaleNone})
+	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: results.ScaleNone})
 	c.ID = "calibration-" + m.Name
 	return c, nil
 }
@@ -144,7 +132,7 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 // the scaling's measure time at that capacity. The factor never exceeds
 // 1: scaling only shrinks a study.
 func (s *Study) calibrate(sc results.Scaling, caps map[string]float64) (results.Scaling, error) {
-	if sc.Mode == ScaleTenants {
+	if sc.Mode == results.ScaleTenants {
 		return s.calibrateTenants(sc, caps)
 	}
 	sc.Capacities = map[string]float64{}
@@ -237,21 +225,21 @@ func (s *Study) calibrateTenants(sc results.Scaling, caps map[string]float64) (r
 // sharedCPUs says, when the lab's app node shares CPUs with a node that
 // runs load generators, which and why; "" when it does not.
 func (s *Study) sharedCPUs() string {
-	var app platform.NodeSpec
+	var app infra.NodeSpec
 	for _, n := range s.Platform.Nodes {
-		if n.Role == platform.NodeApp {
+		if n.Role == infra.NodeApp {
 			app = n
 		}
 	}
-	appCPUs, err := platform.ParseCPUList(app.CPUs)
+	appCPUs, err := infra.ParseCPUList(app.CPUs)
 	if app.CPUs == "" || err != nil {
 		return ""
 	}
 	for _, n := range s.Platform.Nodes {
-		if n.Role != platform.NodeLoad || n.CPUs == "" {
+		if n.Role != infra.NodeLoad || n.CPUs == "" {
 			continue
 		}
-		cpus, err := platform.ParseCPUList(n.CPUs)
+		cpus, err := infra.ParseCPUList(n.CPUs)
 		if err != nil || !slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(appCPUs, c) }) {
 			continue
 		}
@@ -275,8 +263,8 @@ func tenantsText(ks []int) string {
 // withTenants is a point with k tenants loaded: only those deployed, or
 // every namespace deployed and the first k loaded, as the scaling says.
 func (s *Study) withTenants(pt point, k int) point {
-	np := point{params: maps.Clone(pt.params), names: append(slices.Clone(pt.names), TenantsParam), setting: pt.setting.clone()}
-	np.params[TenantsParam] = strconv.Itoa(k)
+	np := point{params: maps.Clone(pt.params), names: append(slices.Clone(pt.names), results.TenantsParam), setting: pt.setting.clone()}
+	np.params[results.TenantsParam] = strconv.Itoa(k)
 	np.setting.Tenants = k
 	if s.Scaling.Deploy != DeployAll {
 		np.setting.Namespaces = k

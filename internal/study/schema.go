@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -55,8 +56,8 @@ type Study struct {
 
 // Platform types.
 const (
-	PlatformLab        = platform.Lab
-	PlatformKubernetes = platform.Kubernetes
+	PlatformLab        = infra.Lab
+	PlatformKubernetes = infra.Kubernetes
 )
 
 // Platform says where the study runs and the cluster's shape.
@@ -65,8 +66,8 @@ type Platform struct {
 	Type string `json:"type,omitempty"`
 	// Nodes are the cluster's nodes and roles; on the lab, CPUs pins a
 	// node (for example the load generators) to a CPU list.
-	Nodes      []platform.NodeSpec `json:"nodes,omitempty"`
-	Kubernetes *Kubernetes         `json:"kubernetes,omitempty"`
+	Nodes      []infra.NodeSpec `json:"nodes,omitempty"`
+	Kubernetes *Kubernetes      `json:"kubernetes,omitempty"`
 	// Ingress is set by Parse when some cell loads through the ingress
 	// gateway, so that a platform which installs one only on demand
 	// (Kubernetes) installs it with each mesh.
@@ -74,7 +75,7 @@ type Platform struct {
 	// Meshes are the study's meshes, set by Parse, so that a platform can
 	// refuse one it cannot host before anything is created, and open the
 	// clusters the meshes name.
-	Meshes []platform.MeshSpec `json:"-"`
+	Meshes []mesh.MeshSpec `json:"-"`
 }
 
 // Kubernetes says how to reach an existing cluster.
@@ -91,7 +92,7 @@ type Kubernetes struct {
 	// (istio-base, istiod, istio-cni, ztunnel, linkerd-crds,
 	// linkerd-control-plane, istio-gateway): another version, source or
 	// values. Cilium has none: meshbench never installs a network plugin.
-	Charts map[string]platform.ChartSource `json:"charts,omitempty"`
+	Charts map[string]mesh.ChartSource `json:"charts,omitempty"`
 	// Timeout bounds each wait for readiness; default 5m.
 	Timeout topology.Duration `json:"timeout,omitempty"`
 	// GatewayImage is the plain ingress gateway's Envoy image, for the
@@ -122,7 +123,7 @@ type Workload struct {
 // can be compared with itself under other settings.
 type Mesh struct {
 	Name string `json:"name,omitempty"`
-	platform.MeshSpec
+	mesh.MeshSpec
 }
 
 // UnmarshalJSON reads a mesh as a mapping, or as the shorthand a user
@@ -134,7 +135,7 @@ func (m *Mesh) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &profile); err != nil {
 			return err
 		}
-		*m = Mesh{MeshSpec: platform.MeshSpec{Profile: profile}}
+		*m = Mesh{MeshSpec: mesh.MeshSpec{Profile: profile}}
 		return nil
 	}
 	if len(b) == 0 || b[0] != '{' {
@@ -172,7 +173,7 @@ type Load struct {
 	HTTP2     bool  `json:"http2,omitempty"`
 	// Path is "service" (default: a pod calling the entry Service) or
 	// "ingress" (from outside, through the ingress gateway).
-	Path platform.LoadPath `json:"path,omitempty"`
+	Path infra.LoadPath `json:"path,omitempty"`
 	// Generators is "one" (default) or "per-namespace".
 	Generators string `json:"generators,omitempty"`
 	// Resources are each generator pod's requests and limits, on

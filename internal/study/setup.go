@@ -13,6 +13,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
 )
@@ -35,7 +37,7 @@ type runner struct {
 	group    int           // the workload group deployed, 0 for none
 	groupErr map[int]error // groups whose deployment failed
 	mesh     string        // the mesh installed, "" for none
-	checks   []platform.Check
+	checks   []mesh.Check
 	quiet    quietPolicy
 }
 
@@ -94,7 +96,7 @@ func (r *runner) createResults() error {
 		Start: time.Now().UTC(), Seed: r.s.Order.Seed, Cells: []results.Summary{},
 		Provenance: results.Provenance{
 			MeshbenchVersion: r.o.Version, GoVersion: runtime.Version(),
-			Cluster:   platform.ClusterSpec{Nodes: r.s.Platform.Nodes},
+			Cluster:   infra.ClusterSpec{Nodes: r.s.Platform.Nodes},
 			Published: r.s.Published,
 		},
 	}
@@ -192,7 +194,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		return err
 	}
 	r.log.Debug("bringing the platform up", "platform", info.Name, "nodes", len(r.s.Platform.Nodes))
-	if err := p.Up(ctx, platform.ClusterSpec{Nodes: r.s.Platform.Nodes}); err != nil {
+	if err := p.Up(ctx, infra.ClusterSpec{Nodes: r.s.Platform.Nodes}); err != nil {
 		return fmt.Errorf("platform %s: up: %w", r.s.Platform.Type, err)
 	}
 	return nil

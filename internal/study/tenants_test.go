@@ -54,7 +54,7 @@ func TestRunTenantScaling(t *testing.T) {
 			var progress bytes.Buffer
 			ix := run(t, runOptions(t, tenantStudy(tc.deploy), f, dir, &progress))
 			sc := ix.Provenance.Scaling
-			if sc == nil || sc.Mode != ScaleTenants || sc.StudyTenants != 50 || sc.TenantRate != tc.wantRate ||
+			if sc == nil || sc.Mode != results.ScaleTenants || sc.StudyTenants != 50 || sc.TenantRate != tc.wantRate ||
 				sc.RateLowered != tc.lowered || sc.PublishedRate != 450 || sc.Reference != "sidecar" || sc.Deployed != tc.deploy ||
 				len(sc.Tenants) != 2 || sc.Rate != 2*tc.wantRate {
 				t.Fatalf("scaling %+v", sc)
@@ -89,7 +89,7 @@ func TestRunTenantScaling(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := s.Params[TenantsParam]
+				k := s.Params[results.TenantsParam]
 				o := c.Load.Options
 				if o.Rate != tc.wantRate || o.Connections != 100 || !o.HTTP2 || o.Duration.Seconds() != 20 {
 					t.Errorf("cell %s load %+v: want each tenant at %g req/s with the study's 100 HTTP/2 connections", s.ID, o, tc.wantRate)
@@ -173,9 +173,9 @@ func TestCalibrationCell(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[TenantsParam] != tc.tenants || o.Duration.Seconds() != tc.seconds {
+		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[results.TenantsParam] != tc.tenants || o.Duration.Seconds() != tc.seconds {
 			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q, %s; want %d, closed loop, %d, %q, %gs",
-				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[TenantsParam], o.Duration, tc.conns, tc.namespaces, tc.tenants, tc.seconds)
+				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[results.TenantsParam], o.Duration, tc.conns, tc.namespaces, tc.tenants, tc.seconds)
 		}
 	}
 }
@@ -217,7 +217,7 @@ func TestRunTenantExtrapolation(t *testing.T) {
 	}
 	// The published latency figure compares at one tenant, as measured.
 	for _, fd := range d.Fidelities() {
-		if fd.Config.Params[TenantsParam] != "1" {
+		if fd.Config.Params[results.TenantsParam] != "1" {
 			t.Errorf("published %s compared at %v, want tenants=1", fd.Published.Metric, fd.Config.Params)
 		}
 	}

@@ -7,13 +7,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // BaselineProfile is the profile without a mesh; scaling calibrates on it.
-const BaselineProfile = platform.ProfileBaseline
+const BaselineProfile = mesh.ProfileBaseline
 
 var (
 	// nameRE is what names become part of: directories, cell IDs and, on
@@ -212,7 +213,7 @@ func (p Platform) validate() error {
 	default:
 		return fieldError("platform.type", "%q: want %s or %s", p.Type, PlatformLab, PlatformKubernetes)
 	}
-	roles := []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress, platform.NodeClient}
+	roles := []infra.NodeRole{infra.NodeApp, infra.NodeLoad, infra.NodeMesh, infra.NodeIngress, infra.NodeClient}
 	seen := map[string]bool{}
 	for i, n := range p.Nodes {
 		np := fmt.Sprintf("platform.nodes[%d]", i)
@@ -226,7 +227,7 @@ func (p Platform) validate() error {
 		if !slices.Contains(roles, n.Role) {
 			return fieldError(np+".role", "%q: want one of app, load, mesh, ingress, client", n.Role)
 		}
-		if _, err := platform.ParseCPUList(n.CPUs); n.CPUs != "" && err != nil {
+		if _, err := infra.ParseCPUList(n.CPUs); n.CPUs != "" && err != nil {
 			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)
 		}
 	}
@@ -252,7 +253,7 @@ func (w Workload) validate(g *topology.Graph) error {
 // runs: the lab's, or on Kubernetes those plus linkerd and cilium. It
 // reports each mesh's first error.
 func validateMeshes(meshes []Mesh, platformType string) error {
-	known := platform.ProfileNames(platformType)
+	known := mesh.ProfileNames(platformType)
 	if len(meshes) == 0 {
 		return fieldError("meshes", "required: at least one mesh profile (%s)", joinNames(known))
 	}
@@ -279,8 +280,8 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	case m.Profile == "":
 		return fieldError(mp+".profile", "required: one of %s", joinNames(known))
 	case slices.Contains(known, m.Profile):
-	case slices.Contains(platform.ProfileNames(""), m.Profile):
-		pr, _ := platform.LookupProfile(m.Profile)
+	case slices.Contains(mesh.ProfileNames(""), m.Profile):
+		pr, _ := mesh.LookupProfile(m.Profile)
 		return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, joinNames(pr.Platforms))
 	default:
 		return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
@@ -333,7 +334,7 @@ func (l Load) validate(path string) error {
 		return fieldError(path+".warmup", "must not be negative, got %s", l.Warmup)
 	case l.Timeout < 0:
 		return fieldError(path+".timeout", "must not be negative, got %s", l.Timeout)
-	case l.Path != platform.PathService && l.Path != platform.PathIngress:
+	case l.Path != infra.PathService && l.Path != infra.PathIngress:
 		return fieldError(path+".path", "%q: want service or ingress", l.Path)
 	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
 		return fieldError(path+".generators", "%q: want %s or %s", l.Generators, GeneratorsOne, GeneratorsPerNamespace)
@@ -361,7 +362,7 @@ func (k *Kubernetes) validate() error {
 		return fieldError("platform.kubernetes.timeout", "must not be negative, got %s", k.Timeout)
 	}
 	// A chart source either names a chart or keeps the pinned one.
-	known := platform.ChartKeys()
+	known := mesh.ChartKeys()
 	for _, key := range slices.Sorted(maps.Keys(k.Charts)) {
 		path := "platform.kubernetes.charts." + key
 		if !slices.Contains(known, key) {

@@ -3,7 +3,7 @@ package topology
 import (
 	"slices"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // Graph is a service graph: the services of one application and the calls

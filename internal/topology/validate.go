@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // dnsLabel is what Kubernetes accepts as a Service name (RFC 1035 label).

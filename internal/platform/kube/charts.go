@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 const istioRepo = "https://istio-release.storage.googleapis.com/charts"
@@ -15,22 +15,22 @@ const istioRepo = "https://istio-release.storage.googleapis.com/charts"
 // cluster's network plugin, which meshbench never installs. Linkerd's come
 // from the user's Helm repositories, added as "linkerd" with
 // `helm repo add linkerd https://helm.linkerd.io/stable`.
-func DefaultCharts() map[string]platform.ChartSource {
-	return map[string]platform.ChartSource{
-		platform.ChartIstioBase:      {Chart: "base", Repo: istioRepo, Version: "1.22.0"},
-		platform.ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: "1.22.0"},
-		platform.ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: "1.22.0"},
-		platform.ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: "1.22.0"},
-		platform.ChartIstioGateway:   {Chart: "gateway", Repo: istioRepo, Version: "1.22.0"},
-		platform.ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
-		platform.ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
+func DefaultCharts() map[string]mesh.ChartSource {
+	return map[string]mesh.ChartSource{
+		mesh.ChartIstioBase:      {Chart: "base", Repo: istioRepo, Version: "1.22.0"},
+		mesh.ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: "1.22.0"},
+		mesh.ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: "1.22.0"},
+		mesh.ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: "1.22.0"},
+		mesh.ChartIstioGateway:   {Chart: "gateway", Repo: istioRepo, Version: "1.22.0"},
+		mesh.ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
+		mesh.ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
 	}
 }
 
 // resolveCharts applies a study's overrides to the pinned charts. An
 // override naming a chart or repository replaces the source whole; one
 // giving only a version or values keeps the pinned source.
-func resolveCharts(overrides map[string]platform.ChartSource) (map[string]platform.ChartSource, error) {
+func resolveCharts(overrides map[string]mesh.ChartSource) (map[string]mesh.ChartSource, error) {
 	charts := DefaultCharts()
 	for key, o := range overrides {
 		c, ok := charts[key]
@@ -41,7 +41,7 @@ func resolveCharts(overrides map[string]platform.ChartSource) (map[string]platfo
 			if o.Chart == "" {
 				return nil, fmt.Errorf("charts.%s: repo %q given without a chart name", key, o.Repo)
 			}
-			c = platform.ChartSource{Chart: o.Chart, Repo: o.Repo}
+			c = mesh.ChartSource{Chart: o.Chart, Repo: o.Repo}
 		}
 		if o.Version != "" || o.Chart != "" {
 			c.Version = o.Version
@@ -52,7 +52,7 @@ func resolveCharts(overrides map[string]platform.ChartSource) (map[string]platfo
 	return charts, nil
 }
 
-func chartKeys(m map[string]platform.ChartSource) []string {
+func chartKeys(m map[string]mesh.ChartSource) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -5,28 +5,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 func TestResolveCharts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		over    map[string]platform.ChartSource
+		over    map[string]mesh.ChartSource
 		key     string
-		want    platform.ChartSource
+		want    mesh.ChartSource
 		wantErr string
 	}{
-		{name: "pinned", key: platform.ChartIstiod, want: platform.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.22.0"}},
-		{name: "version only keeps the source", over: map[string]platform.ChartSource{platform.ChartIstiod: {Version: "1.24.2"}},
-			key: platform.ChartIstiod, want: platform.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.24.2"}},
-		{name: "local chart drops the pinned version", over: map[string]platform.ChartSource{platform.ChartZtunnel: {Chart: "/charts/ztunnel"}},
-			key: platform.ChartZtunnel, want: platform.ChartSource{Chart: "/charts/ztunnel"}},
-		{name: "values ride along", over: map[string]platform.ChartSource{platform.ChartIstioGateway: {Values: map[string]any{"replicaCount": 2}}},
-			key: platform.ChartIstioGateway, want: platform.ChartSource{Chart: "gateway", Repo: istioRepo, Version: "1.22.0", Values: map[string]any{"replicaCount": 2}}},
-		{name: "cilium is not a chart meshbench installs", over: map[string]platform.ChartSource{"cilium": {Version: "1.15.1"}}, wantErr: "charts.cilium: unknown chart"},
-		{name: "unknown key", over: map[string]platform.ChartSource{"istio-egress": {Version: "1"}}, wantErr: "charts.istio-egress: unknown chart"},
-		{name: "repo without chart", over: map[string]platform.ChartSource{platform.ChartZtunnel: {Repo: "https://x"}}, wantErr: "without a chart name"},
+		{name: "pinned", key: mesh.ChartIstiod, want: mesh.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.22.0"}},
+		{name: "version only keeps the source", over: map[string]mesh.ChartSource{mesh.ChartIstiod: {Version: "1.24.2"}},
+			key: mesh.ChartIstiod, want: mesh.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.24.2"}},
+		{name: "local chart drops the pinned version", over: map[string]mesh.ChartSource{mesh.ChartZtunnel: {Chart: "/charts/ztunnel"}},
+			key: mesh.ChartZtunnel, want: mesh.ChartSource{Chart: "/charts/ztunnel"}},
+		{name: "values ride along", over: map[string]mesh.ChartSource{mesh.ChartIstioGateway: {Values: map[string]any{"replicaCount": 2}}},
+			key: mesh.ChartIstioGateway, want: mesh.ChartSource{Chart: "gateway", Repo: istioRepo, Version: "1.22.0", Values: map[string]any{"replicaCount": 2}}},
+		{name: "cilium is not a chart meshbench installs", over: map[string]mesh.ChartSource{"cilium": {Version: "1.15.1"}}, wantErr: "charts.cilium: unknown chart"},
+		{name: "unknown key", over: map[string]mesh.ChartSource{"istio-egress": {Version: "1"}}, wantErr: "charts.istio-egress: unknown chart"},
+		{name: "repo without chart", over: map[string]mesh.ChartSource{mesh.ChartZtunnel: {Repo: "https://x"}}, wantErr: "without a chart name"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestMergeValues(t *testing.T) {
 
 func TestDefaultChartsCoverTheRegistry(t *testing.T) {
 	t.Parallel()
-	if got, want := strings.Join(chartKeys(DefaultCharts()), ","), strings.Join(platform.ChartKeys(), ","); got != want {
+	if got, want := strings.Join(chartKeys(DefaultCharts()), ","), strings.Join(mesh.ChartKeys(), ","); got != want {
 		t.Errorf("pinned charts %s, registry's chart keys %s", got, want)
 	}
 }

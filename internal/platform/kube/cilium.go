@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // Cilium is the cluster's network plugin, not a mesh to install per cell:
@@ -121,7 +120,7 @@ func (p *kubePlatform) checkProfiles(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if pr.Plane != platform.PlaneCNI {
+		if pr.Plane != mesh.PlaneCNI {
 			continue
 		}
 		why, err := p.ciliumReady(ctx)

@@ -5,13 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // TestCheckProfiles checks the preflight that refuses the cilium profile
@@ -36,22 +35,22 @@ func TestCheckProfiles(t *testing.T) {
 		objs     []runtime.Object
 		wantErr  []string
 	}{
-		{name: "istio on a plain cluster", profiles: []string{platform.ProfileBaseline, platform.ProfileAmbient}},
-		{name: "cilium on a cluster without Cilium", profiles: []string{platform.ProfileBaseline, platform.ProfileCilium},
+		{name: "istio on a plain cluster", profiles: []string{mesh.ProfileBaseline, mesh.ProfileAmbient}},
+		{name: "cilium on a cluster without Cilium", profiles: []string{mesh.ProfileBaseline, mesh.ProfileCilium},
 			wantErr: []string{"profile cilium", "does not run Cilium", "never installs"}},
-		{name: "cilium agent not ready", profiles: []string{platform.ProfileCilium}, objs: []runtime.Object{agent(2), config(full)},
+		{name: "cilium agent not ready", profiles: []string{mesh.ProfileCilium}, objs: []runtime.Object{agent(2), config(full)},
 			wantErr: []string{"2 of 3 agents ready"}},
-		{name: "cilium without mutual auth", profiles: []string{platform.ProfileCilium},
+		{name: "cilium without mutual auth", profiles: []string{mesh.ProfileCilium},
 			objs:    []runtime.Object{agent(3), config(map[string]string{"enable-wireguard": "true"})},
 			wantErr: []string{"lacks mesh-auth-enabled, mesh-auth-mutual-enabled", "authentication.mutual.spire.enabled=true"}},
-		{name: "cilium as the study ran it", profiles: []string{platform.ProfileCilium}, objs: []runtime.Object{agent(3), config(full)}},
+		{name: "cilium as the study ran it", profiles: []string{mesh.ProfileCilium}, objs: []runtime.Object{agent(3), config(full)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var meshes []platform.MeshSpec
+			var meshes []mesh.MeshSpec
 			for _, pr := range tc.profiles {
-				meshes = append(meshes, platform.MeshSpec{Profile: pr})
+				meshes = append(meshes, mesh.MeshSpec{Profile: pr})
 			}
 			p := &kubePlatform{opts: Options{Meshes: meshes}, c: &clients{kube: fake.NewClientset(tc.objs...)}}
 			err := p.checkProfiles(context.Background())

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -18,24 +20,24 @@ import (
 type clusters struct {
 	contexts []string // in the study's order; the first is the study's own
 	by       map[string]platform.Platform
-	meshCtx  func(platform.MeshSpec) string
+	meshCtx  func(mesh.MeshSpec) string
 	current  platform.Platform // where the installed mesh is; nil for none
 }
 
 var _ platform.Platform = (*clusters)(nil)
 
-func newClusters(contexts []string, by map[string]platform.Platform, meshCtx func(platform.MeshSpec) string) *clusters {
+func newClusters(contexts []string, by map[string]platform.Platform, meshCtx func(mesh.MeshSpec) string) *clusters {
 	return &clusters{contexts: contexts, by: by, meshCtx: meshCtx}
 }
 
 // Info reports the first cluster's facts, and every cluster's versions
 // under "<context>/<component>".
-func (c *clusters) Info(ctx context.Context) (platform.Info, error) {
-	var info platform.Info
+func (c *clusters) Info(ctx context.Context) (infra.Info, error) {
+	var info infra.Info
 	for i, name := range c.contexts {
 		in, err := c.by[name].Info(ctx)
 		if err != nil {
-			return platform.Info{}, fmt.Errorf("context %q: %w", name, err)
+			return infra.Info{}, fmt.Errorf("context %q: %w", name, err)
 		}
 		if i == 0 {
 			info = in
@@ -49,7 +51,7 @@ func (c *clusters) Info(ctx context.Context) (platform.Info, error) {
 }
 
 // Up checks every cluster: its nodes, and the meshes it will host.
-func (c *clusters) Up(ctx context.Context, spec platform.ClusterSpec) error {
+func (c *clusters) Up(ctx context.Context, spec infra.ClusterSpec) error {
 	return c.each(func(p platform.Platform) error { return p.Up(ctx, spec) })
 }
 
@@ -61,7 +63,7 @@ func (c *clusters) Deploy(ctx context.Context, w platform.Workload) error {
 
 // InstallMesh installs the mesh on its cluster, after removing the mesh
 // installed on another.
-func (c *clusters) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+func (c *clusters) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	p, ok := c.by[c.meshCtx(m)]
 	if !ok {
 		return nil, fmt.Errorf("kubernetes: mesh %s names context %q, which the study did not open", m.Profile, c.meshCtx(m))
@@ -84,7 +86,7 @@ func (c *clusters) RemoveMesh(ctx context.Context) error {
 }
 
 // Measure measures on the cluster of the installed mesh.
-func (c *clusters) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+func (c *clusters) Measure(ctx context.Context, spec infra.LoadSpec) (platform.Measurement, error) {
 	if c.current == nil {
 		return platform.Measurement{}, errors.New("kubernetes: measure before a mesh is installed: no cluster is chosen")
 	}

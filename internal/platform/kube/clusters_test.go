@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -27,18 +29,18 @@ func (r *recordingPlatform) call(method string) error {
 	return nil
 }
 
-func (r *recordingPlatform) Info(context.Context) (platform.Info, error) {
-	return platform.Info{Name: "kubernetes", Versions: map[string]string{"kubernetes": "v1-" + r.name}}, r.call("Info")
+func (r *recordingPlatform) Info(context.Context) (infra.Info, error) {
+	return infra.Info{Name: "kubernetes", Versions: map[string]string{"kubernetes": "v1-" + r.name}}, r.call("Info")
 }
-func (r *recordingPlatform) Up(context.Context, platform.ClusterSpec) error { return r.call("Up") }
+func (r *recordingPlatform) Up(context.Context, infra.ClusterSpec) error { return r.call("Up") }
 func (r *recordingPlatform) Deploy(context.Context, platform.Workload) error {
 	return r.call("Deploy")
 }
-func (r *recordingPlatform) InstallMesh(_ context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+func (r *recordingPlatform) InstallMesh(_ context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	return nil, r.call("Install(" + m.Profile + ")")
 }
 func (r *recordingPlatform) RemoveMesh(context.Context) error { return r.call("Remove") }
-func (r *recordingPlatform) Measure(context.Context, platform.LoadSpec) (platform.Measurement, error) {
+func (r *recordingPlatform) Measure(context.Context, infra.LoadSpec) (platform.Measurement, error) {
 	return platform.Measurement{}, r.call("Measure")
 }
 func (r *recordingPlatform) Down(context.Context) error { return r.call("Down") }
@@ -52,7 +54,7 @@ func TestClusters(t *testing.T) {
 	a := &recordingPlatform{name: "a", log: &log}
 	b := &recordingPlatform{name: "b", log: &log, fail: "Down"}
 	c := newClusters([]string{"a", "b"}, map[string]platform.Platform{"a": a, "b": b},
-		func(m platform.MeshSpec) string {
+		func(m mesh.MeshSpec) string {
 			if m.Context == "" {
 				return "a"
 			}
@@ -63,23 +65,23 @@ func TestClusters(t *testing.T) {
 	if err != nil || info.Versions["a/kubernetes"] != "v1-a" || info.Versions["b/kubernetes"] != "v1-b" {
 		t.Errorf("Info = %+v, %v; want both clusters' versions", info, err)
 	}
-	if err := c.Up(ctx, platform.ClusterSpec{}); err != nil {
+	if err := c.Up(ctx, infra.ClusterSpec{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Deploy(ctx, platform.Workload{}); err != nil {
 		t.Fatal(err)
 	}
-	cilium := platform.MeshSpec{Profile: platform.ProfileCilium, Context: "b"}
-	base := platform.MeshSpec{Profile: platform.ProfileBaseline}
-	for _, m := range []platform.MeshSpec{base, cilium, cilium, base} {
+	cilium := mesh.MeshSpec{Profile: mesh.ProfileCilium, Context: "b"}
+	base := mesh.MeshSpec{Profile: mesh.ProfileBaseline}
+	for _, m := range []mesh.MeshSpec{base, cilium, cilium, base} {
 		if _, err := c.InstallMesh(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Measure(ctx, platform.LoadSpec{}); err != nil {
+		if _, err := c.Measure(ctx, infra.LoadSpec{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileCilium, Context: "c"}); err == nil || !strings.Contains(err.Error(), `context "c"`) {
+	if _, err := c.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileCilium, Context: "c"}); err == nil || !strings.Contains(err.Error(), `context "c"`) {
 		t.Errorf("a mesh on an unopened context: err = %v", err)
 	}
 	err = c.Down(ctx)
@@ -103,9 +105,9 @@ func TestNewOpensEachContext(t *testing.T) {
 		multi  bool
 		single string // the one cluster's context
 	}{
-		{name: "no contexts", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: platform.ProfileBaseline}}}, single: "a"},
-		{name: "cilium elsewhere", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: platform.ProfileBaseline}, {Profile: platform.ProfileCilium, Context: "b"}}}, multi: true},
-		{name: "every mesh elsewhere", opts: Options{Context: "a", Meshes: []platform.MeshSpec{{Profile: platform.ProfileCilium, Context: "b"}}}, single: "b"},
+		{name: "no contexts", opts: Options{Context: "a", Meshes: []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}}}, single: "a"},
+		{name: "cilium elsewhere", opts: Options{Context: "a", Meshes: []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}, {Profile: mesh.ProfileCilium, Context: "b"}}}, multi: true},
+		{name: "every mesh elsewhere", opts: Options{Context: "a", Meshes: []mesh.MeshSpec{{Profile: mesh.ProfileCilium, Context: "b"}}}, single: "b"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -19,7 +20,7 @@ const selectorApps = selectorManaged + "," + labelComponent + "=" + componentApp
 // manifests returns the workload's objects for this cluster's placement.
 func (p *kubePlatform) manifests(w platform.Workload) ([]*unstructured.Unstructured, error) {
 	return workloadManifests(w, manifestParams{
-		Image: p.opts.Image, PullPolicy: corev1.PullPolicy(p.opts.ImagePullPolicy), Place: p.place(platform.NodeApp),
+		Image: p.opts.Image, PullPolicy: corev1.PullPolicy(p.opts.ImagePullPolicy), Place: p.place(infra.NodeApp),
 	})
 }
 

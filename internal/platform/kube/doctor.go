@@ -15,6 +15,8 @@ import (
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -28,9 +30,9 @@ const doctorTimeout = 10 * time.Second
 // can host, and the chart sources. It reads the cluster and never writes
 // to it. Every failing finding says how to fix it. A mesh naming another
 // context is checked on that cluster too.
-func Doctor(ctx context.Context, opts Options, cluster platform.ClusterSpec) []platform.Finding {
+func Doctor(ctx context.Context, opts Options, cluster infra.ClusterSpec) []platform.Finding {
 	contexts := []string{opts.Context}
-	byContext := map[string][]platform.MeshSpec{opts.Context: nil}
+	byContext := map[string][]mesh.MeshSpec{opts.Context: nil}
 	for _, m := range opts.Meshes {
 		c := meshContext(opts, m)
 		if _, ok := byContext[c]; !ok {
@@ -53,7 +55,7 @@ func Doctor(ctx context.Context, opts Options, cluster platform.ClusterSpec) []p
 	return out
 }
 
-func doctorCluster(ctx context.Context, opts Options, cluster platform.ClusterSpec) []platform.Finding {
+func doctorCluster(ctx context.Context, opts Options, cluster infra.ClusterSpec) []platform.Finding {
 	if opts.Image == "" {
 		opts.Image = "(doctor)" // the image is the study's to check, not the cluster's
 	}
@@ -156,7 +158,7 @@ func (p *kubePlatform) permissionFindings(ctx context.Context) []platform.Findin
 }
 
 // nodeFindings checks the study's roles against the nodes.
-func (p *kubePlatform) nodeFindings(ctx context.Context, cluster platform.ClusterSpec) []platform.Finding {
+func (p *kubePlatform) nodeFindings(ctx context.Context, cluster infra.ClusterSpec) []platform.Finding {
 	if len(cluster.Nodes) == 0 {
 		return []platform.Finding{{Check: "nodes", Detail: "the study names no nodes", Fix: "give the study's platform.nodes at least an app and a load node"}}
 	}
@@ -170,7 +172,7 @@ func (p *kubePlatform) nodeFindings(ctx context.Context, cluster platform.Cluste
 			Fix: "label (and taint) nodes for the roles, e.g. kubectl label node NAME " + labelRole + "=app; kubectl taint node NAME meshbench.io/dedicated=load:NoSchedule"}}
 	}
 	var parts []string
-	for _, role := range []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress} {
+	for _, role := range []infra.NodeRole{infra.NodeApp, infra.NodeLoad, infra.NodeMesh, infra.NodeIngress} {
 		if n := assigned[role]; len(n) > 0 {
 			parts = append(parts, string(role)+"="+strings.Join(n, ","))
 		}
@@ -244,15 +246,15 @@ func (p *kubePlatform) chartsFor() []string {
 		}
 		switch pr.Mesh {
 		case "istio":
-			add(platform.ChartIstioBase, platform.ChartIstiod)
+			add(mesh.ChartIstioBase, mesh.ChartIstiod)
 			if pr.NodeProxies() {
-				add(platform.ChartIstioCNI, platform.ChartZtunnel)
+				add(mesh.ChartIstioCNI, mesh.ChartZtunnel)
 			}
 			if p.opts.Ingress {
-				add(platform.ChartIstioGateway)
+				add(mesh.ChartIstioGateway)
 			}
 		case "linkerd":
-			add(platform.ChartLinkerdCRDs, platform.ChartLinkerdControl)
+			add(mesh.ChartLinkerdCRDs, mesh.ChartLinkerdControl)
 		}
 	}
 	return keys

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -56,9 +58,9 @@ func meshObjectsCase(graph, profileName string, namespaces int, ingress bool) fu
 			opts:       Options{Ingress: ingress, GatewayImage: defaultGatewayImage},
 			workload:   &platform.Workload{Graph: testGraph(t, graph), Namespaces: namespaces},
 			namespaces: topology.Namespaces(namespaces),
-			places:     map[platform.NodeRole]placement{platform.NodeApp: testPlacement, platform.NodeMesh: {NodeSelector: map[string]string{labelRole: "mesh"}}},
+			places:     map[infra.NodeRole]placement{infra.NodeApp: testPlacement, infra.NodeMesh: {NodeSelector: map[string]string{labelRole: "mesh"}}},
 		}
-		pl, err := p.plan(platform.MeshSpec{Profile: profileName})
+		pl, err := p.plan(mesh.MeshSpec{Profile: profileName})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,11 +71,11 @@ func meshObjectsCase(graph, profileName string, namespaces int, ingress bool) fu
 var goldenCases = []goldenCase{
 	{name: "tiered two namespaces", golden: "workload-tiered.yaml", objects: workloadCase("tiered", 2, nil)},
 	{name: "bookinfo versions and replica override", golden: "workload-bookinfo.yaml", objects: workloadCase("bookinfo", 1, map[string]int{"productpage": 4})},
-	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", platform.ProfileAmbientL4Policy, 1, false)},
-	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileWaypointL7Policy, 1, false)},
-	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", platform.ProfileSidecarL7Policy, 1, false)},
-	{name: "ambient L4 policy with ingress", golden: "mesh-ambient-l4-policy-ingress.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileAmbientL4Policy, 2, true)},
-	{name: "baseline with ingress", golden: "mesh-baseline-ingress.yaml", objects: meshObjectsCase("bookinfo", platform.ProfileBaseline, 2, true)},
+	{name: "ambient L4 policy", golden: "mesh-ambient-l4-policy.yaml", objects: meshObjectsCase("tiered", mesh.ProfileAmbientL4Policy, 1, false)},
+	{name: "waypoint L7 policy", golden: "mesh-waypoint-l7-policy.yaml", objects: meshObjectsCase("bookinfo", mesh.ProfileWaypointL7Policy, 1, false)},
+	{name: "sidecar L7 policy", golden: "mesh-sidecar-l7-policy.yaml", objects: meshObjectsCase("tiered", mesh.ProfileSidecarL7Policy, 1, false)},
+	{name: "ambient L4 policy with ingress", golden: "mesh-ambient-l4-policy-ingress.yaml", objects: meshObjectsCase("bookinfo", mesh.ProfileAmbientL4Policy, 2, true)},
+	{name: "baseline with ingress", golden: "mesh-baseline-ingress.yaml", objects: meshObjectsCase("bookinfo", mesh.ProfileBaseline, 2, true)},
 }
 
 func TestGoldenManifests(t *testing.T) {

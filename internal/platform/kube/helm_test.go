@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"sigs.k8s.io/yaml"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 func TestLabelRenderer(t *testing.T) {
@@ -67,7 +66,7 @@ func TestLinkerdChartNeedsRepository(t *testing.T) {
 	p := platformFor(t, "http://127.0.0.1:1", Options{
 		HelmRepositoryConfig: filepath.Join(dir, "repositories.yaml"), HelmRepositoryCache: dir,
 	})
-	_, err := p.installRelease(context.Background(), helmRelease{Chart: platform.ChartLinkerdCRDs, Name: "linkerd-crds", Namespace: linkerdNamespace}, 1)
+	_, err := p.installRelease(context.Background(), helmRelease{Chart: mesh.ChartLinkerdCRDs, Name: "linkerd-crds", Namespace: linkerdNamespace}, 1)
 	if err == nil || !strings.Contains(err.Error(), `Helm repository "linkerd"`) || !strings.Contains(err.Error(), "1.8.0") {
 		t.Errorf("err = %v, want one naming the missing repository and the pinned version", err)
 	}

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // The ingress path: load from outside the mesh enters through a gateway,
@@ -51,7 +51,7 @@ const (
 // ingressPlace is where the gateway runs: the ingress node, else the mesh
 // node, else the load node, never an app node (as on the lab).
 func (p *kubePlatform) ingressPlace() placement {
-	for _, role := range []platform.NodeRole{platform.NodeIngress, platform.NodeMesh, platform.NodeLoad} {
+	for _, role := range []infra.NodeRole{infra.NodeIngress, infra.NodeMesh, infra.NodeLoad} {
 		if pl, ok := p.places[role]; ok {
 			return pl
 		}
@@ -84,7 +84,7 @@ func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 	pl.Namespaces = append(pl.Namespaces, outsideNamespace)
 	if pl.Profile.Mesh == "istio" {
 		sel, tol := placementValues(p.ingressPlace())
-		pl.Releases = append(pl.Releases, helmRelease{Chart: platform.ChartIstioGateway, Name: ingressGatewayName, Namespace: istioNamespace, Values: map[string]any{
+		pl.Releases = append(pl.Releases, helmRelease{Chart: mesh.ChartIstioGateway, Name: ingressGatewayName, Namespace: istioNamespace, Values: map[string]any{
 			// Reached from inside the cluster; a LoadBalancer in front
 			// would add the cloud's hop, which is not the mesh's cost.
 			"service":        map[string]any{"type": "ClusterIP"},

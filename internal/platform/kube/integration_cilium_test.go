@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -83,7 +84,7 @@ func TestIntegrationCiliumClusterDataPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	p := newTestPlatformWith(t, c, func(o *Options) {
-		o.Meshes = []platform.MeshSpec{{Profile: platform.ProfileBaseline}, {Profile: platform.ProfileCilium}}
+		o.Meshes = []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}, {Profile: mesh.ProfileCilium}}
 	})
 	c.dumpOnFailure(t, "ns-1", ciliumNamespace, spireNamespace)
 	cilium := fakeCilium(t, ctx, p)
@@ -110,7 +111,7 @@ func TestIntegrationCiliumClusterDataPlane(t *testing.T) {
 	if err := p.Deploy(ctx, platform.Workload{Graph: testGraph(t, "tiered"), Namespaces: 1}); err != nil {
 		t.Fatal(err)
 	}
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileCilium})
+	checks, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileCilium})
 	if err == nil {
 		t.Fatal("InstallMesh passed, but no Cilium agent made endpoints or WireGuard keys")
 	}

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // TestIntegrationDoctor runs the preflight against the test cluster: a
@@ -20,20 +21,20 @@ func TestIntegrationDoctor(t *testing.T) {
 	before := snapshot(t, ctx, c.Kubeconfig)
 	good := Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Prometheus: emptyPrometheus(t), Ingress: true,
-		Meshes: []platform.MeshSpec{{Profile: platform.ProfileBaseline}, {Profile: platform.ProfileAmbient}},
-		Charts: map[string]platform.ChartSource{
-			platform.ChartIstioBase:    {Chart: c.Charts + "/base"},
-			platform.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
-			platform.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
-			platform.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
-			platform.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
+		Meshes: []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}, {Profile: mesh.ProfileAmbient}},
+		Charts: map[string]mesh.ChartSource{
+			mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},
+			mesh.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
+			mesh.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
+			mesh.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
+			mesh.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
 		},
 		HelmRepositoryConfig: filepath.Join(t.TempDir(), "repositories.yaml"),
 	}
 	tests := []struct {
 		name    string
 		set     func(o *Options)
-		cluster platform.ClusterSpec
+		cluster infra.ClusterSpec
 		failing map[string]string // check -> what its detail or fix must say
 	}{
 		{name: "a study the cluster can run", set: func(*Options) {}, cluster: testClusterSpec},
@@ -42,19 +43,19 @@ func TestIntegrationDoctor(t *testing.T) {
 		{name: "a user without rights", set: func(o *Options) { o.Context = "nobody" }, cluster: testClusterSpec,
 			failing: map[string]string{"permissions": "cluster-admin", "nodes": "list nodes"}},
 		{name: "a role no node has", set: func(*Options) {},
-			cluster: platform.ClusterSpec{Nodes: []platform.NodeSpec{{Role: platform.NodeApp}, {Role: platform.NodeLoad}, {Role: platform.NodeIngress}}},
+			cluster: infra.ClusterSpec{Nodes: []infra.NodeSpec{{Role: infra.NodeApp}, {Role: infra.NodeLoad}, {Role: infra.NodeIngress}}},
 			failing: map[string]string{"nodes": "role ingress"}},
 		{name: "no metrics source", set: func(o *Options) { o.Prometheus = "" }, cluster: testClusterSpec,
 			failing: map[string]string{"metrics": "metrics-server"}},
 		{name: "waypoints, Cilium and Linkerd from nowhere", cluster: testClusterSpec, set: func(o *Options) {
-			o.Meshes = []platform.MeshSpec{{Profile: platform.ProfileAmbientWaypoint}, {Profile: platform.ProfileCilium}, {Profile: platform.ProfileLinkerd}}
+			o.Meshes = []mesh.MeshSpec{{Profile: mesh.ProfileAmbientWaypoint}, {Profile: mesh.ProfileCilium}, {Profile: mesh.ProfileLinkerd}}
 		}, failing: map[string]string{"gateway-api": "gateway-api/releases", "meshes": "does not run Cilium",
 			"chart linkerd-crds": "helm repo add linkerd", "chart linkerd-control-plane": "helm repo add linkerd"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := good
-			o.Charts = map[string]platform.ChartSource{}
+			o.Charts = map[string]mesh.ChartSource{}
 			for k, v := range good.Charts {
 				o.Charts[k] = v
 			}

@@ -9,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -50,7 +52,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 	}
 
 	// Ambient from Istio's charts, installed in-process with Helm.
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileAmbient})
+	checks, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileAmbient})
 	if err == nil {
 		t.Fatal("InstallMesh passed verification, but no CNI agent enrolled the simulated pods")
 	}
@@ -123,7 +125,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 
 	// Load: the Job runs on the tainted load node and its result comes
 	// back through the pod's log, exactly.
-	m, err := p.Measure(ctx, platform.LoadSpec{Options: load.Options{Rate: 10, Duration: 2 * time.Second, Connections: 1, Timeout: time.Second}})
+	m, err := p.Measure(ctx, infra.LoadSpec{Options: load.Options{Rate: 10, Duration: 2 * time.Second, Connections: 1, Timeout: time.Second}})
 	if err != nil {
 		t.Fatalf("Measure: %v", err)
 	}
@@ -152,7 +154,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 	// One generator per namespace: ns-3's pod has no log to read, so
 	// Measure must fail, naming it, and soon.
 	start := time.Now()
-	_, err = p.Measure(ctx, platform.LoadSpec{PerNamespace: true, Options: load.Options{Rate: 10, Duration: 2 * time.Second, Connections: 1}})
+	_, err = p.Measure(ctx, infra.LoadSpec{PerNamespace: true, Options: load.Options{Rate: 10, Duration: 2 * time.Second, Connections: 1}})
 	if err == nil || !strings.Contains(err.Error(), "ns-3/") || !strings.Contains(err.Error(), "cannot be read from pod") {
 		t.Errorf("Measure error = %v, want one saying ns-3's generator output cannot be read", err)
 	}
@@ -210,7 +212,7 @@ func TestIntegrationCancelRollsBack(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	_, err := p.InstallMesh(ictx, platform.MeshSpec{Profile: platform.ProfileAmbient})
+	_, err := p.InstallMesh(ictx, mesh.MeshSpec{Profile: mesh.ProfileAmbient})
 	icancel()
 	if err == nil {
 		t.Fatal("InstallMesh succeeded despite the interruption")

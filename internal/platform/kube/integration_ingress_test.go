@@ -8,7 +8,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -34,7 +36,7 @@ func TestIntegrationIngressCell(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileBaseline})
+	checks, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileBaseline})
 	if err != nil {
 		t.Fatalf("InstallMesh baseline with ingress: %v", err)
 	}
@@ -53,7 +55,7 @@ func TestIntegrationIngressCell(t *testing.T) {
 		t.Errorf("plain gateway: %d ready, node selector %v; want 1 on the mesh node", gw.Status.ReadyReplicas, gw.Spec.Template.Spec.NodeSelector)
 	}
 
-	m, err := p.Measure(ctx, platform.LoadSpec{Path: platform.PathIngress,
+	m, err := p.Measure(ctx, infra.LoadSpec{Path: infra.PathIngress,
 		Options: load.Options{Connections: 2, Requests: 20, Timeout: time.Second}})
 	if err != nil {
 		t.Fatalf("Measure through the ingress: %v", err)
@@ -77,7 +79,7 @@ func TestIntegrationIngressCell(t *testing.T) {
 	// the mesh node; its pods wait for istiod's injection, which kwok
 	// cannot give, so the install fails naming the gateway, and rolls
 	// back.
-	_, err = p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileAmbient})
+	_, err = p.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileAmbient})
 	if err == nil || !strings.Contains(err.Error(), ingressGatewayName) {
 		t.Fatalf("InstallMesh ambient with ingress: err = %v, want the Istio gateway's rollout to fail for want of injection", err)
 	}
@@ -103,7 +105,7 @@ func TestIntegrationUpRefusesCilium(t *testing.T) {
 	defer cancel()
 	before := snapshot(t, ctx, c.Kubeconfig)
 	p := newTestPlatformWith(t, c, func(o *Options) {
-		o.Meshes = []platform.MeshSpec{{Profile: platform.ProfileBaseline}, {Profile: platform.ProfileCilium}}
+		o.Meshes = []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}, {Profile: mesh.ProfileCilium}}
 	})
 	err := p.Up(ctx, testClusterSpec)
 	if err == nil || !strings.Contains(err.Error(), "profile cilium") || !strings.Contains(err.Error(), "never installs") {

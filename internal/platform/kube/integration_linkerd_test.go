@@ -9,8 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // TestIntegrationLinkerd installs Linkerd from chart directories the user
@@ -31,8 +32,8 @@ func TestIntegrationLinkerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newTestPlatformWith(t, c, func(o *Options) {
-		o.Charts[platform.ChartLinkerdCRDs] = platform.ChartSource{Chart: filepath.Join(charts, "linkerd-crds")}
-		o.Charts[platform.ChartLinkerdControl] = platform.ChartSource{Chart: filepath.Join(charts, "linkerd-control-plane")}
+		o.Charts[mesh.ChartLinkerdCRDs] = mesh.ChartSource{Chart: filepath.Join(charts, "linkerd-crds")}
+		o.Charts[mesh.ChartLinkerdControl] = mesh.ChartSource{Chart: filepath.Join(charts, "linkerd-control-plane")}
 	})
 	c.dumpOnFailure(t, "ns-1", linkerdNamespace)
 	if err := p.Up(ctx, testClusterSpec); err != nil {
@@ -42,7 +43,7 @@ func TestIntegrationLinkerd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileLinkerd, ProxyCPU: "150m"})
+	checks, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileLinkerd, ProxyCPU: "150m"})
 	if err == nil || !strings.Contains(err.Error(), "sidecar-injected") {
 		t.Fatalf("InstallMesh linkerd = %v, want verification to fail: kwok injects no linkerd-proxy", err)
 	}
@@ -77,8 +78,8 @@ func TestIntegrationLinkerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(cfg.Data["identityTrustAnchorsPEM"], "BEGIN CERTIFICATE") || cfg.Data["proxyCPURequest"] != "150m" ||
-		cfg.Data["proxyMemoryRequest"] != resources.FormatMemory(platform.DefaultProxy.MemRequestBytes) || cfg.Data["proxyCores"] != "2" {
-		t.Errorf("linkerd-config = %v, want a trust anchor and the proxy's 150m / %s, 2 cores", cfg.Data, resources.FormatMemory(platform.DefaultProxy.MemRequestBytes))
+		cfg.Data["proxyMemoryRequest"] != resources.FormatMemory(mesh.DefaultProxy.MemRequestBytes) || cfg.Data["proxyCores"] != "2" {
+		t.Errorf("linkerd-config = %v, want a trust anchor and the proxy's 150m / %s, 2 cores", cfg.Data, resources.FormatMemory(mesh.DefaultProxy.MemRequestBytes))
 	}
 	for _, name := range []string{"linkerd-identity", "linkerd-destination", "linkerd-proxy-injector"} {
 		d, err := c.Client.AppsV1().Deployments(linkerdNamespace).Get(ctx, name, metav1.GetOptions{})

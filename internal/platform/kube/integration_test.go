@@ -16,15 +16,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // testClusterSpec names the fake nodes by role label; the load node's
 // taint must be tolerated by the load Jobs.
-var testClusterSpec = platform.ClusterSpec{Nodes: []platform.NodeSpec{
-	{Name: "app", Role: platform.NodeApp},
-	{Name: "load", Role: platform.NodeLoad, Taints: []string{"meshbench.io/dedicated=load:NoSchedule"}},
-	{Name: "mesh", Role: platform.NodeMesh},
+var testClusterSpec = infra.ClusterSpec{Nodes: []infra.NodeSpec{
+	{Name: "app", Role: infra.NodeApp},
+	{Name: "load", Role: infra.NodeLoad, Taints: []string{"meshbench.io/dedicated=load:NoSchedule"}},
+	{Name: "mesh", Role: infra.NodeMesh},
 }}
 
 // emptyPrometheus serves a Prometheus API that answers but knows nothing
@@ -54,12 +56,12 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 	o := Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
 		Prometheus: emptyPrometheus(t),
-		Charts: map[string]platform.ChartSource{
-			platform.ChartIstioBase:    {Chart: c.Charts + "/base"},
-			platform.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
-			platform.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
-			platform.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
-			platform.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
+		Charts: map[string]mesh.ChartSource{
+			mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},
+			mesh.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
+			mesh.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
+			mesh.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
+			mesh.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
 		},
 	}
 	set(&o)
@@ -84,21 +86,21 @@ func TestIntegrationUpChecksRoles(t *testing.T) {
 	defer cancel()
 	tests := []struct {
 		name    string
-		spec    platform.ClusterSpec
+		spec    infra.ClusterSpec
 		wantErr []string
 	}{
 		{name: "all roles present", spec: testClusterSpec},
-		{name: "load taint not on any node", spec: platform.ClusterSpec{Nodes: []platform.NodeSpec{
-			{Role: platform.NodeApp}, {Role: platform.NodeLoad, Taints: []string{"other=x:NoSchedule"}},
+		{name: "load taint not on any node", spec: infra.ClusterSpec{Nodes: []infra.NodeSpec{
+			{Role: infra.NodeApp}, {Role: infra.NodeLoad, Taints: []string{"other=x:NoSchedule"}},
 		}}, wantErr: []string{"nodes[1] role load", "other=x:NoSchedule"}},
-		{name: "two app nodes wanted, one labelled", spec: platform.ClusterSpec{Nodes: []platform.NodeSpec{
-			{Role: platform.NodeApp}, {Role: platform.NodeApp}, {Role: platform.NodeLoad},
+		{name: "two app nodes wanted, one labelled", spec: infra.ClusterSpec{Nodes: []infra.NodeSpec{
+			{Role: infra.NodeApp}, {Role: infra.NodeApp}, {Role: infra.NodeLoad},
 		}}, wantErr: []string{"nodes[1] role app", "meshbench.io/role=app"}},
-		{name: "no load role", spec: platform.ClusterSpec{Nodes: []platform.NodeSpec{{Role: platform.NodeApp}}},
+		{name: "no load role", spec: infra.ClusterSpec{Nodes: []infra.NodeSpec{{Role: infra.NodeApp}}},
 			wantErr: []string{"no load node"}},
-		{name: "custom labels", spec: platform.ClusterSpec{Nodes: []platform.NodeSpec{
-			{Role: platform.NodeApp, Labels: map[string]string{"kubernetes.io/hostname": "mb-app-1"}},
-			{Role: platform.NodeLoad, Labels: map[string]string{"kubernetes.io/hostname": "mb-mesh-1"}},
+		{name: "custom labels", spec: infra.ClusterSpec{Nodes: []infra.NodeSpec{
+			{Role: infra.NodeApp, Labels: map[string]string{"kubernetes.io/hostname": "mb-app-1"}},
+			{Role: infra.NodeLoad, Labels: map[string]string{"kubernetes.io/hostname": "mb-mesh-1"}},
 		}}},
 	}
 	for _, tc := range tests {
@@ -215,9 +217,9 @@ func TestIntegrationSidecarVerification(t *testing.T) {
 		pass                 bool
 		mention              string
 	}{
-		{name: "istio sidecar missing in details", profile: platform.ProfileSidecar, check: "sidecar-injected", mention: "ns-1/details-"},
-		{name: "linkerd proxy missing everywhere", profile: platform.ProfileLinkerd, check: "sidecar-injected", mention: "6 of 6"},
-		{name: "baseline sees proxies", profile: platform.ProfileBaseline, check: "no-data-plane", mention: "5 of 6"},
+		{name: "istio sidecar missing in details", profile: mesh.ProfileSidecar, check: "sidecar-injected", mention: "ns-1/details-"},
+		{name: "linkerd proxy missing everywhere", profile: mesh.ProfileLinkerd, check: "sidecar-injected", mention: "6 of 6"},
+		{name: "baseline sees proxies", profile: mesh.ProfileBaseline, check: "no-data-plane", mention: "5 of 6"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,16 +239,16 @@ func annotate(t *testing.T, ctx context.Context, c *testCluster, pod corev1.Pod,
 	}
 }
 
-func findCheck(checks []platform.Check, name string) platform.Check {
+func findCheck(checks []mesh.Check, name string) mesh.Check {
 	for _, c := range checks {
 		if c.Name == name {
 			return c
 		}
 	}
-	return platform.Check{Name: name, Detail: "check not made"}
+	return mesh.Check{Name: name, Detail: "check not made"}
 }
 
-func assertChecks(t *testing.T, checks []platform.Check, want map[string]bool) {
+func assertChecks(t *testing.T, checks []mesh.Check, want map[string]bool) {
 	t.Helper()
 	for name, pass := range want {
 		if ch := findCheck(checks, name); ch.Pass != pass || ch.Detail == "check not made" {

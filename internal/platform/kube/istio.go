@@ -5,8 +5,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 const (
@@ -28,8 +29,8 @@ const (
 // istioPlan installs Istio from its charts: base and istiod always, plus
 // istio-cni and ztunnel for ambient; the values follow the studies.
 func (p *kubePlatform) istioPlan(pl meshPlan) (meshPlan, error) {
-	m, ambient := pl.Spec, pl.Profile.Plane == platform.PlaneNodeProxy
-	sel, tol := placementValues(p.place(platform.NodeMesh))
+	m, ambient := pl.Spec, pl.Profile.Plane == mesh.PlaneNodeProxy
+	sel, tol := placementValues(p.place(infra.NodeMesh))
 	pilot := map[string]any{"nodeSelector": sel, "tolerations": tol}
 	istiod := map[string]any{
 		"pilot": pilot,
@@ -41,17 +42,17 @@ func (p *kubePlatform) istioPlan(pl meshPlan) (meshPlan, error) {
 	}
 	pl.Namespaces = []string{istioNamespace}
 	pl.Releases = []helmRelease{
-		{Chart: platform.ChartIstioBase, Name: "istio-base", Namespace: istioNamespace, Values: map[string]any{}},
+		{Chart: mesh.ChartIstioBase, Name: "istio-base", Namespace: istioNamespace, Values: map[string]any{}},
 	}
 	if ambient {
 		istiod["profile"] = "ambient"
 		pl.Releases = append(pl.Releases,
-			helmRelease{Chart: platform.ChartIstiod, Name: "istiod", Namespace: istioNamespace, Values: istiod},
-			helmRelease{Chart: platform.ChartIstioCNI, Name: "istio-cni", Namespace: istioNamespace, Values: map[string]any{
+			helmRelease{Chart: mesh.ChartIstiod, Name: "istiod", Namespace: istioNamespace, Values: istiod},
+			helmRelease{Chart: mesh.ChartIstioCNI, Name: "istio-cni", Namespace: istioNamespace, Values: map[string]any{
 				"profile": "ambient",
-				"cni":     map[string]any{"resources": requests(resources.FormatCPU(platform.DefaultCNI.CPURequestMilli), resources.FormatMemory(platform.DefaultCNI.MemRequestBytes))},
+				"cni":     map[string]any{"resources": requests(resources.FormatCPU(mesh.DefaultCNI.CPURequestMilli), resources.FormatMemory(mesh.DefaultCNI.MemRequestBytes))},
 			}},
-			helmRelease{Chart: platform.ChartZtunnel, Name: "ztunnel", Namespace: istioNamespace, Values: map[string]any{
+			helmRelease{Chart: mesh.ChartZtunnel, Name: "ztunnel", Namespace: istioNamespace, Values: map[string]any{
 				"resources": requests(m.NodeProxyCPU, m.NodeProxyMemory),
 				"env":       map[string]any{"ZTUNNEL_WORKER_THREADS": strconv.Itoa(m.Workers)},
 			}},
@@ -61,7 +62,7 @@ func (p *kubePlatform) istioPlan(pl meshPlan) (meshPlan, error) {
 			pl.NSLabels[labelUseWaypoint] = waypointName
 		}
 	} else {
-		pl.Releases = append(pl.Releases, helmRelease{Chart: platform.ChartIstiod, Name: "istiod", Namespace: istioNamespace, Values: istiod})
+		pl.Releases = append(pl.Releases, helmRelease{Chart: mesh.ChartIstiod, Name: "istiod", Namespace: istioNamespace, Values: istiod})
 		pl.NSLabels = map[string]string{labelInjection: "enabled"}
 	}
 	// Mesh-wide STRICT mTLS, so that the plaintext probe must fail.

@@ -31,13 +31,35 @@ type jobSpec struct {
 	Name           string
 	Component      string // componentLoad or componentProbe
 	ServiceAccount string
-	Args           []string
-	Place          placement
-	Deadline       time.Duration
-	Resources      corev1.ResourceRequirements
+	// Load is what the generator runs; its body travels in a ConfigMap
+	// of the Job's name (bodyConfigMap).
+	Load      load.Options
+	Place     placement
+	Deadline  time.Duration
+	Resources corev1.ResourceRequirements
 	// LogDir, when set, receives the generator's log as
 	// <namespace>-<name>.log.
 	LogDir string
+}
+
+// loadBodyDir is where a Job's generator finds its request body, mounted
+// from the ConfigMap bodyConfigMap makes, as the file loadBodyKey.
+const (
+	loadBodyDir = "/etc/meshbench-load"
+	loadBodyKey = "body"
+)
+
+// bodyConfigMap is the ConfigMap carrying a Job's request body, named as
+// the Job, or nil when the load sends none. It travels as a file, as in
+// the lab, because argv cannot carry every byte.
+func bodyConfigMap(js jobSpec) *corev1.ConfigMap {
+	if len(js.Load.Body) == 0 {
+		return nil
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: objMeta(js.Namespace, js.Name, map[string]string{labelComponent: js.Component}),
+		BinaryData: map[string][]byte{loadBodyKey: js.Load.Body},
+	}
 }
 
 // jobManifest is the Job running spec, with the annotations that make a
@@ -45,6 +67,16 @@ type jobSpec struct {
 // fail for want of a proxy.
 func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job {
 	labels := map[string]string{labelComponent: js.Component}
+	c := corev1.Container{
+		Name: jobContainer, Image: image, ImagePullPolicy: pull, Resources: js.Resources,
+		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey),
+	}
+	var volumes []corev1.Volume
+	if cm := bodyConfigMap(js); cm != nil {
+		volumes = []corev1.Volume{{Name: "load-body", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "load-body", MountPath: loadBodyDir, ReadOnly: true}}
+	}
 	return &batchv1.Job{
 		ObjectMeta: objMeta(js.Namespace, js.Name, labels),
 		Spec: batchv1.JobSpec{
@@ -63,9 +95,8 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 					ServiceAccountName: js.ServiceAccount,
 					NodeSelector:       js.Place.NodeSelector,
 					Tolerations:        js.Place.Tolerations,
-					Containers: []corev1.Container{{
-						Name: jobContainer, Image: image, ImagePullPolicy: pull, Args: js.Args, Resources: js.Resources,
-					}},
+					Containers:         []corev1.Container{c},
+					Volumes:            volumes,
 				},
 			},
 		},
@@ -81,10 +112,14 @@ type jobResult struct {
 
 // runJobs runs Jobs side by side, waits for each generator container to
 // end (within each spec's deadline), reads its result from the pod's log,
-// and deletes the Jobs whatever happened.
+// and deletes the Jobs and their bodies whatever happened.
 func (p *kubePlatform) runJobs(ctx context.Context, specs []jobSpec) ([]jobResult, error) {
 	var objs []runtime.Object
 	for _, js := range specs {
+		// The body before its Job, whose pod mounts it.
+		if cm := bodyConfigMap(js); cm != nil {
+			objs = append(objs, cm)
+		}
 		objs = append(objs, jobManifest(js, p.opts.Image, corev1.PullPolicy(p.opts.ImagePullPolicy)))
 	}
 	jobs, err := toUnstructured(objs)

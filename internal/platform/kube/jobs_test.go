@@ -2,7 +2,7 @@ package kube
 
 import (
 	"bytes"
-	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,29 +14,32 @@ import (
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
-func TestLoadArgs(t *testing.T) {
+// TestJobManifestBody checks that a generator's body travels as a file
+// from a ConfigMap of the Job's name, every byte of it, and that a load
+// without a body has neither.
+func TestJobManifestBody(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		o    load.Options
-		want string
-	}{
-		{name: "open loop with warm-up", o: load.Options{URL: "http://e:8080/", Rate: 450, Connections: 100, Duration: 10 * time.Minute, Warmup: 30 * time.Second, HTTP2: true},
-			want: "load --quiet --output json --connections 100 --rate 450 --duration 10m0s --warmup 30s --http2 http://e:8080/"},
-		{name: "closed loop by count, no keep-alive", o: load.Options{URL: "http://p:9080/productpage", Connections: 32, Requests: 300000, NoKeepAlive: true, Timeout: 10 * time.Second},
-			want: "load --quiet --output json --connections 32 --requests 300000 --timeout 10s --no-keepalive http://p:9080/productpage"},
-		{name: "method and header", o: load.Options{URL: "http://e/", Connections: 1, Requests: 5, Method: "DELETE", Header: http.Header{"X-A": {"b"}}},
-			want: "load --quiet --output json --connections 1 --requests 5 --method DELETE --header X-A: b http://e/"},
-		{name: "gRPC", o: load.Options{URL: "http://e/", Connections: 8, Requests: 5, GRPC: true},
-			want: "load --quiet --output json --connections 8 --requests 5 --grpc http://e/"},
+	o := load.Options{URL: "http://e:8080/", Connections: 1, Requests: 5, Method: "POST", Body: []byte{0, 0xff, 'x', '\n'}}
+	js := jobSpec{Namespace: "ns-1", Name: "g", Component: componentLoad, Load: o, Deadline: time.Minute}
+	cm := bodyConfigMap(js)
+	if cm == nil || cm.Name != js.Name || cm.Namespace != js.Namespace || !bytes.Equal(cm.BinaryData[loadBodyKey], o.Body) {
+		t.Fatalf("body ConfigMap = %+v, want %s/%s holding the body", cm, js.Namespace, js.Name)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := strings.Join(loadArgs(tc.o), " "); got != tc.want {
-				t.Errorf("loadArgs =\n  %s\nwant\n  %s", got, tc.want)
-			}
-		})
+	pod := jobManifest(js, "img", corev1.PullIfNotPresent).Spec.Template.Spec
+	c := pod.Containers[0]
+	if want := load.Args(o, loadBodyDir+"/"+loadBodyKey); strings.Join(c.Args, " ") != strings.Join(want, " ") {
+		t.Errorf("args = %q, want %q", c.Args, want)
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != cm.Name ||
+		len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != loadBodyDir || c.VolumeMounts[0].Name != pod.Volumes[0].Name {
+		t.Errorf("volumes %+v, mounts %+v: want the body ConfigMap at %s", pod.Volumes, c.VolumeMounts, loadBodyDir)
+	}
+	js.Load.Body = nil
+	if cm := bodyConfigMap(js); cm != nil {
+		t.Errorf("a load without a body made ConfigMap %s", cm.Name)
+	}
+	if pod := jobManifest(js, "img", corev1.PullIfNotPresent).Spec.Template.Spec; len(pod.Volumes) != 0 || slices.Contains(pod.Containers[0].Args, "--body-file") {
+		t.Errorf("a load without a body mounts %+v, args %q", pod.Volumes, pod.Containers[0].Args)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -18,10 +20,10 @@ type kubePlatform struct {
 	opts   Options
 	log    *slog.Logger
 	c      *clients
-	charts map[string]platform.ChartSource
+	charts map[string]mesh.ChartSource
 
-	places map[platform.NodeRole]placement
-	nodes  map[platform.NodeRole][]string // node names by role, from Up
+	places map[infra.NodeRole]placement
+	nodes  map[infra.NodeRole][]string // node names by role, from Up
 
 	workload   *platform.Workload
 	namespaces []string // the workload's namespaces
@@ -29,12 +31,12 @@ type kubePlatform struct {
 }
 
 // Info reports the cluster's version and the app nodes' kernel and CPUs.
-func (p *kubePlatform) Info(ctx context.Context) (platform.Info, error) {
+func (p *kubePlatform) Info(ctx context.Context) (infra.Info, error) {
 	v, err := p.c.kube.Discovery().ServerVersion()
 	if err != nil {
-		return platform.Info{}, fmt.Errorf("kubernetes: server version: %w (check --kubeconfig and --context)", err)
+		return infra.Info{}, fmt.Errorf("kubernetes: server version: %w (check --kubeconfig and --context)", err)
 	}
-	info := platform.Info{Name: "kubernetes", Versions: map[string]string{"kubernetes": v.GitVersion}}
+	info := infra.Info{Name: "kubernetes", Versions: map[string]string{"kubernetes": v.GitVersion}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "helm.sh/helm/v3" {
@@ -54,7 +56,7 @@ func (p *kubePlatform) Info(ctx context.Context) (platform.Info, error) {
 		}
 	}
 	if n, err := p.appNode(ctx); err != nil {
-		return platform.Info{}, fmt.Errorf("kubernetes: app node: %w", err)
+		return infra.Info{}, fmt.Errorf("kubernetes: app node: %w", err)
 	} else if n != nil {
 		info.Kernel = n.Status.NodeInfo.KernelVersion
 		cpu := n.Status.Capacity[corev1.ResourceCPU]
@@ -69,10 +71,10 @@ func (p *kubePlatform) Info(ctx context.Context) (platform.Info, error) {
 // matched or, before Up, the first node labelled for the app role; nil
 // when there is none.
 func (p *kubePlatform) appNode(ctx context.Context) (*corev1.Node, error) {
-	if names := p.nodes[platform.NodeApp]; len(names) > 0 {
+	if names := p.nodes[infra.NodeApp]; len(names) > 0 {
 		return p.c.kube.CoreV1().Nodes().Get(ctx, names[0], metav1.GetOptions{})
 	}
-	list, err := p.c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelRole + "=" + string(platform.NodeApp), Limit: 1})
+	list, err := p.c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelRole + "=" + string(infra.NodeApp), Limit: 1})
 	if err != nil || len(list.Items) == 0 {
 		return nil, err
 	}

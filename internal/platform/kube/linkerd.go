@@ -11,7 +11,8 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 const (
@@ -31,7 +32,7 @@ func (p *kubePlatform) linkerdPlan(pl meshPlan) (meshPlan, error) {
 	if err != nil {
 		return meshPlan{}, fmt.Errorf("linkerd identity: %w", err)
 	}
-	sel, tol := placementValues(p.place(platform.NodeMesh))
+	sel, tol := placementValues(p.place(infra.NodeMesh))
 	pl.Namespaces = []string{linkerdNamespace}
 	// As `linkerd install` labels it: the proxy injector leaves the
 	// control plane's own pods alone.
@@ -41,8 +42,8 @@ func (p *kubePlatform) linkerdPlan(pl meshPlan) (meshPlan, error) {
 		"config.linkerd.io/admission-webhooks": "disabled",
 	}}
 	pl.Releases = []helmRelease{
-		{Chart: platform.ChartLinkerdCRDs, Name: "linkerd-crds", Namespace: linkerdNamespace, Values: map[string]any{}},
-		{Chart: platform.ChartLinkerdControl, Name: "linkerd-control-plane", Namespace: linkerdNamespace, Values: map[string]any{
+		{Chart: mesh.ChartLinkerdCRDs, Name: "linkerd-crds", Namespace: linkerdNamespace, Values: map[string]any{}},
+		{Chart: mesh.ChartLinkerdControl, Name: "linkerd-control-plane", Namespace: linkerdNamespace, Values: map[string]any{
 			"identityTrustAnchorsPEM": anchor,
 			"identity": map[string]any{"issuer": map[string]any{"tls": map[string]any{
 				"crtPEM": issuerCert, "keyPEM": issuerKey,

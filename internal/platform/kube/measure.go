@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -21,12 +22,12 @@ const jobStartAllowance = 3 * time.Minute
 // entry Service, samples resources while they run, and returns each
 // generator's result and every component's series over the measured
 // window: from the earliest generator's start to the latest's end.
-func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platform.Measurement, error) {
 	var m platform.Measurement
 	if p.workload == nil {
 		return m, errors.New("kubernetes: measure before deploy: there is no workload to load")
 	}
-	if spec.Path == platform.PathIngress && (p.mesh == nil || !p.mesh.Plan.Ingress) {
+	if spec.Path == infra.PathIngress && (p.mesh == nil || !p.mesh.Plan.Ingress) {
 		return m, errors.New("kubernetes: load path \"ingress\" needs the ingress gateway, which is installed with the mesh when the platform's Ingress option is set (a study with an ingress cell sets it); install a mesh (baseline included) first")
 	}
 	targets := p.namespaces[:1]
@@ -51,17 +52,17 @@ func (p *kubePlatform) Measure(ctx context.Context, spec platform.LoadSpec) (pla
 		o := spec.Options
 		js := jobSpec{
 			Namespace: ns, Name: "meshbench-load-" + suffix, Component: componentLoad,
-			ServiceAccount: loadServiceAccount, Place: p.place(platform.NodeLoad),
+			ServiceAccount: loadServiceAccount, Place: p.place(infra.NodeLoad),
 			Deadline: deadline, LogDir: spec.LogDir, Resources: res,
 		}
 		o.URL = p.entryURL(ns)
-		if spec.Path == platform.PathIngress {
+		if spec.Path == infra.PathIngress {
 			// From outside the mesh, through the gateway: every
 			// generator runs in the unmeshed namespace, one per target.
 			o.URL = p.ingressURL(p.mesh.Plan.Profile, ns)
 			js.Namespace, js.Name, js.ServiceAccount = outsideNamespace, js.Name+"-"+ns, "default"
 		}
-		js.Args = loadArgs(o)
+		js.Load = o
 		specs = append(specs, js)
 	}
 	rec := p.newRecorder(p.watchedNamespaces())

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 const (
@@ -38,7 +37,7 @@ type installedMesh struct {
 // verifies it. An install error rolls back what was installed; a failed
 // check leaves the mesh installed (for inspection; RemoveMesh or Down
 // remove it) and is returned in the checks and as an error.
-func (p *kubePlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	if p.workload == nil {
 		return nil, errors.New("kubernetes: install mesh before deploy: there is no workload to mesh")
 	}
@@ -67,7 +66,7 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]
 		return checks, fmt.Errorf("kubernetes: %s: record what was installed: %w", m.Profile, err)
 	}
 	checks = append(checks, prov)
-	if failed := platform.FailedChecks(checks); failed != "" {
+	if failed := mesh.FailedChecks(checks); failed != "" {
 		return checks, fmt.Errorf("kubernetes: %s is not in force: %s", m.Profile, failed)
 	}
 	return checks, nil
@@ -159,9 +158,9 @@ func (p *kubePlatform) labelNamespaces(ctx context.Context, labels, annotations 
 // sidecar's name, "cilium", or nothing (ambient enrolls running pods).
 func podDataplane(pr profile) string {
 	switch pr.Plane {
-	case platform.PlaneSidecar:
+	case mesh.PlaneSidecar:
 		return pr.Proxy
-	case platform.PlaneCNI:
+	case mesh.PlaneCNI:
 		return "cilium"
 	}
 	return ""

@@ -6,11 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // labelRole is the node label a study's node spec selects by default:
@@ -25,7 +24,7 @@ type placement struct {
 }
 
 // roleSelector is the label set a node spec selects its node by.
-func roleSelector(n platform.NodeSpec) map[string]string {
+func roleSelector(n infra.NodeSpec) map[string]string {
 	if len(n.Labels) > 0 {
 		return n.Labels
 	}
@@ -55,14 +54,14 @@ func toleration(t corev1.Taint) corev1.Toleration {
 // matchNodes assigns a distinct Ready, schedulable node to every node spec,
 // and derives each role's placement. The error lists every spec left
 // without a node and how to fix it.
-func matchNodes(specs []platform.NodeSpec, nodes []corev1.Node) (map[platform.NodeRole]placement, map[platform.NodeRole][]string, error) {
+func matchNodes(specs []infra.NodeSpec, nodes []corev1.Node) (map[infra.NodeRole]placement, map[infra.NodeRole][]string, error) {
 	taken := map[string]bool{}
-	assigned := map[platform.NodeRole][]string{}
-	places := map[platform.NodeRole]placement{}
+	assigned := map[infra.NodeRole][]string{}
+	places := map[infra.NodeRole]placement{}
 	var missing []string
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for i, n := range specs {
-		if n.Role == platform.NodeClient {
+		if n.Role == infra.NodeClient {
 			// Outside the cluster: the ingress path's client is the
 			// generator pod itself, which a cluster cannot place off it.
 			continue
@@ -162,7 +161,7 @@ func taintText(taints []string) string {
 
 // Up checks that the cluster is reachable and has a node for every node
 // spec of the study, and records where each role's pods go.
-func (p *kubePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
+func (p *kubePlatform) Up(ctx context.Context, spec infra.ClusterSpec) error {
 	if len(spec.Nodes) == 0 {
 		return fmt.Errorf("kubernetes: the study names no nodes: give at least one app and one load node")
 	}
@@ -174,7 +173,7 @@ func (p *kubePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error 
 	if err != nil {
 		return fmt.Errorf("kubernetes: %w", err)
 	}
-	for _, role := range []platform.NodeRole{platform.NodeApp, platform.NodeLoad} {
+	for _, role := range []infra.NodeRole{infra.NodeApp, infra.NodeLoad} {
 		if _, ok := places[role]; !ok {
 			return fmt.Errorf("kubernetes: the study has no %s node: add a node with role %q", role, role)
 		}
@@ -183,13 +182,13 @@ func (p *kubePlatform) Up(ctx context.Context, spec platform.ClusterSpec) error 
 		return fmt.Errorf("kubernetes: %w", err)
 	}
 	p.places, p.nodes = places, assigned
-	p.log.Info("cluster nodes match the study", "app", assigned[platform.NodeApp], "load", assigned[platform.NodeLoad], "mesh", assigned[platform.NodeMesh])
+	p.log.Info("cluster nodes match the study", "app", assigned[infra.NodeApp], "load", assigned[infra.NodeLoad], "mesh", assigned[infra.NodeMesh])
 	return nil
 }
 
 // place returns a role's placement, or none when the study has no node of
 // that role (mesh components then go anywhere).
-func (p *kubePlatform) place(role platform.NodeRole) placement {
+func (p *kubePlatform) place(role infra.NodeRole) placement {
 	return p.places[role]
 }
 
@@ -198,7 +197,7 @@ func (p *kubePlatform) place(role platform.NodeRole) placement {
 func (p *kubePlatform) allTolerations() []corev1.Toleration {
 	var out []corev1.Toleration
 	seen := map[corev1.Toleration]bool{}
-	for _, role := range []platform.NodeRole{platform.NodeApp, platform.NodeLoad, platform.NodeMesh, platform.NodeIngress} {
+	for _, role := range []infra.NodeRole{infra.NodeApp, infra.NodeLoad, infra.NodeMesh, infra.NodeIngress} {
 		for _, t := range p.places[role].Tolerations {
 			if !seen[t] {
 				seen[t] = true

@@ -4,10 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 func node(name string, labels map[string]string, ready bool, taints ...corev1.Taint) corev1.Node {
@@ -33,53 +32,53 @@ func TestMatchNodes(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		specs     []platform.NodeSpec
+		specs     []infra.NodeSpec
 		wantErr   []string
-		wantNodes map[platform.NodeRole][]string
-		wantPlace map[platform.NodeRole]placement
+		wantNodes map[infra.NodeRole][]string
+		wantPlace map[infra.NodeRole]placement
 	}{
 		{
 			name:      "default role labels and a taint",
-			specs:     []platform.NodeSpec{{Role: platform.NodeApp}, {Role: platform.NodeLoad, Taints: []string{"dedicated=load:NoSchedule"}}},
-			wantNodes: map[platform.NodeRole][]string{platform.NodeApp: {"a1"}, platform.NodeLoad: {"l1"}},
-			wantPlace: map[platform.NodeRole]placement{
-				platform.NodeApp: {NodeSelector: map[string]string{labelRole: "app"}},
-				platform.NodeLoad: {NodeSelector: map[string]string{labelRole: "load"}, Tolerations: []corev1.Toleration{
+			specs:     []infra.NodeSpec{{Role: infra.NodeApp}, {Role: infra.NodeLoad, Taints: []string{"dedicated=load:NoSchedule"}}},
+			wantNodes: map[infra.NodeRole][]string{infra.NodeApp: {"a1"}, infra.NodeLoad: {"l1"}},
+			wantPlace: map[infra.NodeRole]placement{
+				infra.NodeApp: {NodeSelector: map[string]string{labelRole: "app"}},
+				infra.NodeLoad: {NodeSelector: map[string]string{labelRole: "load"}, Tolerations: []corev1.Toleration{
 					{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "load", Effect: corev1.TaintEffectNoSchedule}}},
 			},
 		},
 		{
 			name: "two app nodes keep only the labels they share",
-			specs: []platform.NodeSpec{
-				{Role: platform.NodeApp, Labels: map[string]string{labelRole: "app", "pool": "apps"}},
-				{Role: platform.NodeApp, Labels: map[string]string{labelRole: "app", "pool": "apps2"}},
+			specs: []infra.NodeSpec{
+				{Role: infra.NodeApp, Labels: map[string]string{labelRole: "app", "pool": "apps"}},
+				{Role: infra.NodeApp, Labels: map[string]string{labelRole: "app", "pool": "apps2"}},
 			},
-			wantNodes: map[platform.NodeRole][]string{platform.NodeApp: {"a1", "a2"}},
-			wantPlace: map[platform.NodeRole]placement{platform.NodeApp: {NodeSelector: map[string]string{labelRole: "app"}}},
+			wantNodes: map[infra.NodeRole][]string{infra.NodeApp: {"a1", "a2"}},
+			wantPlace: map[infra.NodeRole]placement{infra.NodeApp: {NodeSelector: map[string]string{labelRole: "app"}}},
 		},
 		{
 			name:    "a not-ready node does not count",
-			specs:   []platform.NodeSpec{{Role: platform.NodeMesh}},
+			specs:   []infra.NodeSpec{{Role: infra.NodeMesh}},
 			wantErr: []string{"nodes[0] role mesh", "meshbench.io/role=mesh", "kubectl label node"},
 		},
 		{
 			name:    "a node serves one spec only",
-			specs:   []platform.NodeSpec{{Role: platform.NodeLoad}, {Role: platform.NodeLoad}},
+			specs:   []infra.NodeSpec{{Role: infra.NodeLoad}, {Role: infra.NodeLoad}},
 			wantErr: []string{"nodes[1] role load"},
 		},
 		{
 			name:    "taint the node lacks",
-			specs:   []platform.NodeSpec{{Role: platform.NodeApp, Taints: []string{"dedicated=app:NoSchedule"}}},
+			specs:   []infra.NodeSpec{{Role: infra.NodeApp, Taints: []string{"dedicated=app:NoSchedule"}}},
 			wantErr: []string{"taints dedicated=app:NoSchedule"},
 		},
 		{
 			name:    "malformed taint",
-			specs:   []platform.NodeSpec{{Role: platform.NodeApp, Taints: []string{"dedicated=app"}}},
+			specs:   []infra.NodeSpec{{Role: infra.NodeApp, Taints: []string{"dedicated=app"}}},
 			wantErr: []string{"want key=value:Effect"},
 		},
 		{
 			name:    "unknown effect",
-			specs:   []platform.NodeSpec{{Role: platform.NodeApp, Taints: []string{"k:Sometimes"}}},
+			specs:   []infra.NodeSpec{{Role: infra.NodeApp, Taints: []string{"k:Sometimes"}}},
 			wantErr: []string{"NoSchedule, PreferNoSchedule or NoExecute"},
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -28,17 +29,17 @@ type Options struct {
 	GatewayImage string
 	// Ingress installs an ingress gateway with every mesh, and an
 	// unmeshed namespace for the outside generators: set it when a cell
-	// loads through platform.PathIngress.
+	// loads through infra.PathIngress.
 	Ingress bool
 	// Meshes are the meshes the study will install. Up refuses, before
 	// anything is created, one its cluster cannot host (cilium on a
 	// cluster that does not run Cilium so configured). A mesh naming
 	// another Context runs on that cluster (same kubeconfig), with the
 	// same workload, nodes and options.
-	Meshes []platform.MeshSpec
+	Meshes []mesh.MeshSpec
 	// Charts override the pinned chart of a component, by key (see
 	// DefaultCharts): another version, repository, local path or values.
-	Charts map[string]platform.ChartSource
+	Charts map[string]mesh.ChartSource
 	// Prometheus is the URL of a Prometheus server scraping cAdvisor; empty
 	// samples the metrics API (metrics.k8s.io) instead.
 	Prometheus string
@@ -71,7 +72,7 @@ var _ platform.Platform = (*kubePlatform)(nil)
 // kubeconfig, but does not contact the cluster until Info or Up. When a
 // mesh names a context of its own, the platform spans those clusters.
 func New(opts Options) (platform.Platform, error) {
-	byContext := map[string][]platform.MeshSpec{}
+	byContext := map[string][]mesh.MeshSpec{}
 	var contexts []string // the study's own first, whose facts a result records
 	for _, m := range opts.Meshes {
 		if meshContext(opts, m) == opts.Context && len(contexts) == 0 {
@@ -102,11 +103,11 @@ func New(opts Options) (platform.Platform, error) {
 		}
 		clusters[c] = p
 	}
-	return newClusters(contexts, clusters, func(m platform.MeshSpec) string { return meshContext(opts, m) }), nil
+	return newClusters(contexts, clusters, func(m mesh.MeshSpec) string { return meshContext(opts, m) }), nil
 }
 
 // meshContext is the kubeconfig context of the cluster a mesh runs on.
-func meshContext(opts Options, m platform.MeshSpec) string {
+func meshContext(opts Options, m mesh.MeshSpec) string {
 	if m.Context != "" {
 		return m.Context
 	}

@@ -5,8 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // meshPlan is everything InstallMesh does for one profile, in order:
@@ -16,7 +16,7 @@ import (
 type meshPlan struct {
 	Profile    profile
 	Name       string
-	Spec       platform.MeshSpec
+	Spec       mesh.MeshSpec
 	Namespaces []string // system namespaces the charts go in
 	// SystemLabels are labels a system namespace needs, if meshbench
 	// creates it, by namespace.
@@ -31,27 +31,27 @@ type meshPlan struct {
 
 // withDefaults fills a mesh spec's zero values with the registry's
 // Istio defaults. Only requests are set: charts keep their own limits.
-func withDefaults(m platform.MeshSpec) platform.MeshSpec {
+func withDefaults(m mesh.MeshSpec) mesh.MeshSpec {
 	def := func(s *string, v string) {
 		if *s == "" {
 			*s = v
 		}
 	}
 	if m.Workers == 0 {
-		m.Workers = platform.DefaultWorkers
+		m.Workers = mesh.DefaultWorkers
 	}
 	if m.WaypointReplicas == 0 {
-		m.WaypointReplicas = platform.DefaultWaypointReplicas
+		m.WaypointReplicas = mesh.DefaultWaypointReplicas
 	}
-	def(&m.ProxyCPU, resources.FormatCPU(platform.DefaultProxy.CPURequestMilli))
-	def(&m.ProxyMemory, resources.FormatMemory(platform.DefaultProxy.MemRequestBytes))
-	def(&m.NodeProxyCPU, resources.FormatCPU(platform.DefaultNodeProxy.CPURequestMilli))
-	def(&m.NodeProxyMemory, resources.FormatMemory(platform.DefaultNodeProxy.MemRequestBytes))
+	def(&m.ProxyCPU, resources.FormatCPU(mesh.DefaultProxy.CPURequestMilli))
+	def(&m.ProxyMemory, resources.FormatMemory(mesh.DefaultProxy.MemRequestBytes))
+	def(&m.NodeProxyCPU, resources.FormatCPU(mesh.DefaultNodeProxy.CPURequestMilli))
+	def(&m.NodeProxyMemory, resources.FormatMemory(mesh.DefaultNodeProxy.MemRequestBytes))
 	return m
 }
 
 // plan builds the install plan of a mesh spec for the deployed workload.
-func (p *kubePlatform) plan(m platform.MeshSpec) (meshPlan, error) {
+func (p *kubePlatform) plan(m mesh.MeshSpec) (meshPlan, error) {
 	pr, err := lookupProfile(m.Profile)
 	if err != nil {
 		return meshPlan{}, err

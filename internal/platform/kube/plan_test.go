@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -17,9 +19,9 @@ func testPlatformFor(t *testing.T, graph string) *kubePlatform {
 	return &kubePlatform{
 		workload:   &platform.Workload{Graph: testGraph(t, graph), Namespaces: 2},
 		namespaces: topology.Namespaces(2),
-		places: map[platform.NodeRole]placement{
-			platform.NodeApp:  testPlacement,
-			platform.NodeMesh: {NodeSelector: map[string]string{labelRole: "mesh"}},
+		places: map[infra.NodeRole]placement{
+			infra.NodeApp:  testPlacement,
+			infra.NodeMesh: {NodeSelector: map[string]string{labelRole: "mesh"}},
 		},
 	}
 }
@@ -53,14 +55,14 @@ func TestIstioPlan(t *testing.T) {
 	p := testPlatformFor(t, "tiered")
 	tests := []struct {
 		name     string
-		spec     platform.MeshSpec
+		spec     mesh.MeshSpec
 		releases string
 		nsLabels map[string]string
 		values   map[string]map[string]any // release -> path -> value
 		objects  int
 	}{
 		{
-			name: "sidecar, the studies' defaults", spec: platform.MeshSpec{Profile: platform.ProfileSidecar},
+			name: "sidecar, the studies' defaults", spec: mesh.MeshSpec{Profile: mesh.ProfileSidecar},
 			releases: "istio-base,istiod", nsLabels: map[string]string{labelInjection: "enabled"},
 			values: map[string]map[string]any{"istiod": {
 				"global.proxy.resources.requests.cpu": "100m", "global.proxy.resources.requests.memory": "128Mi",
@@ -69,7 +71,7 @@ func TestIstioPlan(t *testing.T) {
 			objects: 1, // PeerAuthentication
 		},
 		{
-			name: "ambient with settings", spec: platform.MeshSpec{Profile: platform.ProfileAmbient, Workers: 4, NodeProxyCPU: "1", NodeProxyMemory: "1Gi"},
+			name: "ambient with settings", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbient, Workers: 4, NodeProxyCPU: "1", NodeProxyMemory: "1Gi"},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient"},
 			values: map[string]map[string]any{
 				"istiod":    {"profile": "ambient", "meshConfig.defaultConfig.concurrency": 4},
@@ -79,13 +81,13 @@ func TestIstioPlan(t *testing.T) {
 			objects: 1,
 		},
 		{
-			name: "ambient defaults for ztunnel", spec: platform.MeshSpec{Profile: platform.ProfileAmbientL4Policy},
+			name: "ambient defaults for ztunnel", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbientL4Policy},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient"},
 			values:  map[string]map[string]any{"ztunnel": {"resources.requests.cpu": "200m", "resources.requests.memory": "512Mi"}},
 			objects: 1 + 2*4, // a policy per service per namespace
 		},
 		{
-			name: "waypoint", spec: platform.MeshSpec{Profile: platform.ProfileAmbientWaypoint},
+			name: "waypoint", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbientWaypoint},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient", labelUseWaypoint: waypointName},
 			values:  map[string]map[string]any{"istiod": {"global.waypoint.resources.requests.cpu": "100m"}},
 			objects: 1 + 2,
@@ -129,7 +131,7 @@ func TestIstioPlan(t *testing.T) {
 func TestLinkerdPlan(t *testing.T) {
 	t.Parallel()
 	p := testPlatformFor(t, "tiered")
-	pl, err := p.plan(platform.MeshSpec{Profile: platform.ProfileLinkerd})
+	pl, err := p.plan(mesh.MeshSpec{Profile: mesh.ProfileLinkerd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestLinkerdPlan(t *testing.T) {
 func TestCiliumPlan(t *testing.T) {
 	t.Parallel()
 	p := testPlatformFor(t, "tiered")
-	pl, err := p.plan(platform.MeshSpec{Profile: platform.ProfileCilium})
+	pl, err := p.plan(mesh.MeshSpec{Profile: mesh.ProfileCilium})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestCiliumPlan(t *testing.T) {
 
 func TestUnknownProfile(t *testing.T) {
 	t.Parallel()
-	_, err := testPlatformFor(t, "tiered").plan(platform.MeshSpec{Profile: "consul"})
+	_, err := testPlatformFor(t, "tiered").plan(mesh.MeshSpec{Profile: "consul"})
 	if err == nil || !strings.Contains(err.Error(), "ambient-waypoint") {
 		t.Errorf("err = %v, want one listing the known profiles", err)
 	}
@@ -221,17 +223,17 @@ func TestIngressPlan(t *testing.T) {
 		namespaces string
 		waypoint   bool
 	}{
-		{platform.ProfileBaseline, false, "meshbench-outside,meshbench-ingress", false},
-		{platform.ProfileSidecar, true, "istio-system,meshbench-outside", false},
-		{platform.ProfileAmbientWaypoint, true, "istio-system,meshbench-outside", true},
-		{platform.ProfileLinkerd, false, "linkerd,meshbench-outside,meshbench-ingress", false},
+		{mesh.ProfileBaseline, false, "meshbench-outside,meshbench-ingress", false},
+		{mesh.ProfileSidecar, true, "istio-system,meshbench-outside", false},
+		{mesh.ProfileAmbientWaypoint, true, "istio-system,meshbench-outside", true},
+		{mesh.ProfileLinkerd, false, "linkerd,meshbench-outside,meshbench-ingress", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.profile, func(t *testing.T) {
 			t.Parallel()
 			p := testPlatformFor(t, "bookinfo")
 			p.opts.Ingress, p.opts.GatewayImage = true, defaultGatewayImage
-			pl, err := p.plan(platform.MeshSpec{Profile: tc.profile})
+			pl, err := p.plan(mesh.MeshSpec{Profile: tc.profile})
 			if err != nil {
 				t.Fatal(err)
 			}

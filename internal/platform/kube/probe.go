@@ -13,8 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // probeNamespace is outside the mesh: no injection, no enrollment. A
@@ -54,7 +55,7 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 	job := func(name, jobNS, sa, url string) jobSpec {
 		o := load.Options{URL: url, Method: http.MethodGet, Connections: 1, Requests: probeRequests, Timeout: 5 * time.Second}
 		return jobSpec{Namespace: jobNS, Name: "meshbench-probe-" + name + "-" + suffix, Component: componentProbe, ServiceAccount: sa,
-			Args: loadArgs(o), Place: p.place(platform.NodeLoad), Deadline: jobStartAllowance + time.Minute}
+			Load: o, Place: p.place(infra.NodeLoad), Deadline: jobStartAllowance + time.Minute}
 	}
 	var ps []probe
 	if pr.MTLSProbe {
@@ -62,7 +63,7 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 		ps = append(ps,
 			probe{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
 				Job: job("meshed", ns, loadServiceAccount, url)},
-			probe{Check: platform.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
+			probe{Check: mesh.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
 				Job: job("plaintext", probeNamespace, "default", url)})
 		if pr.L4Policy || pr.L7Policy {
 			pb := probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,
@@ -87,7 +88,7 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 
 // probeChecks runs the profile's probes side by side and judges each.
 // The probe namespace is made for them and removed after.
-func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]platform.Check, error) {
+func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Check, error) {
 	ps := p.probes(pl)
 	if len(ps) == 0 {
 		return nil, nil
@@ -107,7 +108,7 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]platform
 			p.log.Warn("deleting the probe namespace", "err", err)
 		}
 	}()
-	checks := make([]platform.Check, len(ps))
+	checks := make([]mesh.Check, len(ps))
 	var wg sync.WaitGroup
 	for i := range ps {
 		wg.Go(func() { checks[i] = p.runProbe(ctx, ps[i]) })
@@ -118,16 +119,16 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]platform
 
 // runProbe runs one probe and judges its result. A probe that cannot run
 // or report fails its check with the reason: nothing unverified passes.
-func (p *kubePlatform) runProbe(ctx context.Context, pb probe) platform.Check {
+func (p *kubePlatform) runProbe(ctx context.Context, pb probe) mesh.Check {
 	res, err := p.runJobs(ctx, []jobSpec{pb.Job})
 	if err != nil {
-		return platform.Check{Name: pb.Check, Detail: pb.What + ": could not run: " + err.Error()}
+		return mesh.Check{Name: pb.Check, Detail: pb.What + ": could not run: " + err.Error()}
 	}
 	return judgeProbe(pb, res[0].Result)
 }
 
 // judgeProbe decides a probe's check from the generator's result.
-func judgeProbe(pb probe, r *load.Result) platform.Check {
+func judgeProbe(pb probe, r *load.Result) mesh.Check {
 	var ok2xx, forbidden int64
 	for code, n := range r.StatusCodes {
 		if code >= 200 && code < 300 {
@@ -137,7 +138,7 @@ func judgeProbe(pb probe, r *load.Result) platform.Check {
 			forbidden += n
 		}
 	}
-	c := platform.Check{Name: pb.Check}
+	c := mesh.Check{Name: pb.Check}
 	switch pb.Expect {
 	case expectSuccess:
 		c.Pass = ok2xx > 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -49,12 +50,12 @@ func TestProbesPerProfile(t *testing.T) {
 		ingress bool
 		want    []string
 	}{
-		{platform.ProfileBaseline, false, nil},
-		{platform.ProfileBaseline, true, []string{"ingress-routes"}},
-		{platform.ProfileSidecar, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
-		{platform.ProfileSidecar, true, []string{"meshed-call-succeeds", "plaintext-refused", "ingress-routes"}},
-		{platform.ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
-		{platform.ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
+		{mesh.ProfileBaseline, false, nil},
+		{mesh.ProfileBaseline, true, []string{"ingress-routes"}},
+		{mesh.ProfileSidecar, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{mesh.ProfileSidecar, true, []string{"meshed-call-succeeds", "plaintext-refused", "ingress-routes"}},
+		{mesh.ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
+		{mesh.ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/ingress=%v", tc.profile, tc.ingress), func(t *testing.T) {
@@ -69,7 +70,7 @@ func TestProbesPerProfile(t *testing.T) {
 				}
 			}
 			for _, pb := range ps {
-				url := pb.Job.Args[len(pb.Job.Args)-1]
+				url := pb.Job.Load.URL
 				switch pb.Check {
 				case "plaintext-refused":
 					if pb.Job.Namespace != probeNamespace {

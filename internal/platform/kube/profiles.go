@@ -1,13 +1,14 @@
 package kube
 
 import (
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // profile is a registry profile with what installing it on Kubernetes
 // takes.
 type profile struct {
-	platform.Profile
+	mesh.Profile
 	Proxy     string // the sidecar container's name
 	Restarts  bool   // pods must be re-created to join or leave
 	MTLSProbe bool   // a plaintext probe from outside must fail
@@ -18,7 +19,7 @@ var sidecarProxies = map[string]string{"istio": "istio-proxy", "linkerd": "linke
 
 // lookupProfile returns the named profile if Kubernetes runs it.
 func lookupProfile(name string) (profile, error) {
-	pr, err := platform.ProfileOn(name, platform.Kubernetes)
+	pr, err := mesh.ProfileOn(name, infra.Kubernetes)
 	if err != nil {
 		return profile{}, err
 	}

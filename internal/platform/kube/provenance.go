@@ -10,10 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // checkInstalled is the check that records, per cell, what a mesh install
@@ -38,18 +37,18 @@ var instanceTypeLabels = []string{"node.kubernetes.io/instance-type", "beta.kube
 // and their hash, every image the mesh's and the workload's pods run, the
 // Kubernetes version, and each role's nodes (machine type, kernel,
 // kubelet, capacity). ConfigHash hashes it all.
-func (p *kubePlatform) installedCheck(ctx context.Context) (platform.Check, error) {
+func (p *kubePlatform) installedCheck(ctx context.Context) (mesh.Check, error) {
 	facts := map[string]string{}
 	v, err := p.c.kube.Discovery().ServerVersion()
 	if err != nil {
-		return platform.Check{}, fmt.Errorf("server version: %w", err)
+		return mesh.Check{}, fmt.Errorf("server version: %w", err)
 	}
 	facts["kubernetes"] = v.GitVersion
 	var charts []string
 	for _, c := range p.mesh.Charts {
 		values, err := json.Marshal(redact(c.Values))
 		if err != nil {
-			return platform.Check{}, fmt.Errorf("values of %s: %w", c.Release, err)
+			return mesh.Check{}, fmt.Errorf("values of %s: %w", c.Release, err)
 		}
 		sum := sha256.Sum256(values)
 		facts["chart/"+c.Release] = fmt.Sprintf("%s %s from %s", c.Chart, c.Version, c.Source)
@@ -59,28 +58,28 @@ func (p *kubePlatform) installedCheck(ctx context.Context) (platform.Check, erro
 	}
 	images, err := p.images(ctx, append(slices.Clone(p.namespaces), p.mesh.Plan.Namespaces...))
 	if err != nil {
-		return platform.Check{}, err
+		return mesh.Check{}, err
 	}
 	facts["images"] = strings.Join(images, " ")
 	for role, names := range p.nodes {
 		for _, name := range names {
 			n, err := p.c.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
-				return platform.Check{}, fmt.Errorf("node %s: %w", name, err)
+				return mesh.Check{}, fmt.Errorf("node %s: %w", name, err)
 			}
 			facts["node/"+string(role)+"/"+name] = nodeFacts(n)
 		}
 	}
 	all, err := json.Marshal(facts) // map keys marshal sorted
 	if err != nil {
-		return platform.Check{}, err
+		return mesh.Check{}, err
 	}
 	sum := sha256.Sum256(all)
 	detail := "no charts"
 	if len(charts) > 0 {
 		detail = strings.Join(charts, ", ")
 	}
-	return platform.Check{
+	return mesh.Check{
 		Name: checkInstalled, Pass: true, Facts: facts, ConfigHash: hex.EncodeToString(sum[:]),
 		Detail: fmt.Sprintf("%s; %d images; Kubernetes %s", detail, len(images), v.GitVersion),
 	}, nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
@@ -200,7 +201,7 @@ func TestMeasureChecksResourcesFirst(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p := platformFor(t, srv.URL, Options{})
 	p.workload, p.namespaces = &platform.Workload{Graph: testGraph(t, "tiered"), Namespaces: 1}, []string{"ns-1"}
-	_, err := p.Measure(context.Background(), platform.LoadSpec{Options: load.Options{Rate: 1, Duration: time.Second, Connections: 1}})
+	_, err := p.Measure(context.Background(), infra.LoadSpec{Options: load.Options{Rate: 1, Duration: time.Second, Connections: 1}})
 	if err == nil || !strings.Contains(err.Error(), "metrics-server") {
 		t.Errorf("Measure = %v, want the metrics API's absence named", err)
 	}

@@ -6,17 +6,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // verify checks, before anything is measured, that the profile is really
 // in force: every pod carries its proxy or is enrolled, node proxies run
 // where the pods are, mTLS refuses plaintext and policies deny what they
 // should. A check that cannot be made fails, with the reason.
-func (p *kubePlatform) verify(ctx context.Context, pl meshPlan) ([]platform.Check, error) {
+func (p *kubePlatform) verify(ctx context.Context, pl meshPlan) ([]mesh.Check, error) {
 	pods, err := p.appPods(ctx)
 	if err != nil {
 		return nil, err
@@ -52,20 +51,20 @@ func (p *kubePlatform) appPods(ctx context.Context) ([]corev1.Pod, error) {
 }
 
 // podChecks are the checks made on the pods alone.
-func podChecks(pr profile, pods []corev1.Pod) []platform.Check {
-	checks := []platform.Check{
+func podChecks(pr profile, pods []corev1.Pod) []mesh.Check {
+	checks := []mesh.Check{
 		podCheck("pods-ready", "every app pod is ready", pods, func(pod *corev1.Pod) bool { return podReady(pod) }),
 	}
 	switch pr.Plane {
-	case platform.PlaneNone:
+	case mesh.PlaneNone:
 		checks = append(checks, podCheck("no-data-plane", "no app pod has a proxy or is enrolled", pods, func(pod *corev1.Pod) bool {
 			return sidecarOf(pod) == "" && pod.Annotations[annotRedirection] != "enabled"
 		}))
-	case platform.PlaneSidecar:
+	case mesh.PlaneSidecar:
 		checks = append(checks, podCheck("sidecar-injected", "every app pod carries "+pr.Proxy, pods, func(pod *corev1.Pod) bool {
 			return sidecarOf(pod) == pr.Proxy
 		}))
-	case platform.PlaneNodeProxy:
+	case mesh.PlaneNodeProxy:
 		checks = append(checks, podCheck("ambient-enrolled",
 			"every app pod is enrolled ("+annotRedirection+"=enabled) and has no sidecar", pods, func(pod *corev1.Pod) bool {
 				return pod.Annotations[annotRedirection] == "enabled" && sidecarOf(pod) == ""
@@ -76,14 +75,14 @@ func podChecks(pr profile, pods []corev1.Pod) []platform.Check {
 
 // podCheck passes when ok holds for every pod (and there are pods),
 // naming the first pods it fails for.
-func podCheck(name, what string, pods []corev1.Pod, ok func(*corev1.Pod) bool) platform.Check {
+func podCheck(name, what string, pods []corev1.Pod, ok func(*corev1.Pod) bool) mesh.Check {
 	var bad []string
 	for i := range pods {
 		if !ok(&pods[i]) {
 			bad = append(bad, pods[i].Namespace+"/"+pods[i].Name)
 		}
 	}
-	c := platform.Check{Name: name, Pass: len(bad) == 0 && len(pods) > 0}
+	c := mesh.Check{Name: name, Pass: len(bad) == 0 && len(pods) > 0}
 	switch {
 	case len(pods) == 0:
 		c.Detail = "no app pods found"

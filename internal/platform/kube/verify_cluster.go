@@ -6,19 +6,18 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // clusterChecks are the checks that need more than the pods: namespace
 // labels, node proxies and Cilium's state.
-func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []corev1.Pod) ([]platform.Check, error) {
-	var checks []platform.Check
+func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []corev1.Pod) ([]mesh.Check, error) {
+	var checks []mesh.Check
 	switch pr.Plane {
-	case platform.PlaneNodeProxy:
+	case mesh.PlaneNodeProxy:
 		c, err := p.namespaceLabelCheck(ctx, labelDataplane, "ambient")
 		if err != nil {
 			return nil, err
@@ -29,7 +28,7 @@ func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []cor
 			return nil, err
 		}
 		checks = append(checks, nodeAgentCheck("ztunnel-on-app-nodes", "ztunnel", pods, agents))
-	case platform.PlaneCNI:
+	case mesh.PlaneCNI:
 		agents, err := p.readyPodNodes(ctx, ciliumNamespace, "k8s-app=cilium")
 		if err != nil {
 			return nil, err
@@ -44,7 +43,7 @@ func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []cor
 		if err != nil {
 			return nil, err
 		}
-		ma := platform.Check{Name: "mutual-auth-enabled", Pass: why == "",
+		ma := mesh.Check{Name: "mutual-auth-enabled", Pass: why == "",
 			Detail: "cilium-config has WireGuard and SPIRE mutual authentication on; every workload policy requires it"}
 		if why != "" {
 			ma.Detail = why
@@ -72,18 +71,18 @@ func (p *kubePlatform) clusterChecks(ctx context.Context, pr profile, pods []cor
 }
 
 // namespaceLabelCheck passes when every workload namespace has the label.
-func (p *kubePlatform) namespaceLabelCheck(ctx context.Context, key, value string) (platform.Check, error) {
+func (p *kubePlatform) namespaceLabelCheck(ctx context.Context, key, value string) (mesh.Check, error) {
 	var bad []string
 	for _, ns := range p.namespaces {
 		n, err := p.c.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil {
-			return platform.Check{}, fmt.Errorf("namespace %s: %w", ns, err)
+			return mesh.Check{}, fmt.Errorf("namespace %s: %w", ns, err)
 		}
 		if n.Labels[key] != value {
 			bad = append(bad, ns)
 		}
 	}
-	c := platform.Check{Name: "namespaces-labelled", Pass: len(bad) == 0,
+	c := mesh.Check{Name: "namespaces-labelled", Pass: len(bad) == 0,
 		Detail: fmt.Sprintf("%d namespaces have %s=%s", len(p.namespaces)-len(bad), key, value)}
 	if len(bad) > 0 {
 		c.Detail = "without " + key + "=" + value + ": " + strings.Join(firstN(bad, 5), ", ")
@@ -108,7 +107,7 @@ func (p *kubePlatform) readyPodNodes(ctx context.Context, ns, selector string) (
 
 // nodeAgentCheck passes when every node running an app pod runs a ready
 // agent (ztunnel, Cilium).
-func nodeAgentCheck(name, agent string, pods []corev1.Pod, agents map[string]bool) platform.Check {
+func nodeAgentCheck(name, agent string, pods []corev1.Pod, agents map[string]bool) mesh.Check {
 	need := map[string]bool{}
 	for _, pod := range pods {
 		need[pod.Spec.NodeName] = true
@@ -120,7 +119,7 @@ func nodeAgentCheck(name, agent string, pods []corev1.Pod, agents map[string]boo
 		}
 	}
 	sort.Strings(bad)
-	c := platform.Check{Name: name, Pass: len(bad) == 0 && len(need) > 0,
+	c := mesh.Check{Name: name, Pass: len(bad) == 0 && len(need) > 0,
 		Detail: fmt.Sprintf("a ready %s on each of %d app nodes", agent, len(need))}
 	if len(bad) > 0 {
 		c.Detail = fmt.Sprintf("no ready %s on app nodes %s", agent, strings.Join(firstN(bad, 5), ", "))
@@ -129,19 +128,19 @@ func nodeAgentCheck(name, agent string, pods []corev1.Pod, agents map[string]boo
 }
 
 // waypointCheck passes when every namespace's waypoint is programmed.
-func (p *kubePlatform) waypointCheck(ctx context.Context) (platform.Check, error) {
+func (p *kubePlatform) waypointCheck(ctx context.Context) (mesh.Check, error) {
 	var bad []string
 	for _, ns := range p.namespaces {
 		ri, err := p.c.resourceFor(gatewayGVK, ns)
 		if err != nil {
-			return platform.Check{}, err
+			return mesh.Check{}, err
 		}
 		g, err := ri.Get(ctx, waypointName, metav1.GetOptions{})
 		if err != nil || !conditionTrue(g.Object, "Programmed") {
 			bad = append(bad, ns)
 		}
 	}
-	c := platform.Check{Name: "waypoints-programmed", Pass: len(bad) == 0,
+	c := mesh.Check{Name: "waypoints-programmed", Pass: len(bad) == 0,
 		Detail: fmt.Sprintf("a programmed waypoint in each of %d namespaces", len(p.namespaces))}
 	if len(bad) > 0 {
 		c.Detail = "no programmed waypoint in " + strings.Join(firstN(bad, 5), ", ")
@@ -153,16 +152,16 @@ var ciliumEndpointGVK = schema.GroupVersionKind{Group: "cilium.io", Version: "v2
 
 // ciliumEndpointCheck passes when Cilium manages every app pod: each has
 // a CiliumEndpoint of its name.
-func (p *kubePlatform) ciliumEndpointCheck(ctx context.Context, pods []corev1.Pod) (platform.Check, error) {
+func (p *kubePlatform) ciliumEndpointCheck(ctx context.Context, pods []corev1.Pod) (mesh.Check, error) {
 	have := map[string]bool{}
 	for _, ns := range p.namespaces {
 		ri, err := p.c.resourceFor(ciliumEndpointGVK, ns)
 		if err != nil {
-			return platform.Check{}, err
+			return mesh.Check{}, err
 		}
 		list, err := ri.List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return platform.Check{}, fmt.Errorf("list cilium endpoints: %w", err)
+			return mesh.Check{}, fmt.Errorf("list cilium endpoints: %w", err)
 		}
 		for _, e := range list.Items {
 			have[ns+"/"+e.GetName()] = true
@@ -175,7 +174,7 @@ func (p *kubePlatform) ciliumEndpointCheck(ctx context.Context, pods []corev1.Po
 
 // wireguardCheck passes when every app node has published its WireGuard
 // key, which the Cilium agent does once node encryption is up.
-func (p *kubePlatform) wireguardCheck(ctx context.Context, pods []corev1.Pod) (platform.Check, error) {
+func (p *kubePlatform) wireguardCheck(ctx context.Context, pods []corev1.Pod) (mesh.Check, error) {
 	need := map[string]bool{}
 	for _, pod := range pods {
 		need[pod.Spec.NodeName] = true
@@ -184,14 +183,14 @@ func (p *kubePlatform) wireguardCheck(ctx context.Context, pods []corev1.Pod) (p
 	for n := range need {
 		node, err := p.c.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 		if err != nil {
-			return platform.Check{}, fmt.Errorf("node %s: %w", n, err)
+			return mesh.Check{}, fmt.Errorf("node %s: %w", n, err)
 		}
 		if node.Annotations[annotWireGuardKey] == "" {
 			bad = append(bad, n)
 		}
 	}
 	sort.Strings(bad)
-	c := platform.Check{Name: "wireguard", Pass: len(bad) == 0, Detail: fmt.Sprintf("WireGuard up on %d app nodes", len(need))}
+	c := mesh.Check{Name: "wireguard", Pass: len(bad) == 0, Detail: fmt.Sprintf("WireGuard up on %d app nodes", len(need))}
 	if len(bad) > 0 {
 		c.Detail = "no WireGuard key (" + annotWireGuardKey + ") on nodes " + strings.Join(firstN(bad, 5), ", ")
 	}

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // testPod is an app pod with the given extra containers and annotations.
@@ -46,24 +46,24 @@ func TestPodChecks(t *testing.T) {
 		pass    bool
 		mention string
 	}{
-		{name: "sidecar everywhere", profile: platform.ProfileSidecar, check: "sidecar-injected", pass: true,
+		{name: "sidecar everywhere", profile: mesh.ProfileSidecar, check: "sidecar-injected", pass: true,
 			pods: []corev1.Pod{testPod("a", true, nil, "istio-proxy"), testPod("b", true, nil, "istio-proxy")}},
-		{name: "one pod unmeshed", profile: platform.ProfileSidecar, check: "sidecar-injected", mention: "1 of 2 pods fail",
+		{name: "one pod unmeshed", profile: mesh.ProfileSidecar, check: "sidecar-injected", mention: "1 of 2 pods fail",
 			pods: []corev1.Pod{testPod("a", true, nil, "istio-proxy"), testPod("b", true, nil)}},
-		{name: "native sidecar counts", profile: platform.ProfileSidecar, check: "sidecar-injected", pass: true, pods: []corev1.Pod{native}},
-		{name: "a one-shot init container is no sidecar", profile: platform.ProfileSidecar, check: "sidecar-injected", mention: "ns-1/oneshot", pods: []corev1.Pod{oneShot}},
-		{name: "wrong mesh's proxy", profile: platform.ProfileLinkerd, check: "sidecar-injected", mention: "ns-1/a",
+		{name: "native sidecar counts", profile: mesh.ProfileSidecar, check: "sidecar-injected", pass: true, pods: []corev1.Pod{native}},
+		{name: "a one-shot init container is no sidecar", profile: mesh.ProfileSidecar, check: "sidecar-injected", mention: "ns-1/oneshot", pods: []corev1.Pod{oneShot}},
+		{name: "wrong mesh's proxy", profile: mesh.ProfileLinkerd, check: "sidecar-injected", mention: "ns-1/a",
 			pods: []corev1.Pod{testPod("a", true, nil, "istio-proxy")}},
-		{name: "ambient enrolled", profile: platform.ProfileAmbient, check: "ambient-enrolled", pass: true,
+		{name: "ambient enrolled", profile: mesh.ProfileAmbient, check: "ambient-enrolled", pass: true,
 			pods: []corev1.Pod{testPod("a", true, enrolled), testPod("b", true, enrolled)}},
-		{name: "ambient pod with a sidecar too", profile: platform.ProfileAmbient, check: "ambient-enrolled", mention: "ns-1/b",
+		{name: "ambient pod with a sidecar too", profile: mesh.ProfileAmbient, check: "ambient-enrolled", mention: "ns-1/b",
 			pods: []corev1.Pod{testPod("a", true, enrolled), testPod("b", true, enrolled, "istio-proxy")}},
-		{name: "ambient pod not enrolled", profile: platform.ProfileAmbientWaypoint, check: "ambient-enrolled", mention: "ns-1/b",
+		{name: "ambient pod not enrolled", profile: mesh.ProfileAmbientWaypoint, check: "ambient-enrolled", mention: "ns-1/b",
 			pods: []corev1.Pod{testPod("a", true, enrolled), testPod("b", true, nil)}},
-		{name: "baseline clean", profile: platform.ProfileBaseline, check: "no-data-plane", pass: true, pods: []corev1.Pod{testPod("a", true, nil)}},
-		{name: "baseline left enrolled", profile: platform.ProfileBaseline, check: "no-data-plane", mention: "ns-1/a", pods: []corev1.Pod{testPod("a", true, enrolled)}},
-		{name: "not ready", profile: platform.ProfileBaseline, check: "pods-ready", mention: "ns-1/b", pods: []corev1.Pod{testPod("a", true, nil), testPod("b", false, nil)}},
-		{name: "no pods is no pass", profile: platform.ProfileSidecar, check: "sidecar-injected", mention: "no app pods"},
+		{name: "baseline clean", profile: mesh.ProfileBaseline, check: "no-data-plane", pass: true, pods: []corev1.Pod{testPod("a", true, nil)}},
+		{name: "baseline left enrolled", profile: mesh.ProfileBaseline, check: "no-data-plane", mention: "ns-1/a", pods: []corev1.Pod{testPod("a", true, enrolled)}},
+		{name: "not ready", profile: mesh.ProfileBaseline, check: "pods-ready", mention: "ns-1/b", pods: []corev1.Pod{testPod("a", true, nil), testPod("b", false, nil)}},
+		{name: "no pods is no pass", profile: mesh.ProfileSidecar, check: "sidecar-injected", mention: "no app pods"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshbench/meshbench/internal/grpcapp"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
@@ -71,7 +73,7 @@ func TestIntegrationGRPCBalancing(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 	})
-	spec := platform.ClusterSpec{Nodes: []platform.NodeSpec{{Name: "app", Role: platform.NodeApp}, {Name: "load", Role: platform.NodeLoad}}}
+	spec := infra.ClusterSpec{Nodes: []infra.NodeSpec{{Name: "app", Role: infra.NodeApp}, {Name: "load", Role: infra.NodeLoad}}}
 	if err := p.Up(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestIntegrationGRPCBalancing(t *testing.T) {
 		{"ambient-waypoint", 3},
 	}
 	for _, tt := range tests {
-		checks, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: tt.profile})
+		checks, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: tt.profile})
 		if err != nil {
 			t.Fatalf("%s: install: %v", tt.profile, err)
 		}
@@ -119,7 +121,7 @@ func TestIntegrationGRPCBalancing(t *testing.T) {
 	}
 }
 
-func findCheck(checks []platform.Check, name string) *platform.Check {
+func findCheck(checks []mesh.Check, name string) *mesh.Check {
 	for i := range checks {
 		if checks[i].Name == name {
 			return &checks[i]

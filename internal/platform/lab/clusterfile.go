@@ -6,9 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"sigs.k8s.io/yaml"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // ClusterFile is what `meshbench lab up -f FILE` reads: the lab's nodes
@@ -20,10 +19,10 @@ import (
 //	  - {name: load-1, role: load, cpus: "1"}
 //	workload: {graph: tiered, namespaces: 1}
 type ClusterFile struct {
-	Name     string              `json:"name,omitempty"`
-	Prefix   string              `json:"prefix,omitempty"`
-	Nodes    []platform.NodeSpec `json:"nodes"`
-	Workload *FileWorkload       `json:"workload,omitempty"`
+	Name     string           `json:"name,omitempty"`
+	Prefix   string           `json:"prefix,omitempty"`
+	Nodes    []infra.NodeSpec `json:"nodes"`
+	Workload *FileWorkload    `json:"workload,omitempty"`
 }
 
 // FileWorkload is a cluster file's workload.
@@ -48,13 +47,13 @@ func LoadClusterFile(path string) (ClusterFile, error) {
 	if len(f.Nodes) == 0 {
 		return f, fmt.Errorf("cluster file %s: nodes: give at least one node", path)
 	}
-	platform.NameNodes(f.Nodes)
+	infra.NameNodes(f.Nodes)
 	hasApp := false
 	for i, n := range f.Nodes {
 		switch n.Role {
-		case platform.NodeApp:
+		case infra.NodeApp:
 			hasApp = true
-		case platform.NodeLoad, platform.NodeMesh, platform.NodeIngress, platform.NodeClient:
+		case infra.NodeLoad, infra.NodeMesh, infra.NodeIngress, infra.NodeClient:
 		default:
 			return f, fmt.Errorf("cluster file %s: nodes[%d].role %q: want app, load, mesh, ingress or client", path, i, n.Role)
 		}

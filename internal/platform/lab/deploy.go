@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
@@ -170,11 +171,11 @@ func writeGraph(stateDir string, g *topology.Graph) (string, error) {
 // nodes by a function of their namespace, deployment and replica index
 // only, so changing one deployment's replica count moves no other pod.
 func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, vips map[string]string) ([]cluster.PodSpec, error) {
-	appNodes := nodesWithRole(nodes, platform.NodeApp)
+	appNodes := nodesWithRole(nodes, infra.NodeApp)
 	if len(appNodes) == 0 {
 		return nil, errors.New("deploy: the lab has no node with role app")
 	}
-	loadNodes := nodesWithRole(nodes, platform.NodeLoad)
+	loadNodes := nodesWithRole(nodes, infra.NodeLoad)
 	if len(loadNodes) == 0 {
 		loadNodes = appNodes
 	}
@@ -225,13 +226,13 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 // nodes, else the load nodes; never an app node, where the client's
 // network would be the application's.
 func outsideNodes(nodes []cluster.Node) []cluster.Node {
-	if c := nodesWithRole(nodes, platform.NodeClient); len(c) > 0 {
+	if c := nodesWithRole(nodes, infra.NodeClient); len(c) > 0 {
 		return c
 	}
-	return nodesWithRole(nodes, platform.NodeLoad)
+	return nodesWithRole(nodes, infra.NodeLoad)
 }
 
-func nodesWithRole(nodes []cluster.Node, role platform.NodeRole) []cluster.Node {
+func nodesWithRole(nodes []cluster.Node, role infra.NodeRole) []cluster.Node {
 	var out []cluster.Node
 	for _, n := range nodes {
 		if n.Role == string(role) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -34,7 +35,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 	})
-	spec := platform.ClusterSpec{Nodes: []platform.NodeSpec{{Name: "app", Role: platform.NodeApp}, {Name: "load", Role: platform.NodeLoad}}}
+	spec := infra.ClusterSpec{Nodes: []infra.NodeSpec{{Name: "app", Role: infra.NodeApp}, {Name: "load", Role: infra.NodeLoad}}}
 	if err := p.Up(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 		time.Sleep(time.Second)
 		killed <- syscall.Kill(pid, syscall.SIGKILL)
 	}()
-	_, err = p.Measure(ctx, platform.LoadSpec{Path: platform.PathService, LogDir: cellA,
+	_, err = p.Measure(ctx, infra.LoadSpec{Path: infra.PathService, LogDir: cellA,
 		Options: load.Options{Connections: 2, Rate: 50, Duration: 3 * time.Second, Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 
 	// Cell B: the generator refuses its options and leaves no result.
 	cellB := filepath.Join(res, "logs", "cells", "b_r1")
-	_, err = p.Measure(ctx, platform.LoadSpec{Path: platform.PathService, LogDir: cellB,
+	_, err = p.Measure(ctx, infra.LoadSpec{Path: infra.PathService, LogDir: cellB,
 		Options: load.Options{Connections: 0, Rate: 50, Duration: time.Second, Timeout: 5 * time.Second}})
 	if err == nil {
 		t.Fatal("a generator with 0 connections measured")

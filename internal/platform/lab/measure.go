@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
@@ -35,7 +36,7 @@ type generator struct {
 // load --output json` container in a namespace's load pod; every
 // component's CPU and memory is sampled throughout and cut to the measured
 // window the generators report.
-func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (platform.Measurement, error) {
+func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platform.Measurement, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var m platform.Measurement
@@ -106,28 +107,28 @@ func (p *labPlatform) Measure(ctx context.Context, spec platform.LoadSpec) (plat
 // hostOf converts the lab's host-noise figures for the platform. The
 // window is the generators' run, warm-up included: a little wider than
 // the measured phase, which only makes the guard stricter.
-func hostOf(h cluster.HostCPU) *platform.HostCPU {
-	out := &platform.HostCPU{CPUs: h.CPUs, Noise: h.Noise(), Steal: h.Steal, Softirq: h.Softirq, Slowdown: h.Slowdown}
+func hostOf(h cluster.HostCPU) *infra.HostCPU {
+	out := &infra.HostCPU{CPUs: h.CPUs, Noise: h.Noise(), Steal: h.Steal, Softirq: h.Softirq, Slowdown: h.Slowdown}
 	for _, n := range h.Nodes {
-		out.Nodes = append(out.Nodes, platform.NodeCPU{Name: n.Name, Role: platform.NodeRole(n.Role), CPUs: n.CPUs, Busy: n.Busy, Outside: n.Outside + n.Steal})
+		out.Nodes = append(out.Nodes, infra.NodeCPU{Name: n.Name, Role: infra.NodeRole(n.Role), CPUs: n.CPUs, Busy: n.Busy, Outside: n.Outside + n.Steal})
 	}
 	return out
 }
 
 // generatorPod is the pod a path's generators run in: the ingress path
 // starts outside the mesh, in the namespace's outside client.
-func generatorPod(path platform.LoadPath) string {
-	if path == platform.PathIngress {
+func generatorPod(path infra.LoadPath) string {
+	if path == infra.PathIngress {
 		return OutsidePodName
 	}
 	return LoadPodName
 }
 
 // targetURL is where a namespace's generator sends its load.
-func (p *labPlatform) targetURL(l *cluster.Lab, ns string, path platform.LoadPath) (string, error) {
+func (p *labPlatform) targetURL(l *cluster.Lab, ns string, path infra.LoadPath) (string, error) {
 	g := p.wl.w.Graph
 	switch path {
-	case "", platform.PathService:
+	case "", infra.PathService:
 		svc, ok := l.Service(ns, g.Entry)
 		if !ok {
 			return "", fmt.Errorf("measure: no entry Service %s/%s", ns, g.Entry)
@@ -137,7 +138,7 @@ func (p *labPlatform) targetURL(l *cluster.Lab, ns string, path platform.LoadPat
 			entryPath = "/"
 		}
 		return "http://" + svc.Addr().String() + entryPath, nil
-	case platform.PathIngress:
+	case infra.PathIngress:
 		if p.msh == nil {
 			return "", errors.New("measure: the ingress path needs a mesh profile with an ingress gateway installed")
 		}
@@ -173,7 +174,7 @@ func (p *labPlatform) runGenerators(ctx context.Context, l *cluster.Lab, bin, lo
 
 func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir, logDir string, g *generator) (load.Result, error) {
 	var res load.Result
-	argv, err := loadArgs(bin, g.opts, filepath.Join(dir, g.namespace+"-body"))
+	argv, err := generatorCommand(bin, g.opts, filepath.Join(dir, g.namespace+"-body"))
 	if err != nil {
 		return res, err
 	}
@@ -214,51 +215,16 @@ func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir
 	return *r, nil
 }
 
-// loadArgs is the `meshbench load` command line for a generator. A body
-// is written to bodyFile, since argv cannot carry every byte.
-func loadArgs(bin string, o load.Options, bodyFile string) ([]string, error) {
-	a := []string{bin, "load", "-q", "--output", "json", "-c", strconv.Itoa(o.Connections)}
-	if o.Rate > 0 {
-		a = append(a, "--rate", strconv.FormatFloat(o.Rate, 'f', -1, 64))
-	}
-	if o.Duration > 0 {
-		a = append(a, "--duration", o.Duration.String())
-	}
-	if o.Requests > 0 {
-		a = append(a, "--requests", strconv.FormatInt(o.Requests, 10))
-	}
-	if o.Warmup > 0 {
-		a = append(a, "--warmup", o.Warmup.String())
-	}
-	if o.NoKeepAlive {
-		a = append(a, "--no-keepalive")
-	}
-	if o.HTTP2 {
-		a = append(a, "--http2")
-	}
-	if o.GRPC {
-		a = append(a, "--grpc")
-	}
-	if o.Insecure {
-		a = append(a, "--insecure")
-	}
-	if o.Method != "" {
-		a = append(a, "--method", o.Method)
-	}
-	a = append(a, "--timeout", o.Timeout.String())
-	for name, vs := range o.Header {
-		for _, v := range vs {
-			a = append(a, "--header", name+": "+v)
-		}
+// generatorCommand is a generator's command: bin running load.Args, the
+// body written to bodyFile.
+func generatorCommand(bin string, o load.Options, bodyFile string) ([]string, error) {
+	if !strings.HasPrefix(o.URL, "http") {
+		return nil, fmt.Errorf("measure: target URL %q is not http(s)", o.URL)
 	}
 	if len(o.Body) > 0 {
 		if err := os.WriteFile(bodyFile, o.Body, 0o644); err != nil {
 			return nil, fmt.Errorf("measure: write request body: %w", err)
 		}
-		a = append(a, "--body-file", bodyFile)
 	}
-	if !strings.HasPrefix(o.URL, "http") {
-		return nil, fmt.Errorf("measure: target URL %q is not http(s)", o.URL)
-	}
-	return append(a, o.URL), nil
+	return append([]string{bin}, load.Args(o, bodyFile)...), nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
@@ -18,7 +18,7 @@ type labMesh struct {
 }
 
 func newLabMesh(p *labPlatform, profile string) (*labMesh, error) {
-	if _, err := dataplane.SettingsFor(platform.MeshSpec{Profile: profile}); err != nil {
+	if _, err := dataplane.SettingsFor(mesh.MeshSpec{Profile: profile}); err != nil {
 		return nil, err
 	}
 	return &labMesh{p: p}, nil
@@ -26,7 +26,7 @@ func newLabMesh(p *labPlatform, profile string) (*labMesh, error) {
 
 // Install installs the profile on the deployed workload (p.lab, p.wl)
 // and runs its checks. The caller holds p.mu.
-func (d *labMesh) Install(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+func (d *labMesh) Install(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	c := &meshCluster{l: d.p.lab, g: d.p.wl.w.Graph}
 	in, checks, err := dataplane.Install(ctx, c, m, dataplane.Options{
 		Dir:    filepath.Join(d.p.lab.StateDir(), "mesh"),
@@ -45,7 +45,7 @@ func (d *labMesh) Remove(ctx context.Context) error {
 }
 
 // IngressURL is where load for a namespace enters through the ingress
-// gateway, for platform.PathIngress.
+// gateway, for infra.PathIngress.
 func (d *labMesh) IngressURL(namespace string) (string, error) {
 	if d.in == nil {
 		return "", errors.New("no mesh installed")
@@ -54,7 +54,7 @@ func (d *labMesh) IngressURL(namespace string) (string, error) {
 }
 
 // InstallMesh implements platform.Platform.
-func (p *labPlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]platform.Check, error) {
+func (p *labPlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, err := p.running(); err != nil {
@@ -84,7 +84,7 @@ func (p *labPlatform) InstallMesh(ctx context.Context, m platform.MeshSpec) ([]p
 		c := checkOutsideClients(l, p.wl.namespaces)
 		checks = append(checks, c)
 		if !c.Pass {
-			return checks, fmt.Errorf("verification failed: %s", platform.FailedChecks([]platform.Check{c}))
+			return checks, fmt.Errorf("verification failed: %s", mesh.FailedChecks([]mesh.Check{c}))
 		}
 	}
 	return checks, nil

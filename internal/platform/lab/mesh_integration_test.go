@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -113,7 +113,7 @@ func (m *meshLab) install(t *testing.T, profile string) *dataplane.Installation 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	in, checks, err := dataplane.Install(ctx, m.c, platform.MeshSpec{Profile: profile}, dataplane.Options{Dir: m.dir})
+	in, checks, err := dataplane.Install(ctx, m.c, mesh.MeshSpec{Profile: profile}, dataplane.Options{Dir: m.dir})
 	for _, c := range checks {
 		t.Logf("%s %s: pass=%v %s", profile, c.Name, c.Pass, c.Detail)
 	}
@@ -153,7 +153,7 @@ func (m *meshLab) pod(t *testing.T, name string) cluster.Pod {
 }
 
 // checkNamed finds a check by name.
-func checkNamed(t *testing.T, checks []platform.Check, name string) platform.Check {
+func checkNamed(t *testing.T, checks []mesh.Check, name string) mesh.Check {
 	t.Helper()
 	for _, c := range checks {
 		if c.Name == name {
@@ -161,11 +161,11 @@ func checkNamed(t *testing.T, checks []platform.Check, name string) platform.Che
 		}
 	}
 	t.Fatalf("no check %s in %v", name, checks)
-	return platform.Check{}
+	return mesh.Check{}
 }
 
 // wantChecks asserts which checks pass and which fail.
-func wantChecks(t *testing.T, checks []platform.Check, pass, fail []string) {
+func wantChecks(t *testing.T, checks []mesh.Check, pass, fail []string) {
 	t.Helper()
 	for _, n := range pass {
 		if c := checkNamed(t, checks, n); !c.Pass {

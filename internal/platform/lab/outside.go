@@ -3,8 +3,9 @@ package lab
 import (
 	"fmt"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
@@ -16,7 +17,7 @@ const CheckOutsideClient = "ingress-client-unmeshed"
 // the ingress path's generators run, is outside the mesh: a host-network
 // pod (on its node's network, where no mesh captures traffic), on a node
 // that is not an app node, with no proxy among its containers.
-func checkOutsideClients(l *cluster.Lab, namespaces []string) platform.Check {
+func checkOutsideClients(l *cluster.Lab, namespaces []string) mesh.Check {
 	roles := map[string]string{}
 	for _, n := range l.Nodes() {
 		roles[n.Name] = n.Role
@@ -32,7 +33,7 @@ func checkOutsideClients(l *cluster.Lab, namespaces []string) platform.Check {
 		if !p.HostNetwork {
 			failures = append(failures, fmt.Sprintf("%s: %s has its own pod network, which a mesh captures", ns, p.Name))
 		}
-		if roles[p.Node] == string(platform.NodeApp) {
+		if roles[p.Node] == string(infra.NodeApp) {
 			failures = append(failures, fmt.Sprintf("%s: %s runs on app node %s", ns, p.Name, p.Node))
 		}
 		for _, c := range p.Containers {
@@ -45,8 +46,8 @@ func checkOutsideClients(l *cluster.Lab, namespaces []string) platform.Check {
 		}
 	}
 	if len(failures) > 0 {
-		return platform.Check{Name: CheckOutsideClient, Detail: fmt.Sprintf("%d of %d namespaces: %v", len(failures), len(namespaces), failures)}
+		return mesh.Check{Name: CheckOutsideClient, Detail: fmt.Sprintf("%d of %d namespaces: %v", len(failures), len(namespaces), failures)}
 	}
-	return platform.Check{Name: CheckOutsideClient, Pass: true,
+	return mesh.Check{Name: CheckOutsideClient, Pass: true,
 		Detail: fmt.Sprintf("%d of %d namespaces' ingress clients are outside the mesh: %s, no proxy", len(namespaces), len(namespaces), where)}
 }

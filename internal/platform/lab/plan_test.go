@@ -1,13 +1,15 @@
 package lab
 
 import (
+	"bytes"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
@@ -115,7 +117,7 @@ func TestOutsideClientPlacement(t *testing.T) {
 			t.Errorf("%s: no outside client", tt.name)
 		}
 	}
-	if generatorPod(platform.PathIngress) != OutsidePodName || generatorPod(platform.PathService) != LoadPodName {
+	if generatorPod(infra.PathIngress) != OutsidePodName || generatorPod(infra.PathService) != LoadPodName {
 		t.Error("the ingress path's generators must run in the outside client, the service path's in the load pod")
 	}
 }
@@ -161,46 +163,21 @@ func TestPlanPodsNeedsAppNode(t *testing.T) {
 	}
 }
 
-func TestLoadArgs(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		o    load.Options
-		want []string
-	}{
-		{name: "open loop", o: load.Options{URL: "http://10.96.0.10:8080/", Rate: 450, Connections: 100, Duration: time.Minute, Warmup: 10 * time.Second, HTTP2: true, Timeout: time.Second},
-			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "100", "--rate", "450", "--duration", "1m0s", "--warmup", "10s", "--http2", "--timeout", "1s", "http://10.96.0.10:8080/"}},
-		{name: "closed loop by count", o: load.Options{URL: "http://x/", Connections: 32, Requests: 300000, NoKeepAlive: true, Method: "GET"},
-			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "32", "--requests", "300000", "--no-keepalive", "--method", "GET", "--timeout", "0s", "http://x/"}},
-		{name: "gRPC", o: load.Options{URL: "http://x/", Connections: 8, Requests: 10, GRPC: true},
-			want: []string{"/mb", "load", "-q", "--output", "json", "-c", "8", "--requests", "10", "--grpc", "--timeout", "0s", "http://x/"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := loadArgs("/mb", tt.o, filepath.Join(t.TempDir(), "body"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("args\n%q\nwant\n%q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestLoadArgsBodyAndHeaders(t *testing.T) {
+func TestGeneratorCommand(t *testing.T) {
 	t.Parallel()
 	body := filepath.Join(t.TempDir(), "body")
-	o := load.Options{URL: "http://x/", Connections: 1, Method: "POST", Body: []byte("{}"), Header: map[string][]string{"X-A": {"1"}}}
-	got, err := loadArgs("/mb", o, body)
+	o := load.Options{URL: "http://x/", Connections: 1, Method: "POST", Body: []byte{0, 0xff, '\n'}}
+	got, err := generatorCommand("/mb", o, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Join(got, " ")
-	if !strings.Contains(s, "--header X-A: 1") || !strings.Contains(s, "--body-file "+body) {
-		t.Errorf("args %q", s)
+	if want := append([]string{"/mb"}, load.Args(o, body)...); !slices.Equal(got, want) {
+		t.Errorf("command\n%q\nwant\n%q", got, want)
 	}
-	if _, err := loadArgs("/mb", load.Options{URL: "10.0.0.1"}, body); err == nil {
+	if b, err := os.ReadFile(body); err != nil || !bytes.Equal(b, o.Body) {
+		t.Errorf("body file holds %q (%v), want %q", b, err, o.Body)
+	}
+	if _, err := generatorCommand("/mb", load.Options{URL: "10.0.0.1"}, body); err == nil {
 		t.Error("a URL without scheme was accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
@@ -77,8 +78,8 @@ func (o Options) bin() (string, error) {
 }
 
 // Info implements platform.Platform.
-func (p *labPlatform) Info(ctx context.Context) (platform.Info, error) {
-	in := platform.Info{Name: "lab", CPUs: runtime.NumCPU(), CgroupVersion: 1}
+func (p *labPlatform) Info(ctx context.Context) (infra.Info, error) {
+	in := infra.Info{Name: "lab", CPUs: runtime.NumCPU(), CgroupVersion: 1}
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
 		in.Kernel = unix.ByteSliceToString(u.Release[:])
@@ -104,7 +105,7 @@ func (p *labPlatform) Info(ctx context.Context) (platform.Info, error) {
 
 // Up implements platform.Platform: it brings a lab up with the spec's
 // nodes, or checks that the one this platform brought up has them.
-func (p *labPlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
+func (p *labPlatform) Up(ctx context.Context, spec infra.ClusterSpec) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lab != nil {
@@ -123,7 +124,7 @@ func (p *labPlatform) Up(ctx context.Context, spec platform.ClusterSpec) error {
 	return nil
 }
 
-func sameNodes(have []cluster.Node, spec platform.ClusterSpec) error {
+func sameNodes(have []cluster.Node, spec infra.ClusterSpec) error {
 	if len(have) != len(spec.Nodes) {
 		return fmt.Errorf("the lab is up with %d nodes, the study needs %d: bring it down first", len(have), len(spec.Nodes))
 	}

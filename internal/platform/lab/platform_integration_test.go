@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
@@ -38,7 +39,7 @@ func TestIntegrationDeployRedeployMeasure(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 	})
-	spec := platform.ClusterSpec{Nodes: []platform.NodeSpec{{Name: "app", Role: platform.NodeApp}, {Name: "load", Role: platform.NodeLoad}}}
+	spec := infra.ClusterSpec{Nodes: []infra.NodeSpec{{Name: "app", Role: infra.NodeApp}, {Name: "load", Role: infra.NodeLoad}}}
 	if err := p.Up(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestIntegrationDeployRedeployMeasure(t *testing.T) {
 		t.Errorf("tier-2-app-a endpoints %v, want 2", s.Endpoints)
 	}
 
-	m, err := p.Measure(ctx, platform.LoadSpec{Path: platform.PathService, PerNamespace: true,
+	m, err := p.Measure(ctx, infra.LoadSpec{Path: infra.PathService, PerNamespace: true,
 		Options: load.Options{Connections: 2, Rate: 100, Duration: 2 * time.Second, Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/app"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -22,9 +22,9 @@ import (
 // (app.RequestsPath) from inside the pod, over loopback, which no mesh's
 // capture takes. A pod that does not answer is left out: its count is not
 // measured.
-func replicaCounts(ctx context.Context, pods []cluster.Pod, g *topology.Graph) map[string]platform.ReplicaRequests {
+func replicaCounts(ctx context.Context, pods []cluster.Pod, g *topology.Graph) map[string]infra.ReplicaRequests {
 	var mu sync.Mutex
-	out := map[string]platform.ReplicaRequests{}
+	out := map[string]infra.ReplicaRequests{}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	for _, p := range pods {
@@ -40,7 +40,7 @@ func replicaCounts(ctx context.Context, pods []cluster.Pod, g *topology.Graph) m
 				return
 			}
 			mu.Lock()
-			out[p.Key()] = platform.ReplicaRequests{Namespace: p.Namespace, Service: svc.Name, Pod: p.Name, Requests: n}
+			out[p.Key()] = infra.ReplicaRequests{Namespace: p.Namespace, Service: svc.Name, Pod: p.Name, Requests: n}
 			mu.Unlock()
 		})
 	}
@@ -76,8 +76,8 @@ func readCounter(ctx context.Context, netns string, port int) (int64, error) {
 
 // replicaDeltas are the requests each pod answered between two readings,
 // sorted by namespace, service and pod.
-func replicaDeltas(before, after map[string]platform.ReplicaRequests) []platform.ReplicaRequests {
-	var out []platform.ReplicaRequests
+func replicaDeltas(before, after map[string]infra.ReplicaRequests) []infra.ReplicaRequests {
+	var out []infra.ReplicaRequests
 	for k, a := range after {
 		if b, ok := before[k]; ok && a.Requests >= b.Requests {
 			a.Requests -= b.Requests

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -37,7 +38,7 @@ func Supervise(ctx context.Context, f ClusterFile, o Options, ready func(error))
 }
 
 func up(ctx context.Context, p *labPlatform, f ClusterFile) error {
-	if err := p.Up(ctx, platform.ClusterSpec{Nodes: f.Nodes}); err != nil {
+	if err := p.Up(ctx, infra.ClusterSpec{Nodes: f.Nodes}); err != nil {
 		return err
 	}
 	if f.Workload == nil {

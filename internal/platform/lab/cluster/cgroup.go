@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // cgroupRoot is the mount point of the cgroup file systems.

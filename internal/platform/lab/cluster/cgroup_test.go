@@ -3,7 +3,7 @@ package cluster
 import (
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 func TestCgroupValues(t *testing.T) {

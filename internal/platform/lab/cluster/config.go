@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 )
 
 // Config says what lab to bring up.
@@ -85,7 +85,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		seen[n.Name] = true
 		if n.CPUs != "" {
-			if _, err := platform.ParseCPUList(n.CPUs); err != nil {
+			if _, err := infra.ParseCPUList(n.CPUs); err != nil {
 				return c, fmt.Errorf("node %s cpus: %w", n.Name, err)
 			}
 		}

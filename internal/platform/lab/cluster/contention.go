@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -76,7 +77,7 @@ func studyCPUs(cpuLists []string) ([]int, error) {
 		if l == "" {
 			return allowedCPUs()
 		}
-		cpus, err := platform.ParseCPUList(l)
+		cpus, err := infra.ParseCPUList(l)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -133,7 +134,7 @@ func cpuFinding(lists []string) platform.Finding {
 		if l == "" {
 			continue
 		}
-		cpus, err := platform.ParseCPUList(l)
+		cpus, err := infra.ParseCPUList(l)
 		if err != nil {
 			f.Detail, f.Fix = err.Error(), "fix platform.nodes[].cpus in the study"
 			return f

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/infra"
 )
 
 // userHZ is the unit of /proc/stat's CPU times. The kernel fixes it at 100
@@ -115,7 +115,7 @@ func (m *HostMeter) Stop() (HostCPU, error) {
 	for _, n := range m.l.nodes {
 		cpus := m.cpus
 		if n.CPUs != "" {
-			if cpus, err = platform.ParseCPUList(n.CPUs); err != nil {
+			if cpus, err = infra.ParseCPUList(n.CPUs); err != nil {
 				return HostCPU{}, err
 			}
 		}
@@ -251,7 +251,7 @@ func (l *Lab) labCPUs() ([]int, error) {
 			floating = true
 			continue
 		}
-		cpus, err := platform.ParseCPUList(n.CPUs)
+		cpus, err := infra.ParseCPUList(n.CPUs)
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +266,7 @@ func (l *Lab) labCPUs() ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("host noise: the lab's CPUs: %w", err)
 		}
-		cpus, err := platform.ParseCPUList(strings.TrimSpace(string(b)))
+		cpus, err := infra.ParseCPUList(strings.TrimSpace(string(b)))
 		if err != nil {
 			return nil, fmt.Errorf("host noise: %s: %w", file, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 

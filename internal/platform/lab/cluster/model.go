@@ -5,7 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // Node is one node of a running lab.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -50,7 +51,7 @@ func Others(root, self string) ([]Other, error) {
 		}
 		pinned := true
 		for _, n := range st.Nodes {
-			cpus, err := platform.ParseCPUList(n.CPUs)
+			cpus, err := infra.ParseCPUList(n.CPUs)
 			if n.CPUs == "" || err != nil {
 				pinned = false
 				break
@@ -98,7 +99,7 @@ func BusyFinding(root, self string, cpuLists []string, shared bool) (f platform.
 	}
 	var want []int
 	for _, l := range cpuLists {
-		cpus, err := platform.ParseCPUList(l)
+		cpus, err := infra.ParseCPUList(l)
 		if l == "" || err != nil {
 			want = nil
 			break

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/envoycfg"
 )
 
@@ -29,7 +29,7 @@ var proxyMark = &envoycfg.BindConfig{SocketOptions: []envoycfg.SocketOption{envo
 // waypoints maps a namespace to its waypoint pods.
 func buildNodeProxy(v *view, node *Node, s Settings, dir string, waypoints map[string][]*Pod, l4 bool) *proxy {
 	nodeID := fmt.Sprintf("ztunnel~%s~ztunnel-%s.%s~%s.svc.cluster.local", node.IP, node.Name, systemNamespace, systemNamespace)
-	p := newProxy("ztunnel/"+node.Name, dir, metrics.RoleNodeProxy, nodeID, "ztunnel", platform.DefaultNodeProxyWorkers)
+	p := newProxy("ztunnel/"+node.Name, dir, metrics.RoleNodeProxy, nodeID, "ztunnel", mesh.DefaultNodeProxyWorkers)
 	p.tunnels()
 	local := v.meshedPods(node.Name)
 	certs := map[string]envoycfg.TLSCertificate{}

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/resources"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -43,7 +43,7 @@ type Inventory struct {
 // Node is one node.
 type Node struct {
 	Name  string     `json:"name"`
-	Role  string     `json:"role"` // platform.NodeRole
+	Role  string     `json:"role"` // infra.NodeRole
 	IP    netip.Addr `json:"ip"`
 	Netns string     `json:"netns"`
 }

@@ -6,8 +6,9 @@ import (
 	"net/netip"
 	"path/filepath"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/envoycfg"
 )
 
@@ -30,7 +31,7 @@ const (
 	hboneUpstream                     // ambient: HBONE to the pods' node proxies
 )
 
-func modeFor(f platform.Profile) upstreamMode {
+func modeFor(f mesh.Profile) upstreamMode {
 	switch {
 	case f.Sidecars():
 		return mtlsUpstream
@@ -105,7 +106,7 @@ func buildIngress(v *view, node *Node, s Settings, dir string, mode upstreamMode
 // ingressNode is the node the gateway runs on: the ingress node, else the
 // mesh node, else (a two-node lab) the load node, never an app node.
 func ingressNode(v *view) *Node {
-	for _, role := range []platform.NodeRole{platform.NodeIngress, platform.NodeMesh, platform.NodeLoad} {
+	for _, role := range []infra.NodeRole{infra.NodeIngress, infra.NodeMesh, infra.NodeLoad} {
 		for i := range v.Nodes {
 			if v.Nodes[i].Role == string(role) {
 				return &v.Nodes[i]

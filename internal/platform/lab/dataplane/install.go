@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // Options configure an installation.
@@ -69,7 +69,7 @@ const (
 // Install installs a profile on the cluster's current workload, then runs
 // its verification checks. A failed step or check undoes everything
 // installed and returns the checks so far with an error.
-func Install(ctx context.Context, c Cluster, spec platform.MeshSpec, o Options) (*Installation, []platform.Check, error) {
+func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*Installation, []mesh.Check, error) {
 	s, err := SettingsFor(spec)
 	if err != nil {
 		return nil, nil, err
@@ -112,7 +112,7 @@ func Install(ctx context.Context, c Cluster, spec platform.MeshSpec, o Options) 
 	}
 	in.settle(ctx)
 	checks := in.Verify(ctx)
-	if failed := platform.FailedChecks(checks); failed != "" {
+	if failed := mesh.FailedChecks(checks); failed != "" {
 		in.rollback()
 		return nil, checks, fmt.Errorf("mesh %s failed verification: %s", s.Profile, failed)
 	}
@@ -162,7 +162,7 @@ func (in *Installation) install(ctx context.Context) error {
 }
 
 // plannedCaptures are the capture rules the profile needs.
-func (in *Installation) plannedCaptures(f platform.Profile) []capture {
+func (in *Installation) plannedCaptures(f mesh.Profile) []capture {
 	var out []capture
 	if f.Sidecars() {
 		for _, p := range in.inv.meshedPods("") {

@@ -3,8 +3,9 @@ package dataplane
 import (
 	"fmt"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // Settings are a profile with every default filled in.
@@ -20,17 +21,17 @@ type Settings struct {
 }
 
 // SettingsFor validates a mesh spec and fills in the profile's defaults.
-func SettingsFor(spec platform.MeshSpec) (Settings, error) {
+func SettingsFor(spec mesh.MeshSpec) (Settings, error) {
 	name := spec.Profile
 	if name == "" {
-		name = platform.ProfileBaseline
+		name = mesh.ProfileBaseline
 	}
-	if _, err := platform.ProfileOn(name, platform.Lab); err != nil {
+	if _, err := mesh.ProfileOn(name, infra.Lab); err != nil {
 		return Settings{}, err
 	}
 	s := Settings{
-		Profile: name, Workers: platform.DefaultWorkers, WaypointReplicas: platform.DefaultWaypointReplicas,
-		Sidecar: platform.DefaultProxy, NodeProxy: platform.DefaultNodeProxy, Waypoint: platform.DefaultProxy, Ingress: platform.DefaultProxy,
+		Profile: name, Workers: mesh.DefaultWorkers, WaypointReplicas: mesh.DefaultWaypointReplicas,
+		Sidecar: mesh.DefaultProxy, NodeProxy: mesh.DefaultNodeProxy, Waypoint: mesh.DefaultProxy, Ingress: mesh.DefaultProxy,
 	}
 	if spec.Workers < 0 || spec.WaypointReplicas < 0 {
 		return Settings{}, fmt.Errorf("mesh workers and waypoint_replicas must not be negative")
@@ -70,7 +71,7 @@ func override(r resources.Requirements, cpu, mem, field string) (resources.Requi
 
 // profile is the registry entry of the settings' profile, which
 // SettingsFor checked.
-func (s Settings) profile() platform.Profile {
-	p, _ := platform.LookupProfile(s.Profile)
+func (s Settings) profile() mesh.Profile {
+	p, _ := mesh.LookupProfile(s.Profile)
 	return p
 }

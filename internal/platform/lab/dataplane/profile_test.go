@@ -4,25 +4,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/platform/resources"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 func TestSettingsFor(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		spec    platform.MeshSpec
+		spec    mesh.MeshSpec
 		want    func(Settings) string // "" when right, else what is wrong
 		wantErr string
 	}{
-		{name: "empty is baseline", spec: platform.MeshSpec{}, want: func(s Settings) string {
-			if s.Profile != platform.ProfileBaseline {
+		{name: "empty is baseline", spec: mesh.MeshSpec{}, want: func(s Settings) string {
+			if s.Profile != mesh.ProfileBaseline {
 				return "profile " + s.Profile
 			}
 			return ""
 		}},
-		{name: "istio defaults", spec: platform.MeshSpec{Profile: "sidecar"}, want: func(s Settings) string {
+		{name: "istio defaults", spec: mesh.MeshSpec{Profile: "sidecar"}, want: func(s Settings) string {
 			switch {
 			case s.Workers != 2:
 				return "workers"
@@ -35,7 +35,7 @@ func TestSettingsFor(t *testing.T) {
 			}
 			return ""
 		}},
-		{name: "overrides", spec: platform.MeshSpec{Profile: "ambient", Workers: 4, ProxyCPU: "250m", ProxyMemory: "256Mi",
+		{name: "overrides", spec: mesh.MeshSpec{Profile: "ambient", Workers: 4, ProxyCPU: "250m", ProxyMemory: "256Mi",
 			NodeProxyCPU: "1", NodeProxyMemory: "1Gi", WaypointReplicas: 3}, want: func(s Settings) string {
 			switch {
 			case s.Workers != 4 || s.WaypointReplicas != 3:
@@ -49,9 +49,9 @@ func TestSettingsFor(t *testing.T) {
 			}
 			return ""
 		}},
-		{name: "unknown profile", spec: platform.MeshSpec{Profile: "linkerd2"}, wantErr: "unknown on lab; known:"},
-		{name: "bad quantity", spec: platform.MeshSpec{Profile: "sidecar", ProxyCPU: "lots"}, wantErr: "proxy_cpu"},
-		{name: "negative workers", spec: platform.MeshSpec{Profile: "sidecar", Workers: -1}, wantErr: "negative"},
+		{name: "unknown profile", spec: mesh.MeshSpec{Profile: "linkerd2"}, wantErr: "unknown on lab; known:"},
+		{name: "bad quantity", spec: mesh.MeshSpec{Profile: "sidecar", ProxyCPU: "lots"}, wantErr: "proxy_cpu"},
+		{name: "negative workers", spec: mesh.MeshSpec{Profile: "sidecar", Workers: -1}, wantErr: "negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

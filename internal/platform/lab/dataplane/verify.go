@@ -9,26 +9,26 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // Verification check names, stored with every run.
 const (
-	CheckConfig    = "mesh-config"                  // provenance: what was installed
-	CheckReady     = "proxies-ready"                // every proxy reports LIVE
-	CheckMeshed    = "pods-meshed"                  // every app and load pod is captured by a ready proxy
-	CheckPlaintext = platform.CheckPlaintextRefused // plaintext to a meshed pod from outside the mesh gets no answer
-	CheckIdentity  = platform.CheckPeerIdentity     // pod-to-pod mTLS carries the caller's SPIFFE ID
-	CheckAllowed   = "policy-allows"                // each Service's callers get through
-	CheckDenied    = "policy-denies"                // a principal (or path) the policy excludes is refused
-	CheckIngress   = "ingress-routes"               // the gateway reaches every namespace's entry
-	CheckHTTP2     = "http2-calls"                  // calls the graph makes over gRPC or h2c answer in that protocol
+	CheckConfig    = "mesh-config"              // provenance: what was installed
+	CheckReady     = "proxies-ready"            // every proxy reports LIVE
+	CheckMeshed    = "pods-meshed"              // every app and load pod is captured by a ready proxy
+	CheckPlaintext = mesh.CheckPlaintextRefused // plaintext to a meshed pod from outside the mesh gets no answer
+	CheckIdentity  = mesh.CheckPeerIdentity     // pod-to-pod mTLS carries the caller's SPIFFE ID
+	CheckAllowed   = "policy-allows"            // each Service's callers get through
+	CheckDenied    = "policy-denies"            // a principal (or path) the policy excludes is refused
+	CheckIngress   = "ingress-routes"           // the gateway reaches every namespace's entry
+	CheckHTTP2     = "http2-calls"              // calls the graph makes over gRPC or h2c answer in that protocol
 )
 
 // Verify runs the profile's checks against the live data plane.
-func (in *Installation) Verify(ctx context.Context) []platform.Check {
+func (in *Installation) Verify(ctx context.Context) []mesh.Check {
 	f := in.settings.profile()
-	checks := []func(context.Context) platform.Check{in.checkConfig, in.checkReady}
+	checks := []func(context.Context) mesh.Check{in.checkConfig, in.checkReady}
 	if f.Sidecars() || f.NodeProxies() {
 		checks = append(checks, in.checkMeshed, in.checkPlaintext, in.checkIdentity)
 	}
@@ -41,7 +41,7 @@ func (in *Installation) Verify(ctx context.Context) []platform.Check {
 	if len(in.http2Edges()) > 0 {
 		checks = append(checks, in.checkHTTP2)
 	}
-	out := make([]platform.Check, len(checks))
+	out := make([]mesh.Check, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {
 		wg.Add(1)
@@ -65,26 +65,26 @@ func (in *Installation) Verify(ctx context.Context) []platform.Check {
 }
 
 // result builds a check from a list of failures out of total cases.
-func result(name string, total int, failures []string, what string) platform.Check {
+func result(name string, total int, failures []string, what string) mesh.Check {
 	sort.Strings(failures)
 	if len(failures) == 0 {
-		return platform.Check{Name: name, Pass: true, Detail: fmt.Sprintf("%d of %d %s", total, total, what)}
+		return mesh.Check{Name: name, Pass: true, Detail: fmt.Sprintf("%d of %d %s", total, total, what)}
 	}
 	shown := failures
 	if len(shown) > 5 {
 		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(failures)-5))
 	}
-	return platform.Check{Name: name, Detail: fmt.Sprintf("%d of %d fail: %s", len(failures), total, strings.Join(shown, "; "))}
+	return mesh.Check{Name: name, Detail: fmt.Sprintf("%d of %d fail: %s", len(failures), total, strings.Join(shown, "; "))}
 }
 
-func (in *Installation) checkConfig(context.Context) platform.Check {
+func (in *Installation) checkConfig(context.Context) mesh.Check {
 	recs := in.Proxies()
 	h := sha256.New()
 	for _, r := range recs {
 		fmt.Fprintf(h, "%s %s\n", r.Name, r.ConfigSHA256)
 	}
 	hash := hex.EncodeToString(h.Sum(nil))[:16]
-	return platform.Check{Name: CheckConfig, Pass: true, ConfigHash: hash,
+	return mesh.Check{Name: CheckConfig, Pass: true, ConfigHash: hash,
 		Detail: fmt.Sprintf("profile %s, envoy %s, %d proxies, bootstrap sha256 %s", in.settings.Profile, in.version, len(recs), hash)}
 }
 
@@ -108,7 +108,7 @@ func (in *Installation) allProxies() []*proxy {
 	return out
 }
 
-func (in *Installation) checkReady(ctx context.Context) platform.Check {
+func (in *Installation) checkReady(ctx context.Context) mesh.Check {
 	ps := in.allProxies()
 	var mu sync.Mutex
 	var bad []string
@@ -125,7 +125,7 @@ func (in *Installation) checkReady(ctx context.Context) platform.Check {
 
 // checkMeshed reads the capture rules back from each pod's (sidecar) or
 // node's (ambient) namespace and checks the proxy that takes them runs.
-func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
+func (in *Installation) checkMeshed(ctx context.Context) mesh.Check {
 	f := in.settings.profile()
 	pods := in.inv.meshedPods("")
 	var mu sync.Mutex
@@ -181,7 +181,7 @@ func (in *Installation) checkMeshed(ctx context.Context) platform.Check {
 // checkPlaintext sends plain HTTP to every meshed pod's ports from every
 // node's namespace (outside the mesh); STRICT mTLS must leave each
 // without an answer.
-func (in *Installation) checkPlaintext(ctx context.Context) platform.Check {
+func (in *Installation) checkPlaintext(ctx context.Context) mesh.Check {
 	type target struct {
 		from string
 		req  request

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // edge is a call the graph makes: a caller pod to a Service.
@@ -31,7 +31,7 @@ func (in *Installation) edges() []edge {
 // and reads, from the destination side's access log, the identity in the
 // certificate the caller's side presented: the caller's SPIFFE ID (for a
 // waypoint: the caller's at the waypoint, the waypoint's at the pod).
-func (in *Installation) checkIdentity(ctx context.Context) platform.Check {
+func (in *Installation) checkIdentity(ctx context.Context) mesh.Check {
 	es := in.edges()
 	var mu sync.Mutex
 	var bad []string
@@ -124,7 +124,7 @@ func (in *Installation) nodeLogs(pods []*Pod) []string {
 }
 
 // checkAllowed: every edge of the graph still works under the policy.
-func (in *Installation) checkAllowed(ctx context.Context) platform.Check {
+func (in *Installation) checkAllowed(ctx context.Context) mesh.Check {
 	es := in.edges()
 	var mu sync.Mutex
 	var bad []string
@@ -143,7 +143,7 @@ func (in *Installation) checkAllowed(ctx context.Context) platform.Check {
 // identity the policy does not list is refused (an L4 policy resets the
 // connection, an L7 one answers 403); with an L7 policy, an allowed
 // caller asking for a path under /admin/ gets 403 too.
-func (in *Installation) checkDenied(ctx context.Context) platform.Check {
+func (in *Installation) checkDenied(ctx context.Context) mesh.Check {
 	f := in.settings.profile()
 	type attempt struct {
 		what string
@@ -184,7 +184,7 @@ func (in *Installation) checkDenied(ctx context.Context) platform.Check {
 
 // checkIngress requests each namespace's entry through the gateway from
 // a node other than the gateway's, as a client outside the cluster.
-func (in *Installation) checkIngress(ctx context.Context) platform.Check {
+func (in *Installation) checkIngress(ctx context.Context) mesh.Check {
 	from := in.clientNetns()
 	entries := in.entries()
 	var mu sync.Mutex

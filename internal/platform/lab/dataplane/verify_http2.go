@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshbench/meshbench/internal/grpcapp"
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -39,7 +39,7 @@ func (in *Installation) http2Edges() []protoEdge {
 // checkHTTP2 makes each HTTP/2 call of the graph from a calling pod, as
 // the app makes it (a gRPC call, or an h2c GET), through whatever the
 // mesh put on the path, and wants it answered in that protocol.
-func (in *Installation) checkHTTP2(ctx context.Context) platform.Check {
+func (in *Installation) checkHTTP2(ctx context.Context) mesh.Check {
 	es := in.http2Edges()
 	var mu sync.Mutex
 	var bad []string

@@ -1,8 +1,10 @@
-package platform
+package mesh
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/infra"
 )
 
 func TestProfileNames(t *testing.T) {
@@ -11,8 +13,8 @@ func TestProfileNames(t *testing.T) {
 		platform string
 		want     string
 	}{
-		{Lab, "ambient,ambient-l4-policy,ambient-waypoint,baseline,sidecar,sidecar-l7-policy,waypoint-l7-policy"},
-		{Kubernetes, "ambient,ambient-l4-policy,ambient-waypoint,baseline,cilium,linkerd,sidecar,sidecar-l7-policy,waypoint-l7-policy"},
+		{infra.Lab, "ambient,ambient-l4-policy,ambient-waypoint,baseline,sidecar,sidecar-l7-policy,waypoint-l7-policy"},
+		{infra.Kubernetes, "ambient,ambient-l4-policy,ambient-waypoint,baseline,cilium,linkerd,sidecar,sidecar-l7-policy,waypoint-l7-policy"},
 		{"nomad", ""},
 	}
 	for _, tt := range tests {
@@ -28,12 +30,12 @@ func TestProfileOn(t *testing.T) {
 		name, platform, wantErr string
 		sidecars, nodeProxies   bool
 	}{
-		{name: "sidecar", platform: Lab, sidecars: true},
-		{name: "waypoint-l7-policy", platform: Lab, nodeProxies: true},
-		{name: "linkerd", platform: Kubernetes, sidecars: true},
-		{name: "cilium", platform: Kubernetes},
-		{name: "linkerd", platform: Lab, wantErr: `mesh profile "linkerd": unknown on lab; known: ambient,`},
-		{name: "kuma", platform: Kubernetes, wantErr: "unknown on kubernetes"},
+		{name: "sidecar", platform: infra.Lab, sidecars: true},
+		{name: "waypoint-l7-policy", platform: infra.Lab, nodeProxies: true},
+		{name: "linkerd", platform: infra.Kubernetes, sidecars: true},
+		{name: "cilium", platform: infra.Kubernetes},
+		{name: "linkerd", platform: infra.Lab, wantErr: `mesh profile "linkerd": unknown on lab; known: ambient,`},
+		{name: "kuma", platform: infra.Kubernetes, wantErr: "unknown on kubernetes"},
 	}
 	for _, tt := range tests {
 		p, err := ProfileOn(tt.name, tt.platform)

@@ -1,17 +1,12 @@
-package platform
+package mesh
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/platform/resources"
-)
-
-// Platform names, as a study's platform.type gives them.
-const (
-	Lab        = "lab"
-	Kubernetes = "kubernetes"
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/resources"
 )
 
 // Mesh profile names: the one list every platform, the study schema and
@@ -60,8 +55,8 @@ func (p Profile) Sidecars() bool { return p.Plane == PlaneSidecar }
 func (p Profile) NodeProxies() bool { return p.Plane == PlaneNodeProxy }
 
 var (
-	everywhere = []string{Lab, Kubernetes}
-	kubeOnly   = []string{Kubernetes}
+	everywhere = []string{infra.Lab, infra.Kubernetes}
+	kubeOnly   = []string{infra.Kubernetes}
 )
 
 // profiles is the registry, in the order studies list them.

@@ -1,0 +1,73 @@
+package mesh
+
+import "strings"
+
+// MeshSpec is one mesh profile and its settings. Zero values take the
+// profile's defaults (Istio's: 2 workers, 100m / 128Mi per sidecar,
+// 200m / 512Mi per node proxy, 100m / 128Mi per waypoint).
+type MeshSpec struct {
+	Profile          string `json:"profile"`
+	Workers          int    `json:"workers,omitempty"`
+	ProxyCPU         string `json:"proxy_cpu,omitempty"`
+	ProxyMemory      string `json:"proxy_memory,omitempty"`
+	NodeProxyCPU     string `json:"node_proxy_cpu,omitempty"`
+	NodeProxyMemory  string `json:"node_proxy_memory,omitempty"`
+	WaypointReplicas int    `json:"waypoint_replicas,omitempty"`
+	// Context, on Kubernetes, is the kubeconfig context of the cluster
+	// that runs this mesh, for a mesh that owns its cluster's network
+	// (Cilium); empty is the study's cluster. Cells still interleave
+	// across the clusters.
+	Context string `json:"context,omitempty"`
+}
+
+// Check is one verification check's outcome.
+type Check struct {
+	Name   string `json:"name"`
+	Pass   bool   `json:"pass"`
+	Detail string `json:"detail,omitempty"`
+	// ConfigHash, on a check that verified the data plane's configuration,
+	// is a hash of that configuration (every proxy's bootstrap), which the
+	// results' provenance keeps per mesh.
+	ConfigHash string `json:"config_hash,omitempty"`
+	// Facts, on a check that records what was installed (on Kubernetes:
+	// charts and versions, images, the values as installed, the cluster's
+	// version and nodes), are kept with every cell that ran on it.
+	Facts map[string]string `json:"facts,omitempty"`
+}
+
+// The verification checks that, passing together, prove mutual TLS
+// between meshed pods: a plaintext connection from outside the mesh was
+// refused, and a meshed call reached its server carrying the caller's
+// identity, which only the mTLS handshake conveys. Every platform that
+// makes these checks names them so; reports read mTLS from them alone.
+const (
+	CheckPlaintextRefused = "plaintext-refused"
+	CheckPeerIdentity     = "peer-identity"
+)
+
+// MTLSProven reports whether the checks prove mutual TLS: both of the
+// checks above are there and passed.
+func MTLSProven(checks []Check) bool {
+	var refused, identity bool
+	for _, c := range checks {
+		switch c.Name {
+		case CheckPlaintextRefused:
+			refused = c.Pass
+		case CheckPeerIdentity:
+			identity = c.Pass
+		}
+	}
+	return refused && identity
+}
+
+// FailedChecks describes the checks that did not pass, as "name: detail"
+// joined by "; ", or returns "" when every check passed.
+func FailedChecks(checks []Check) string {
+	var failed []string
+	for _, c := range checks {
+		if !c.Pass {
+			failed = append(failed, c.Name+": "+c.Detail)
+		}
+	}
+	return strings.Join(failed, "; ")
+}
