@@ -32,7 +32,7 @@ func TestDefaultCatalog(t *testing.T) {
 			t.Errorf("catalog lacks %s", name)
 		}
 	}
-	// The Istio blog's GCP monthly prices (seeds/003), which the catalog's
+	// The Istio blog's GCP monthly prices, which the catalog's
 	// us-central1 list prices should round to.
 	for name, usd := range map[string]float64{"n2-standard-4": 141, "n2-highmem-4": 191, "n2-highmem-2": 95} {
 		m, err := c.Machine(name)

@@ -16,7 +16,7 @@ func TestDeriveUnitPrices(t *testing.T) {
 	m := func(name string, vcpu int, gib, usd float64) MachineType {
 		return MachineType{Name: name, Provider: GKE, VCPU: vcpu, MemoryGiB: gib, MaxPods: 110, MonthlyUSD: usd}
 	}
-	// The Istio blog's figures (seeds/003): n2-standard-4 (4 CPU, 16 GB)
+	// The Istio blog's figures: n2-standard-4 (4 CPU, 16 GB)
 	// $141, n2-highmem-4 (4, 32) $191, n2-highmem-2 (2, 16) $95.
 	std4, hm4, hm2 := m("n2-standard-4", 4, 16, 141), m("n2-highmem-4", 4, 32, 191), m("n2-highmem-2", 2, 16, 95)
 	tests := []struct {

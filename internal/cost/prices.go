@@ -11,7 +11,7 @@ type UnitPrices struct {
 	Source string `json:"source"`
 }
 
-// DeriveUnitPrices prices a vCPU and a GB as the Istio blog did (seeds/003):
+// DeriveUnitPrices prices a vCPU and a GB as the Istio blog did:
 // the vCPU from two machine types with the same memory and different vCPU
 // counts, the GB from two with the same vCPUs and different memory. The
 // price difference over the resource difference is the unit price.
@@ -39,7 +39,7 @@ func (p UnitPrices) price(cores, gb float64) Consumed {
 	return Consumed{CPUCores: cores, MemoryGB: gb, MonthlyCost: cores*p.PerVCPUMonth + gb*p.PerGBMonth}
 }
 
-// The Istio blog's pairs (seeds/003): a vCPU from n2-standard-4 against
+// The Istio blog's pairs: a vCPU from n2-standard-4 against
 // n2-highmem-2 (both 16 GB), a GB from n2-highmem-4 against n2-standard-4
 // (both 4 vCPU).
 var (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/resources"
@@ -34,16 +35,49 @@ const (
 	PlaneCNI             // the CNI agent on every node (Cilium)
 )
 
+// Mesh family names.
+const (
+	Istio   = "istio"
+	Linkerd = "linkerd"
+	Cilium  = "cilium"
+)
+
+// Family is one mesh: the facts every profile of it shares.
+type Family struct {
+	Name string
+	// SidecarContainer is the name of the proxy container its sidecar
+	// profiles add to every pod, and of its waypoints' container.
+	SidecarContainer string
+	// Proxy are the default requests and limits of its sidecars and
+	// waypoints, NodeProxy those of its node proxies, and Workers their
+	// default worker threads.
+	Proxy, NodeProxy resources.Requirements
+	Workers          int
+	// SMPType is its mesh type in a Service Mesh Performance export.
+	SMPType string
+	// VersionChart is the chart key whose installed version is the
+	// mesh's version in exports; empty when meshbench installs none.
+	// NodeProxyChart is the chart of its node proxies, whose version is
+	// theirs; EnvoyProxies says its other proxies are Envoy, whose version
+	// the platform records.
+	VersionChart   string
+	NodeProxyChart string
+	EnvoyProxies   bool
+}
+
 // Profile is one mesh profile: what it installs, whatever the platform.
 type Profile struct {
 	Name string
-	// Mesh is the mesh it belongs to: "istio", "linkerd", "cilium", or ""
+	// Mesh is the family it belongs to (Istio, Linkerd, Cilium), or ""
 	// for the baseline.
-	Mesh     string
-	Plane    Plane
-	Waypoint bool // an L7 waypoint proxy per namespace
-	L4Policy bool // ALLOW by SPIFFE identity, enforced at L4
-	L7Policy bool // ALLOW by identity and HTTP path, enforced at L7
+	Mesh  string
+	Plane Plane
+	// LabDataPlane names the lab data plane that installs it, as the lab
+	// registers it; empty for the baseline and off the lab.
+	LabDataPlane string
+	Waypoint     bool // an L7 waypoint proxy per namespace
+	L4Policy     bool // ALLOW by SPIFFE identity, enforced at L4
+	L7Policy     bool // ALLOW by identity and HTTP path, enforced at L7
 	// Platforms are the platforms that run the profile.
 	Platforms []string
 }
@@ -59,21 +93,92 @@ var (
 	kubeOnly   = []string{infra.Kubernetes}
 )
 
-// profiles is the registry, in the order studies list them.
-var profiles = []Profile{
-	{Name: ProfileBaseline, Platforms: everywhere},
-	{Name: ProfileSidecar, Mesh: "istio", Plane: PlaneSidecar, Platforms: everywhere},
-	{Name: ProfileAmbient, Mesh: "istio", Plane: PlaneNodeProxy, Platforms: everywhere},
-	{Name: ProfileAmbientWaypoint, Mesh: "istio", Plane: PlaneNodeProxy, Waypoint: true, Platforms: everywhere},
-	{Name: ProfileAmbientL4Policy, Mesh: "istio", Plane: PlaneNodeProxy, L4Policy: true, Platforms: everywhere},
-	{Name: ProfileSidecarL7Policy, Mesh: "istio", Plane: PlaneSidecar, L7Policy: true, Platforms: everywhere},
-	{Name: ProfileWaypointL7Policy, Mesh: "istio", Plane: PlaneNodeProxy, Waypoint: true, L7Policy: true, Platforms: everywhere},
-	{Name: ProfileLinkerd, Mesh: "linkerd", Plane: PlaneSidecar, Platforms: kubeOnly},
-	{Name: ProfileCilium, Mesh: "cilium", Plane: PlaneCNI, Platforms: kubeOnly},
+// The lab's data planes for Istio's profiles.
+const (
+	LabIstioSidecar = "istio-sidecar"
+	LabIstioAmbient = "istio-ambient"
+)
+
+// The registry: families by name, and profiles in the order studies list
+// them. Register adds to it.
+var (
+	mu       sync.RWMutex
+	families = map[string]Family{}
+	profiles []Profile
+)
+
+func init() {
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(Register(Family{}, Profile{Name: ProfileBaseline, Platforms: everywhere}))
+	must(Register(Family{Name: Istio, SidecarContainer: "istio-proxy", Proxy: DefaultProxy, NodeProxy: DefaultNodeProxy,
+		Workers: DefaultWorkers, SMPType: "ISTIO", VersionChart: ChartIstiod, NodeProxyChart: ChartZtunnel, EnvoyProxies: true},
+		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Platforms: everywhere},
+		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Platforms: everywhere},
+		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Waypoint: true, Platforms: everywhere},
+		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, L4Policy: true, Platforms: everywhere},
+		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, L7Policy: true, Platforms: everywhere},
+		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Waypoint: true, L7Policy: true, Platforms: everywhere}))
+	must(Register(Family{Name: Linkerd, SidecarContainer: "linkerd-proxy", SMPType: "LINKERD", VersionChart: ChartLinkerdControl},
+		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Platforms: kubeOnly}))
+	must(Register(Family{Name: Cilium, SMPType: "CILIUM_SERVICE_MESH"},
+		Profile{Name: ProfileCilium, Plane: PlaneCNI, Platforms: kubeOnly}))
+}
+
+// Register adds a mesh family and its profiles, each profile's Mesh set
+// to the family; the zero Family registers profiles of no mesh (the
+// baseline). A name already registered is an error.
+func Register(f Family, ps ...Profile) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if f.Name != "" {
+		if _, ok := families[f.Name]; ok {
+			return fmt.Errorf("mesh family %q is already registered", f.Name)
+		}
+	}
+	for _, p := range ps {
+		if slices.ContainsFunc(profiles, func(q Profile) bool { return q.Name == p.Name }) {
+			return fmt.Errorf("mesh profile %q is already registered", p.Name)
+		}
+	}
+	if f.Name != "" {
+		families[f.Name] = f
+	}
+	for _, p := range ps {
+		p.Mesh = f.Name
+		profiles = append(profiles, p)
+	}
+	return nil
+}
+
+// Family returns the family the profile belongs to; the zero Family for
+// the baseline.
+func (p Profile) Family() Family {
+	mu.RLock()
+	defer mu.RUnlock()
+	return families[p.Mesh]
+}
+
+// IsSidecarContainer says whether a container is some family's sidecar
+// proxy, by its name.
+func IsSidecarContainer(name string) bool {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, f := range families {
+		if f.SidecarContainer != "" && f.SidecarContainer == name {
+			return true
+		}
+	}
+	return false
 }
 
 // LookupProfile returns the named profile.
 func LookupProfile(name string) (Profile, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
 	i := slices.IndexFunc(profiles, func(p Profile) bool { return p.Name == name })
 	if i < 0 {
 		return Profile{}, false
@@ -84,6 +189,8 @@ func LookupProfile(name string) (Profile, bool) {
 // ProfileNames lists the profiles a platform runs, sorted; an empty
 // platform name lists every profile.
 func ProfileNames(platformName string) []string {
+	mu.RLock()
+	defer mu.RUnlock()
 	var out []string
 	for _, p := range profiles {
 		if platformName == "" || slices.Contains(p.Platforms, platformName) {

@@ -50,3 +50,31 @@ func TestProfileOn(t *testing.T) {
 		}
 	}
 }
+
+func TestRegisterRefusesTakenNames(t *testing.T) {
+	t.Parallel()
+	if err := Register(Family{Name: Istio}); err == nil || !strings.Contains(err.Error(), `family "istio"`) {
+		t.Errorf("a second istio family: %v", err)
+	}
+	if err := Register(Family{Name: "kuma-" + t.Name()}, Profile{Name: ProfileSidecar}); err == nil || !strings.Contains(err.Error(), `profile "sidecar"`) {
+		t.Errorf("a second sidecar profile: %v", err)
+	}
+	if _, ok := LookupProfile(ProfileSidecar); !ok || ProfileNames("") == nil {
+		t.Fatal("the registry lost its profiles")
+	}
+	if f := must(t, ProfileSidecar).Family(); f.Name != Istio || f.SidecarContainer != "istio-proxy" || f.Proxy != DefaultProxy {
+		t.Errorf("sidecar's family = %+v, want Istio's with istio-proxy and the default proxy resources", f)
+	}
+	if !IsSidecarContainer("linkerd-proxy") || IsSidecarContainer("app") || IsSidecarContainer("") {
+		t.Error("IsSidecarContainer does not know the families' sidecars")
+	}
+}
+
+func must(t *testing.T, name string) Profile {
+	t.Helper()
+	p, ok := LookupProfile(name)
+	if !ok {
+		t.Fatalf("no profile %q", name)
+	}
+	return p
+}

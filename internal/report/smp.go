@@ -165,26 +165,21 @@ func labMesh(m *smpMeshConfig, prof mesh.Profile, pi infra.Info) {
 	m.ProxyBuild = pi.EnvoyVersion
 }
 
-// smpMeshTypes maps the registry's meshes to SMP's ServiceMesh.Type.
-var smpMeshTypes = map[string]string{"istio": "ISTIO", "linkerd": "LINKERD", "cilium": "CILIUM_SERVICE_MESH"}
-
-// meshReleases is the Helm release whose version is a mesh's version.
-// Cilium has none: it is the cluster's own, which meshbench never
-// installs, so its version is left out (each cell's mesh-installed facts
-// name its images).
-var meshReleases = map[string]string{"istio": mesh.ChartIstiod, "linkerd": mesh.ChartLinkerdControl}
-
 // kubeMesh exports a mesh installed from its charts, with the versions the
 // platform recorded: what a release installed, else the chart version the
 // study asked for; what was not recorded is left out.
 func kubeMesh(m *smpMeshConfig, prof mesh.Profile, pi infra.Info) {
-	v := recordedVersion(pi, meshReleases[prof.Mesh])
-	m.MeshType = &smpMeshType{Type: smpMeshTypes[prof.Mesh], Version: v}
+	fam := prof.Family()
+	// A mesh meshbench does not install (Cilium, the cluster's own) has no
+	// version chart: its version is left out, and each cell's
+	// mesh-installed facts name its images.
+	v := recordedVersion(pi, fam.VersionChart)
+	m.MeshType = &smpMeshType{Type: fam.SMPType, Version: v}
 	m.MeshBuild = v
 	switch {
 	case prof.NodeProxies():
-		m.ProxyBuild = recordedVersion(pi, mesh.ChartZtunnel)
-	case prof.Mesh == "istio":
+		m.ProxyBuild = recordedVersion(pi, fam.NodeProxyChart)
+	case fam.EnvoyProxies:
 		m.ProxyBuild = pi.EnvoyVersion
 	}
 }

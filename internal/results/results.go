@@ -10,30 +10,13 @@ import (
 	"github.com/meshbench/meshbench/internal/search"
 )
 
-// SchemaVersion is the version of the results format written here. 2
-// added each cell file's sha256 and bytes to study.json; 3 added host
-// noise (Summary.HostNoise, Noisy, Attempt, NoisyAttempts; Cell.Host;
-// Index.Noise) and adaptive rounds (Index.Rounds); 4 added each cell's
-// replicas[] and the load options' grpc; 5 added provenance.published,
-// the tenant scaling's fields and a load's tenants; 6 added a cell's
-// namespace_latency_ms, resources[].gaps, load.resources,
-// mesh_spec.context and verification[].facts; 7 added capacity searches
-// (Index.Capacity); 8 added a capacity's exceed_ratio (rates decided by
-// the share of full-length trial time that broke the SLO; 7's searches
-// decided by most of three rounds), the host's softirq_cores and
-// scaling.work (the app's cost calibrated); 9 added the CPU speed probe
-// (a cell's host_slowdown, the host's slowdown) and a capacity's
-// lower_bound; all optional.
+// SchemaVersion is the version of the results format written here; what
+// each version added, all of it optional, is listed in docs/results.md.
 const SchemaVersion = 9
 
-// OldestSchema is the oldest version ReadIndex reads. Versions 1 to 5
-// differ only by lacking the cell files' hashes (1), host noise and
-// rounds (1 and 2), replica counts and gRPC load (1 to 3), published
-// figures and tenant scaling (1 to 4), per-namespace latency, resource
-// gaps, generator resources, mesh contexts and install facts (1 to 5),
-// capacity searches (1 to 6), and exceed ratios and softirq time (1 to 7),
-// so they are read as they are: their cell files go unchecked where
-// unhashed, and they hold no noise verdicts, replica counts or capacities.
+// OldestSchema is the oldest version ReadIndex reads: older versions
+// only lack fields, so they are read as they are; their cell files go
+// unchecked where unhashed.
 const OldestSchema = 1
 
 // Cell statuses.

@@ -244,17 +244,8 @@ func (p *kubePlatform) chartsFor() []string {
 		if err != nil {
 			continue
 		}
-		switch pr.Mesh {
-		case "istio":
-			add(mesh.ChartIstioBase, mesh.ChartIstiod)
-			if pr.NodeProxies() {
-				add(mesh.ChartIstioCNI, mesh.ChartZtunnel)
-			}
-			if p.opts.Ingress {
-				add(mesh.ChartIstioGateway)
-			}
-		case "linkerd":
-			add(mesh.ChartLinkerdCRDs, mesh.ChartLinkerdControl)
+		if inst, ok := installers[pr.Mesh]; ok {
+			add(inst.charts(pr, p.opts.Ingress)...)
 		}
 	}
 	return keys

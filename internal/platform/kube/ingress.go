@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/infra"
@@ -61,7 +62,7 @@ func (p *kubePlatform) ingressPlace() placement {
 
 // ingressHost is the gateway Service's DNS name, as a pod calls it.
 func ingressHost(pr profile) string {
-	if pr.Mesh == "istio" {
+	if installers[pr.Mesh].ownIngress {
 		return fmt.Sprintf("%s.%s:%d", ingressGatewayName, istioNamespace, ingressPort)
 	}
 	return fmt.Sprintf("%s.%s:%d", plainIngressName, plainIngressNamespace, ingressPort)
@@ -82,7 +83,7 @@ func (p *kubePlatform) ingressURL(pr profile, ns string) string {
 func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 	pl.Ingress = true
 	pl.Namespaces = append(pl.Namespaces, outsideNamespace)
-	if pl.Profile.Mesh == "istio" {
+	if installers[pl.Profile.Mesh].ownIngress {
 		sel, tol := placementValues(p.ingressPlace())
 		pl.Releases = append(pl.Releases, helmRelease{Chart: mesh.ChartIstioGateway, Name: ingressGatewayName, Namespace: istioNamespace, Values: map[string]any{
 			// Reached from inside the cluster; a LoadBalancer in front
@@ -159,10 +160,7 @@ func istioIngressRoutes(namespaces []string, entry string, port int) []*unstruct
 // a plain client of the entry Services.
 func plainIngress(namespaces []string, entry string, port int, place placement, image string, pr profile) ([]*unstructured.Unstructured, error) {
 	labels := map[string]string{labelComponent: componentIngress, labelApp: plainIngressName}
-	annotations := map[string]string{}
-	if pr.Mesh == "linkerd" {
-		annotations[annotLinkerdInject] = "ingress"
-	}
+	annotations := maps.Clone(installers[pr.Mesh].ingressAnnotations)
 	objs := []runtime.Object{
 		&corev1.ServiceAccount{ObjectMeta: objMeta(plainIngressNamespace, plainIngressName, nil)},
 		&corev1.ConfigMap{ObjectMeta: objMeta(plainIngressNamespace, plainIngressName, nil),

@@ -144,9 +144,7 @@ func (p *kubePlatform) watchedNamespaces() []string {
 	ns := append([]string{}, p.namespaces...)
 	if p.mesh != nil {
 		ns = append(ns, p.mesh.Plan.Namespaces...)
-		if p.mesh.Plan.Profile.Mesh == "cilium" {
-			ns = append(ns, ciliumNamespace, spireNamespace)
-		}
+		ns = append(ns, installers[p.mesh.Plan.Profile.Mesh].watched...)
 	}
 	return ns
 }

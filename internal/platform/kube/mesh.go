@@ -102,7 +102,7 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	if err := p.restartWorkload(ctx, podDataplane(pl.Profile)); err != nil {
 		return err
 	}
-	if pl.Ingress && pl.Profile.Mesh != "istio" {
+	if pl.Ingress && !installers[pl.Profile.Mesh].ownIngress {
 		// The plain gateway is applied, not a chart: wait for it here.
 		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, selectorManaged+","+labelComponent+"="+componentIngress); err != nil {
 			return fmt.Errorf("ingress gateway: %w", err)
@@ -155,13 +155,14 @@ func (p *kubePlatform) labelNamespaces(ctx context.Context, labels, annotations 
 }
 
 // podDataplane is what a profile needs in pods from their creation: the
-// sidecar's name, "cilium", or nothing (ambient enrolls running pods).
+// sidecar's name, the CNI's mesh, or nothing (ambient enrolls running
+// pods).
 func podDataplane(pr profile) string {
 	switch pr.Plane {
 	case mesh.PlaneSidecar:
 		return pr.Proxy
 	case mesh.PlaneCNI:
-		return "cilium"
+		return pr.Mesh
 	}
 	return ""
 }

@@ -57,16 +57,14 @@ func (p *kubePlatform) plan(m mesh.MeshSpec) (meshPlan, error) {
 		return meshPlan{}, err
 	}
 	pl := meshPlan{Profile: pr, Name: m.Profile, Spec: withDefaults(m)}
-	switch pr.Mesh {
-	case "":
-	case "istio":
-		pl, err = p.istioPlan(pl)
-	case "linkerd":
-		pl, err = p.linkerdPlan(pl)
-	case "cilium":
-		pl, err = p.ciliumPlan(pl)
-	default:
-		return meshPlan{}, fmt.Errorf("mesh %q has no installer", pr.Mesh)
+	if pr.Mesh != "" {
+		inst, ok := installers[pr.Mesh]
+		if !ok {
+			return meshPlan{}, fmt.Errorf("mesh %q has no installer", pr.Mesh)
+		}
+		if pl, err = inst.plan(p, pl); err != nil {
+			return pl, err
+		}
 	}
 	if err != nil || !p.opts.Ingress {
 		return pl, err

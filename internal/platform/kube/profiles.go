@@ -14,9 +14,6 @@ type profile struct {
 	MTLSProbe bool   // a plaintext probe from outside must fail
 }
 
-// sidecarProxies are the sidecar container's name, by mesh.
-var sidecarProxies = map[string]string{"istio": "istio-proxy", "linkerd": "linkerd-proxy"}
-
 // lookupProfile returns the named profile if Kubernetes runs it.
 func lookupProfile(name string) (profile, error) {
 	pr, err := mesh.ProfileOn(name, infra.Kubernetes)
@@ -25,7 +22,7 @@ func lookupProfile(name string) (profile, error) {
 	}
 	out := profile{Profile: pr, MTLSProbe: pr.Mesh != ""}
 	if pr.Sidecars() {
-		out.Proxy, out.Restarts = sidecarProxies[pr.Mesh], true
+		out.Proxy, out.Restarts = pr.Family().SidecarContainer, true
 	}
 	return out, nil
 }

@@ -3,19 +3,10 @@ package kube
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/resources"
 )
-
-// isSidecar says whether a container is a sidecar mesh's injected proxy.
-func isSidecar(container string) bool {
-	for _, name := range sidecarProxies {
-		if container == name {
-			return true
-		}
-	}
-	return false
-}
 
 // classify says what role a pod's container plays, the same grouping the
 // lab reports. ok is false for containers meshbench does not measure.
@@ -23,7 +14,7 @@ func classify(pod *corev1.Pod, container string) (role metrics.Role, ok bool) {
 	l := pod.Labels
 	switch {
 	case l[labelComponent] == componentLoad:
-		if isSidecar(container) {
+		if mesh.IsSidecarContainer(container) {
 			return metrics.RoleSidecar, true
 		}
 		return metrics.RoleLoad, true

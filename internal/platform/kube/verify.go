@@ -107,7 +107,7 @@ func podReady(pod *corev1.Pod) bool {
 // sidecarOf names the mesh proxy container in a pod, or "".
 func sidecarOf(pod *corev1.Pod) string {
 	for _, c := range runningContainers(pod) {
-		if isSidecar(c.Name) {
+		if mesh.IsSidecarContainer(c.Name) {
 			return c.Name
 		}
 	}

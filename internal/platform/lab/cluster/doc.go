@@ -1,4 +1,4 @@
-// Package lab emulates a Kubernetes-like cluster on one Linux host with
+// Package cluster emulates a Kubernetes-like cluster on one Linux host with
 // network namespaces, veth pairs, iptables and cgroups: nodes, pods,
 // Services with virtual IPs, per-node daemons, resource limits and
 // cAdvisor-style accounting, all under one name prefix so that nothing it

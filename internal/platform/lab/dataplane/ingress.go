@@ -127,7 +127,7 @@ func (in *Installation) startIngress(ctx context.Context) error {
 	}
 	p := buildIngress(in.inv, node, in.settings, filepath.Join(in.o.Dir, "ingress", node.Name), modeFor(in.settings.profile()))
 	spec := PodSpec{Namespace: systemNamespace, Name: ingressName + "-" + node.Name, Node: node.Name, ServiceAccount: ingressAccount,
-		HostNetwork: true, Containers: []Container{in.container(p, "istio-proxy", in.settings.Ingress)}}
+		HostNetwork: true, Containers: []Container{in.container(p, ingressContainer, in.settings.Ingress)}}
 	if _, err := in.addPod(ctx, spec, p); err != nil {
 		return err
 	}

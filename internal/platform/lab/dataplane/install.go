@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -34,6 +33,7 @@ type Installation struct {
 	c        Cluster
 	o        Options
 	settings Settings
+	dp       DataPlane
 	ca       *CA
 	envoy    string
 	version  string
@@ -58,12 +58,13 @@ type ProxyRecord struct {
 	ConfigSHA256 string `json:"config_sha256"`
 }
 
-// Container and pod names the mesh uses.
+// Container and pod names the data planes use; a sidecar's and a
+// waypoint's container are named as the profile's family names them.
 const (
-	sidecarContainer = "istio-proxy"
 	nodeProxyName    = "ztunnel"
 	waypointName     = "waypoint"
 	ingressName      = "istio-ingressgateway"
+	ingressContainer = "istio-proxy"
 )
 
 // Install installs a profile on the cluster's current workload, then runs
@@ -71,6 +72,10 @@ const (
 // installed and returns the checks so far with an error.
 func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*Installation, []mesh.Check, error) {
 	s, err := SettingsFor(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	dp, err := dataPlaneFor(s.profile())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,7 +94,7 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 		}
 	}
 	in := &Installation{
-		c: c, o: o, settings: s, envoy: o.Envoy,
+		c: c, o: o, settings: s, dp: dp, envoy: o.Envoy,
 		sidecars: map[string]*proxy{}, nodes: map[string]*proxy{}, waypoints: map[string][]*Pod{}, wpProxies: map[string]*proxy{},
 	}
 	if in.version, err = EnvoyVersion(ctx, o.Envoy); err != nil {
@@ -125,63 +130,11 @@ func (in *Installation) install(ctx context.Context) error {
 		return err
 	}
 	in.inv = newView(inv)
-	f := in.settings.profile()
-	log := in.o.Logger
-	if f.Waypoint {
-		if err := in.startWaypoints(ctx, f.L7Policy); err != nil {
-			return err
-		}
-	}
-	if err := in.startIngress(ctx); err != nil {
+	if err := in.dp.Install(ctx, in); err != nil {
 		return err
 	}
-	if f.NodeProxies() {
-		if err := in.startNodeProxies(ctx, f.L4Policy); err != nil {
-			return err
-		}
-	}
-	if f.Sidecars() {
-		if err := in.startSidecars(ctx, f.L7Policy); err != nil {
-			return err
-		}
-	}
-	// Capture last, once every proxy answers, so that no connection is
-	// redirected to a proxy that is not there yet.
-	for _, cp := range in.plannedCaptures(f) {
-		if err := in.applyCapture(ctx, cp); err != nil {
-			return err
-		}
-	}
-	if f.Sidecars() || f.NodeProxies() {
-		if err := in.resetConnections(ctx); err != nil {
-			return err
-		}
-	}
-	log.Info("mesh installed", "profile", in.settings.Profile, "proxies", len(in.records), "envoy", in.version)
+	in.o.Logger.Info("mesh installed", "profile", in.settings.Profile, "proxies", len(in.records), "envoy", in.version)
 	return nil
-}
-
-// plannedCaptures are the capture rules the profile needs.
-func (in *Installation) plannedCaptures(f mesh.Profile) []capture {
-	var out []capture
-	if f.Sidecars() {
-		for _, p := range in.inv.meshedPods("") {
-			out = append(out, sidecarCapture(p.Netns))
-		}
-	}
-	if f.NodeProxies() {
-		for i := range in.inv.Nodes {
-			n := &in.inv.Nodes[i]
-			var ips []netip.Addr
-			for _, p := range in.inv.meshedPods(n.Name) {
-				ips = append(ips, p.IP)
-			}
-			if len(ips) > 0 {
-				out = append(out, ambientCapture(n.Netns, ips))
-			}
-		}
-	}
-	return out
 }
 
 func (in *Installation) applyCapture(ctx context.Context, cp capture) error {
@@ -258,7 +211,7 @@ func (in *Installation) startSidecars(ctx context.Context, l7 bool) error {
 			if err := in.prepare(p); err != nil {
 				return err
 			}
-			if err := in.c.AddContainer(gctx, pod.Namespace, pod.Name, in.container(p, sidecarContainer, in.settings.Sidecar)); err != nil {
+			if err := in.c.AddContainer(gctx, pod.Namespace, pod.Name, in.container(p, in.settings.profile().Family().SidecarContainer, in.settings.Sidecar)); err != nil {
 				return err
 			}
 			in.mu.Lock()

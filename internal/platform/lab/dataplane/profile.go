@@ -26,12 +26,19 @@ func SettingsFor(spec mesh.MeshSpec) (Settings, error) {
 	if name == "" {
 		name = mesh.ProfileBaseline
 	}
-	if _, err := mesh.ProfileOn(name, infra.Lab); err != nil {
+	p, err := mesh.ProfileOn(name, infra.Lab)
+	if err != nil {
 		return Settings{}, err
 	}
+	// The family's proxy defaults; the ingress gateway is Istio's under
+	// every profile, the baseline's included.
+	fam := p.Family()
 	s := Settings{
-		Profile: name, Workers: mesh.DefaultWorkers, WaypointReplicas: mesh.DefaultWaypointReplicas,
-		Sidecar: mesh.DefaultProxy, NodeProxy: mesh.DefaultNodeProxy, Waypoint: mesh.DefaultProxy, Ingress: mesh.DefaultProxy,
+		Profile: name, Workers: fam.Workers, WaypointReplicas: mesh.DefaultWaypointReplicas,
+		Sidecar: fam.Proxy, NodeProxy: fam.NodeProxy, Waypoint: fam.Proxy, Ingress: mesh.DefaultProxy,
+	}
+	if s.Workers == 0 {
+		s.Workers = mesh.DefaultWorkers
 	}
 	if spec.Workers < 0 || spec.WaypointReplicas < 0 {
 		return Settings{}, fmt.Errorf("mesh workers and waypoint_replicas must not be negative")
@@ -42,7 +49,6 @@ func SettingsFor(spec mesh.MeshSpec) (Settings, error) {
 	if spec.WaypointReplicas > 0 {
 		s.WaypointReplicas = spec.WaypointReplicas
 	}
-	var err error
 	if s.Sidecar, err = override(s.Sidecar, spec.ProxyCPU, spec.ProxyMemory, "proxy"); err != nil {
 		return Settings{}, err
 	}

@@ -39,7 +39,7 @@ func (in *Installation) Remove(ctx context.Context) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		pod := podByKey(in.inv, k)
-		if err := in.c.RemoveContainer(ctx, pod.Namespace, pod.Name, sidecarContainer); err != nil {
+		if err := in.c.RemoveContainer(ctx, pod.Namespace, pod.Name, in.settings.profile().Family().SidecarContainer); err != nil {
 			errs = append(errs, err)
 		}
 	}

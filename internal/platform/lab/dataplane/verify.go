@@ -28,9 +28,9 @@ const (
 // Verify runs the profile's checks against the live data plane.
 func (in *Installation) Verify(ctx context.Context) []mesh.Check {
 	f := in.settings.profile()
-	checks := []func(context.Context) mesh.Check{in.checkConfig, in.checkReady}
+	checks := append([]func(context.Context) mesh.Check{in.checkConfig, in.checkReady}, in.dp.Checks(in)...)
 	if f.Sidecars() || f.NodeProxies() {
-		checks = append(checks, in.checkMeshed, in.checkPlaintext, in.checkIdentity)
+		checks = append(checks, in.checkPlaintext, in.checkIdentity)
 	}
 	if f.L4Policy || f.L7Policy {
 		checks = append(checks, in.checkAllowed, in.checkDenied)
@@ -123,42 +123,22 @@ func (in *Installation) checkReady(ctx context.Context) mesh.Check {
 	return result(CheckReady, len(ps), bad, "proxies ready")
 }
 
-// checkMeshed reads the capture rules back from each pod's (sidecar) or
-// node's (ambient) namespace and checks the proxy that takes them runs.
-func (in *Installation) checkMeshed(ctx context.Context) mesh.Check {
-	f := in.settings.profile()
+// checkCaptured reads the capture rules back from the namespace that
+// captures each meshed pod's traffic and checks the proxy that takes them
+// runs; by gives a pod's proxy (nil when it has none), that namespace and
+// the rules it must hold.
+func (in *Installation) checkCaptured(ctx context.Context, by func(p *Pod) (px *proxy, netns string, rules []string)) mesh.Check {
 	pods := in.inv.meshedPods("")
 	var mu sync.Mutex
 	var bad []string
 	fail := func(s string) { mu.Lock(); bad = append(bad, s); mu.Unlock() }
 	parallel(pods, func(p *Pod) {
-		var px *proxy
-		var rules []string
 		in.mu.Lock()
-		if f.Sidecars() {
-			px = in.sidecars[p.Key()]
-		} else {
-			px = in.nodes[p.Node]
-		}
+		px, netns, rules := by(p)
 		in.mu.Unlock()
 		if px == nil {
 			fail(p.Key() + ": no proxy")
 			return
-		}
-		if f.Sidecars() {
-			rules = []string{"-A PREROUTING -p tcp -j ISTIO_INBOUND", "-A ISTIO_INBOUND -p tcp -j ISTIO_IN_REDIRECT",
-				"-A OUTPUT -p tcp -j ISTIO_OUTPUT", "-A ISTIO_OUTPUT -j ISTIO_REDIRECT",
-				fmt.Sprintf("-A ISTIO_REDIRECT -p tcp -j REDIRECT --to-ports %d", portOutbound),
-				fmt.Sprintf("-A ISTIO_IN_REDIRECT -p tcp -j REDIRECT --to-ports %d", portInbound)}
-		} else {
-			rules = []string{"-A PREROUTING -j " + chainAmbientPre,
-				fmt.Sprintf("-A %s -s %s/32 -p tcp -j TPROXY --on-port %d", chainAmbientPre, p.IP, portOutbound),
-				fmt.Sprintf("-A %s -d %s/32 -p tcp -m tcp --dport %d -j TPROXY --on-port %d", chainAmbientPre, p.IP, portHBONE, portHBONE),
-				fmt.Sprintf("-A %s -d %s/32 -p tcp -j TPROXY --on-port %d", chainAmbientPre, p.IP, portInbound)}
-		}
-		netns := p.Netns
-		if !f.Sidecars() {
-			netns = in.inv.nodes[p.Node].Netns
 		}
 		out, err := in.c.Run(ctx, netns, nil, "iptables-save")
 		if err != nil {

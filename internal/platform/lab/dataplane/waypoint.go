@@ -110,7 +110,7 @@ func (in *Installation) startWaypoints(ctx context.Context, l7 bool) error {
 			name := fmt.Sprintf("%s-%d", waypointName, i)
 			p := buildWaypoint(in.inv, ns, name, in.settings, filepath.Join(in.o.Dir, "waypoint", ns, name), l7)
 			spec := PodSpec{Namespace: ns, Name: name, Node: node, ServiceAccount: waypointAccount,
-				Containers: []Container{in.container(p, "istio-proxy", in.settings.Waypoint)}}
+				Containers: []Container{in.container(p, in.settings.profile().Family().SidecarContainer, in.settings.Waypoint)}}
 			pod, err := in.addPod(ctx, spec, p)
 			if err != nil {
 				return err
