@@ -13,56 +13,8 @@ import (
 	"github.com/meshbench/meshbench/internal/results"
 )
 
-// plan decides the run's scaling, calibrating on the platform when the
-// study asks for it, and plans the cells. A resumed run keeps the scaling
-// it started with, so that its cells match the ones already done.
-func (r *runner) plan(ctx context.Context) (*Plan, error) {
-	sc := r.s.ScalingFor(r.o.Scale)
-	if old := r.ix.Provenance.Scaling; old != nil {
-		if r.o.Scale > 0 && (old.Mode != results.ScaleFactor || old.Factor != r.o.Scale) {
-			return nil, fmt.Errorf("resume: the run started with scaling %q (factor %g); --scale cannot change it", old.Mode, old.Factor)
-		}
-		sc = *old
-		if sc.Work != nil {
-			// The cells still to run burn what the finished ones did.
-			scaleWork(r.s.Graph, sc.Work.Scale)
-		}
-	}
-	if needsCalibration(sc) {
-		caps, err := r.measureCapacities(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r.s.Scaling != nil && r.s.Scaling.CalibrateWork {
-			if sc.Work, caps, err = r.calibrateWork(ctx, caps); err != nil {
-				return nil, err
-			}
-		}
-		if sc, err = r.s.calibrate(sc, caps); err != nil {
-			return nil, err
-		}
-		if sc.Work != nil {
-			sc.Note = joinNote(workNote(sc.Work), sc.Note)
-		}
-		r.printf("calibrated: capacity %s; load scaled by %.4g (%s)\n", capacitiesText(caps), sc.Factor, sc.Note)
-		r.log.Info("calibrated", "scaling", sc.Mode, "factor", sc.Factor, "tenant_rate", sc.TenantRate)
-	}
-	r.ix.Provenance.Scaling = &sc
-	plan, err := NewPlan(r.s, sc)
-	if err != nil {
-		return nil, err
-	}
-	r.ix.Planned = len(plan.Cells)
-	for id := range r.done {
-		if !slices.ContainsFunc(plan.Cells, func(c Cell) bool { return c.ID == id }) {
-			r.log.Warn("a finished cell is not in the plan; this meshbench plans the study differently", "cell", id)
-		}
-	}
-	return plan, r.writeIndex()
-}
-
 // calibrateWork scales the workload's work so that the app costs what the
-// study's cost relative to its proxies (see work.go), from capacities
+// study's cost relative to its proxies (see calibration_work.go), from capacities
 // measured with the configured work, and measures the capacities again
 // with the new work: those scale the load, and give the shares reached.
 func (r *runner) calibrateWork(ctx context.Context, caps map[string]float64) (*results.WorkCalibration, map[string]float64, error) {
@@ -81,7 +33,7 @@ func (r *runner) calibrateWork(ctx context.Context, caps map[string]float64) (*r
 	if err != nil {
 		return nil, nil, err
 	}
-	w.WorkMs = scaleWork(r.s.Graph, w.Scale)
+	r.s, w.WorkMs = r.s.withWork(w.Scale)
 	r.printf("calibrated the app's cost: %s\n", workNote(w))
 	r.log.Info("calibrated the app's cost", "scale", w.Scale, "target_app_ms", w.TargetAppMs)
 	r.group = 0 // deploy the workload again, with its new work

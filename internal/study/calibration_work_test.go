@@ -87,8 +87,13 @@ func TestRunCalibratesWork(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var progress bytes.Buffer
-	if _, err := Run(ctx, runOptions(t, workStudy, f, dir, &progress)); err == nil {
+	o := runOptions(t, workStudy, f, dir, &progress)
+	if _, err := Run(ctx, o); err == nil {
 		t.Fatal("the interrupted run succeeded")
+	}
+	// Calibration planned a study of its own: the one given keeps its work.
+	if got := workPerRequest(o.Study.Graph, nil); got != 42*time.Millisecond {
+		t.Errorf("the given study's graph now burns %s a request, want the configured 42ms", got)
 	}
 	ix, err := results.ReadIndex(dir)
 	if err != nil {

@@ -141,16 +141,21 @@ func calibrateWork(study, caps map[string]float64, base string, appCPUs int, con
 	return w, nil
 }
 
-// scaleWork multiplies every service's (and version's) work in the graph
-// by f, to the microsecond, returning each service's work in ms.
-func scaleWork(g *topology.Graph, f float64) map[string]float64 {
+// withWork returns the study with every service's (and version's) work
+// scaled by f, to the microsecond, and each service's new work in ms. s
+// and its graph are left as they are: calibration makes a new study to
+// plan, rather than editing the one it was given.
+func (s *Study) withWork(f float64) (*Study, map[string]float64) {
 	scale := func(d topology.Duration) topology.Duration {
 		return topology.Duration(time.Duration(math.Round(float64(d)*f/1e3)) * time.Microsecond)
 	}
+	g := *s.Graph
+	g.Services = slices.Clone(s.Graph.Services)
 	out := map[string]float64{}
 	for i := range g.Services {
 		svc := &g.Services[i]
 		svc.CPUWork = scale(svc.CPUWork)
+		svc.Versions = slices.Clone(svc.Versions)
 		for j := range svc.Versions {
 			svc.Versions[j].CPUWork = scale(svc.Versions[j].CPUWork)
 		}
@@ -158,7 +163,9 @@ func scaleWork(g *topology.Graph, f float64) map[string]float64 {
 			out[svc.Name] = ms(svc.CPUWork.D())
 		}
 	}
-	return out
+	c := *s
+	c.Graph = &g
+	return &c, out
 }
 
 // workPerRequest is the CPU the graph's configured work burns for one
