@@ -113,7 +113,7 @@ func run(ctx context.Context, w io.Writer, c config) error {
 	}
 	// The profile is read after the runs, so that a profile the predictor
 	// cannot read still leaves the runs to compare with -results.
-	p, err := predict.ReadProfile(c.profile)
+	p, err := predict.ReadUnitCosts(c.profile)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ type measuredFigs struct {
 
 // compare predicts each mesh of a finished accuracy run at each of its
 // tenant counts and prints the errors.
-func compare(w io.Writer, p *predict.Profile, c config, dir string) error {
+func compare(w io.Writer, p *predict.UnitCosts, c config, dir string) error {
 	ix, err := results.ReadIndex(dir)
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ func Judge(d Diff) Verdict {
 // Diff is run B minus run A.
 type Change struct {
 	Mesh   string
-	Config Config
+	Config LoadConfig
 	Metric Metric
 	Diff   Diff
 }

@@ -8,24 +8,24 @@ import (
 	"strings"
 )
 
-// Config is one load configuration: a cell's sweep values without its mesh
+// LoadConfig is one load configuration: a cell's sweep values without its mesh
 // and repetition.
-type Config struct {
+type LoadConfig struct {
 	Key    string            // canonical form of Params, unique per configuration
 	Params map[string]string // parameter name -> value
 }
 
-func newConfig(params map[string]string) Config {
+func newConfig(params map[string]string) LoadConfig {
 	keys := slices.Sorted(maps.Keys(params))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + params[k]
 	}
-	return Config{Key: strings.Join(parts, ","), Params: maps.Clone(params)}
+	return LoadConfig{Key: strings.Join(parts, ","), Params: maps.Clone(params)}
 }
 
 // Label is the configuration as a reader sees it.
-func (c Config) Label() string {
+func (c LoadConfig) Label() string {
 	if c.Key == "" {
 		return "the one load configuration"
 	}
@@ -34,7 +34,7 @@ func (c Config) Label() string {
 
 // Without returns the configuration with one parameter removed: the
 // configurations a sweep over that parameter shares.
-func (c Config) Without(param string) Config {
+func (c LoadConfig) Without(param string) LoadConfig {
 	p := maps.Clone(c.Params)
 	delete(p, param)
 	return newConfig(p)
@@ -58,7 +58,7 @@ func compareValues(a, b string) int {
 
 // compareConfigs orders configurations by their parameters in name order,
 // values compared numerically.
-func compareConfigs(a, b Config) int {
+func compareConfigs(a, b LoadConfig) int {
 	names := slices.Sorted(maps.Keys(a.Params))
 	for _, n := range slices.Sorted(maps.Keys(b.Params)) {
 		if _, ok := a.Params[n]; !ok {
@@ -75,13 +75,13 @@ func compareConfigs(a, b Config) int {
 }
 
 // Value returns a numeric parameter's value and whether it is numeric.
-func (c Config) Value(param string) (float64, bool) {
+func (c LoadConfig) Value(param string) (float64, bool) {
 	f, err := strconv.ParseFloat(c.Params[param], 64)
 	return f, err == nil
 }
 
 // With returns the configuration with one parameter set.
-func (c Config) With(param, value string) Config {
+func (c LoadConfig) With(param, value string) LoadConfig {
 	p := maps.Clone(c.Params)
 	if p == nil {
 		p = map[string]string{}

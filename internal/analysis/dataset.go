@@ -35,7 +35,7 @@ type Dataset struct {
 	Baseline string
 	Meshes   []string // the baseline first, then in the order they first ran
 	Params   []Param
-	Configs  []Config // in ascending order of their parameters
+	Configs  []LoadConfig // in ascending order of their parameters
 	// Excluded lists every cell left out, in the order the cells ran.
 	Excluded []Exclusion
 	// Capacity holds a search study's capacities, in the order the study
@@ -117,7 +117,7 @@ func appNodesOf(c infra.ClusterSpec) map[string]bool {
 	return out
 }
 
-func (d *Dataset) group(mesh string, cfg Config) *Group {
+func (d *Dataset) group(mesh string, cfg LoadConfig) *Group {
 	k := mesh + "\x00" + cfg.Key
 	g, ok := d.groups[k]
 	if !ok {
@@ -129,7 +129,7 @@ func (d *Dataset) group(mesh string, cfg Config) *Group {
 
 func (d *Dataset) order(values map[string]map[string]bool, baseline string) {
 	seen := map[string]bool{}
-	configs := map[string]Config{}
+	configs := map[string]LoadConfig{}
 	for _, s := range d.Index.Cells {
 		if !seen[s.Mesh] {
 			seen[s.Mesh] = true
@@ -162,13 +162,13 @@ func (d *Dataset) order(values map[string]map[string]bool, baseline string) {
 
 // Group returns the mesh's group at a configuration, or nil when that
 // combination never ran.
-func (d *Dataset) Group(mesh string, c Config) *Group {
+func (d *Dataset) Group(mesh string, c LoadConfig) *Group {
 	return d.groups[mesh+"\x00"+c.Key]
 }
 
 // Representative is the configuration single-run charts show: the last
 // one, with the highest load and most replicas.
-func (d *Dataset) Representative() Config { return d.Configs[len(d.Configs)-1] }
+func (d *Dataset) Representative() LoadConfig { return d.Configs[len(d.Configs)-1] }
 
 // Sweep returns the parameter swept over at least two numeric values whose
 // name satisfies match, or false.
@@ -200,7 +200,7 @@ func (d *Dataset) ReplicaSweep() (Param, bool) {
 // Overhead is the mesh's difference from the baseline at a configuration
 // for one metric; false when there is no baseline or either group is
 // missing.
-func (d *Dataset) Overhead(mesh string, c Config, m Metric) (Diff, bool) {
+func (d *Dataset) Overhead(mesh string, c LoadConfig, m Metric) (Diff, bool) {
 	if d.Baseline == "" || mesh == d.Baseline {
 		return Diff{}, false
 	}
@@ -224,8 +224,8 @@ func (d *Dataset) HasPart(mesh string, p Part) bool {
 
 // Slices returns the configurations with param removed, each once, in
 // order: the other parameters a sweep over param is repeated at.
-func (d *Dataset) Slices(param string) []Config {
-	var out []Config
+func (d *Dataset) Slices(param string) []LoadConfig {
+	var out []LoadConfig
 	seen := map[string]bool{}
 	for _, c := range d.Configs {
 		w := c.Without(param)
@@ -241,7 +241,7 @@ func (d *Dataset) Slices(param string) []Config {
 // relative to the overhead itself.
 type Precision struct {
 	Mesh   string
-	Config Config
+	Config LoadConfig
 	// Relative is the 95% interval's half-width over the median
 	// overhead's size; +Inf when there is no interval yet or the overhead
 	// is zero.

@@ -20,7 +20,7 @@ func loadFixture(t *testing.T) *Dataset {
 	return d
 }
 
-func cfg(conns, replicas int) Config {
+func cfg(conns, replicas int) LoadConfig {
 	return newConfig(map[string]string{"connections": strconv.Itoa(conns), "replicas.productpage": strconv.Itoa(replicas)})
 }
 

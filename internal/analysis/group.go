@@ -9,7 +9,7 @@ import (
 // Group is every repetition of one mesh at one load configuration.
 type Group struct {
 	Mesh     string
-	Config   Config
+	Config   LoadConfig
 	Reps     []*Rep // usable repetitions, in repetition order
 	Excluded []Exclusion
 	latency  *metrics.Histogram // pooled over Reps

@@ -14,7 +14,7 @@ import (
 type Fidelity struct {
 	Published results.Published
 	// Config is the configuration the run's figure comes from.
-	Config Config
+	Config LoadConfig
 	// Measured is this run's figure in the published figure's unit; OK is
 	// false when the run has no cells to compute it from.
 	Measured float64
@@ -71,8 +71,8 @@ func (d *Dataset) Fidelities() []Fidelity {
 	return out
 }
 
-func (d *Dataset) matching(params map[string]string) (Config, bool) {
-	var found Config
+func (d *Dataset) matching(params map[string]string) (LoadConfig, bool) {
+	var found LoadConfig
 	ok := false
 	for _, c := range d.Configs {
 		if !mapsMatch(params, c.Params) {
@@ -94,7 +94,7 @@ func mapsMatch(want, have map[string]string) bool {
 	return true
 }
 
-func tenantsOf(c Config) int {
+func tenantsOf(c LoadConfig) int {
 	var n int
 	fmt.Sscan(c.Params[results.TenantsParam], &n)
 	return n
@@ -102,7 +102,7 @@ func tenantsOf(c Config) int {
 
 // figure is a published figure's counterpart at c: the median over the
 // repetitions, and for a relation, computed from both meshes' medians.
-func (d *Dataset) figure(p results.Published, c Config) (float64, bool) {
+func (d *Dataset) figure(p results.Published, c LoadConfig) (float64, bool) {
 	rel, base := p.Split()
 	value := func(mesh string) (float64, bool) {
 		g := d.Group(mesh, c)

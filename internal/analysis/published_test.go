@@ -82,7 +82,7 @@ func TestFidelitiesAndReproductions(t *testing.T) {
 func repsDataset(p50s map[string][]float64) *Dataset {
 	d := &Dataset{Baseline: "baseline", Meshes: []string{"baseline", "ambient", "sidecar"}, groups: map[string]*Group{}}
 	c := newConfig(nil)
-	d.Configs = []Config{c}
+	d.Configs = []LoadConfig{c}
 	for _, m := range d.Meshes {
 		for _, v := range p50s[m] {
 			h := metrics.NewHistogram()

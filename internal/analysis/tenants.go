@@ -18,8 +18,8 @@ const LinearityTolerance = 0.10
 // loaded-tenant counts and extrapolated to the study's.
 type Extrapolation struct {
 	Mesh   string
-	Config Config // the other parameters, without the tenant count
-	Figure string // what is added up, as the report labels it
+	Config LoadConfig // the other parameters, without the tenant count
+	Figure string     // what is added up, as the report labels it
 	Unit   string
 	// K1 and K2 are the two tenant counts, At1 and At2 the figure there;
 	// N is the study's tenant count and AtN the line through both at N.
@@ -70,7 +70,7 @@ func (d *Dataset) Extrapolations() []Extrapolation {
 	k1, k2, n := ks[0], ks[1], sc.StudyTenants
 	var out []Extrapolation
 	for _, slice := range d.Slices(results.TenantsParam) {
-		at := func(k int) Config {
+		at := func(k int) LoadConfig {
 			p := maps.Clone(slice.Params)
 			if p == nil {
 				p = map[string]string{}

@@ -116,7 +116,7 @@ func runPredict(s Streams, f predictFlags) error {
 	if err != nil {
 		return fmt.Errorf("--graph: %w", err)
 	}
-	p, err := predict.ReadProfile(f.profile)
+	p, err := predict.ReadUnitCosts(f.profile)
 	if err != nil {
 		return err
 	}

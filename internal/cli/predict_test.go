@@ -18,7 +18,7 @@ func writeProfile(t *testing.T) string {
 	hop := predict.FromQuantile(func(float64) float64 { return 1 })
 	iv := predict.Interval{V: 0.0001, Lo: 0.0001, Hi: 0.0001}
 	costs := []predict.Cost{{Protocol: "http", Payload: 50, Sides: predict.Sides{Server: iv}}, {Protocol: "http", Payload: 8000, Sides: predict.Sides{Server: iv}}}
-	p := &predict.Profile{
+	p := &predict.UnitCosts{
 		Version: predict.FormatVersion, Source: "test", Protocols: []string{"http"}, Payloads: []int{50, 8000}, Reference: "http", Nodes: 1,
 		Meshes: []predict.Mesh{{Name: "sidecar", Profile: "sidecar",
 			Roles: []predict.Role{{Role: "sidecar", Scope: predict.ScopePod, Instances: 3, Fits: []predict.Fit{{From: 10, To: 100, Costs: costs}}}},

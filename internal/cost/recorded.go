@@ -17,7 +17,7 @@ import (
 // and waypoints. Both `meshbench cost --results` and the report price
 // requests with it. It returns nil when the results hold no application
 // pods.
-func RecordedAllocation(d *analysis.Dataset, cfg analysis.Config, m MachineType, pricesNote string) (*AllocationEstimate, error) {
+func RecordedAllocation(d *analysis.Dataset, cfg analysis.LoadConfig, m MachineType, pricesNote string) (*AllocationEstimate, error) {
 	name := d.Index.Study + " as recorded"
 	var base Workload
 	var runs []scenario

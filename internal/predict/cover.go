@@ -12,7 +12,7 @@ import (
 // Cover checks that the profile measured every protocol the graph's calls
 // use and every payload they carry (a service's answer, per version), and
 // names the first field it does not cover with what the profile has.
-func (p *Profile) Cover(g *topology.Graph) error {
+func (p *UnitCosts) Cover(g *topology.Graph) error {
 	if len(p.Payloads) == 0 {
 		return fmt.Errorf("the profile measured no %s payloads", p.Reference)
 	}

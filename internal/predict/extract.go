@@ -58,7 +58,7 @@ type measured struct {
 // it. Noisy cells are kept, for a profile of one repetition has no other
 // cell of their variant, and listed in the profile's Noisy, which predict
 // reports.
-func Extract(dir string) (*Profile, error) {
+func Extract(dir string) (*UnitCosts, error) {
 	ix, err := results.ReadIndex(dir)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func Extract(dir string) (*Profile, error) {
 	if len(cells) == 0 {
 		return nil, fmt.Errorf("%s: no usable cells (every cell failed, was noisy or distorted)", dir)
 	}
-	p := &Profile{Version: FormatVersion, Study: ix.Study, Source: dir, Start: ix.Start, Provenance: ix.Provenance,
+	p := &UnitCosts{Version: FormatVersion, Study: ix.Study, Source: dir, Start: ix.Start, Provenance: ix.Provenance,
 		Reference: refProtocol, Nodes: 1, Noisy: noisy}
 	// A protocol is covered when every mesh has a usable cell over it: a
 	// mesh whose cells over it failed leaves it out of the profile.

@@ -17,7 +17,7 @@ const mib = 1 << 20
 // CPU per request received, 0.1 ms per request sent (by an app pod or the
 // generator), 50 MiB at rest plus 1 MiB per known service
 // and 10 KiB per connection.
-func synthetic() *Profile {
+func synthetic() *UnitCosts {
 	hop := func(proto string, payload int, ms float64) Hop {
 		d := constant(ms)
 		return Hop{Protocol: proto, Payload: payload, Requests: 1000, Added: d, Low: d.Scale(0.5), High: d.Scale(2)}
@@ -25,7 +25,7 @@ func synthetic() *Profile {
 	cost := func(proto string, payload int, k float64) Cost {
 		return Cost{Protocol: proto, Payload: payload, Sides: Sides{Server: exact(0.0002 * k), Caller: exact(0.0001 * k), Entry: exact(0.0001 * k)}}
 	}
-	return &Profile{
+	return &UnitCosts{
 		Version: FormatVersion, Source: "synthetic", Protocols: []string{"http", "grpc"}, Payloads: []int{50, 8000}, Reference: "http", Nodes: 1,
 		Meshes: []Mesh{
 			{Name: "baseline", Profile: "baseline"},
@@ -48,7 +48,7 @@ func graph(t *testing.T, name string) *topology.Graph {
 	return g
 }
 
-func mustPredict(t *testing.T, p *Profile, o Options) *Prediction {
+func mustPredict(t *testing.T, p *UnitCosts, o Options) *Prediction {
 	t.Helper()
 	pr, err := Predict(p, o)
 	if err != nil {

@@ -74,7 +74,7 @@ type MeshFigs struct {
 // Predict predicts each mesh's figures for the options' graph and scale.
 // It refuses, before computing anything, a graph the profile does not
 // cover and a scale it cannot use.
-func Predict(p *Profile, o Options) (*Prediction, error) {
+func Predict(p *UnitCosts, o Options) (*Prediction, error) {
 	if err := o.Scale.check(); err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func footprintOf(fs *cost.Footprints, profile string) (cost.Footprint, error) {
 }
 
 // host says where the profile was measured.
-func host(p *Profile) string {
+func host(p *UnitCosts) string {
 	i := p.Provenance.Platform
 	return fmt.Sprintf("%s, %d CPUs, kernel %s, Envoy %s", i.CPUModel, i.CPUs, i.Kernel, i.EnvoyVersion)
 }

@@ -18,9 +18,10 @@ import (
 // sidecar's idle by side (what its pod does).
 const FormatVersion = 4
 
-// Profile is a profile file: each mesh's unit costs as the profiling run
-// measured them, with where and how it was measured.
-type Profile struct {
+// UnitCosts is what a profile file (meshbench profile) holds: each
+// mesh's unit costs as the profiling run measured them, with where and
+// how it was measured.
+type UnitCosts struct {
 	Version int `json:"version"`
 	// Study and Source say which run it was extracted from: the study's
 	// name and the results directory.
@@ -169,11 +170,11 @@ func (a Interval) Moved(from, to Interval) Interval { return a.Add(to.Minus(from
 func exact(v float64) Interval { return Interval{v, v, v} }
 
 // Write writes the profile as indented JSON, atomically.
-func (p *Profile) Write(path string) error { return results.WriteJSON(path, p) }
+func (p *UnitCosts) Write(path string) error { return results.WriteJSON(path, p) }
 
-// ReadProfile reads a profile file, or extracts one from a profiling
+// ReadUnitCosts reads a profile file, or extracts one from a profiling
 // run's results directory.
-func ReadProfile(path string) (*Profile, error) {
+func ReadUnitCosts(path string) (*UnitCosts, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return Extract(path)
 	}
@@ -181,7 +182,7 @@ func ReadProfile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--profile: %w", err)
 	}
-	var p Profile
+	var p UnitCosts
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("--profile %s: not a profile file: %w", path, err)
 	}
@@ -202,7 +203,7 @@ func ReadProfile(path string) (*Profile, error) {
 }
 
 // Mesh returns the named mesh's costs.
-func (p *Profile) Mesh(name string) (*Mesh, bool) {
+func (p *UnitCosts) Mesh(name string) (*Mesh, bool) {
 	for i := range p.Meshes {
 		if p.Meshes[i].Name == name {
 			return &p.Meshes[i], true
@@ -212,7 +213,7 @@ func (p *Profile) Mesh(name string) (*Mesh, bool) {
 }
 
 // rates is the lowest and highest rate the profile's CPU lines span.
-func (p *Profile) rates() (lo, hi float64) {
+func (p *UnitCosts) rates() (lo, hi float64) {
 	lo = math.Inf(1)
 	for _, m := range p.Meshes {
 		for _, r := range m.Roles {

@@ -82,7 +82,7 @@ func (b *builder) meshesWith(p analysis.Part) []string {
 
 // short labels a configuration by its values alone, for chart categories;
 // shortAxis names the parameters in the same order.
-func short(c analysis.Config, params []analysis.Param) string {
+func short(c analysis.LoadConfig, params []analysis.Param) string {
 	var v []string
 	for _, p := range params {
 		if x, ok := c.Params[p.Name]; ok {
@@ -138,7 +138,7 @@ func loadText(g *analysis.Group) string {
 }
 
 // firstGroup returns any mesh's group at a configuration.
-func (b *builder) firstGroup(c analysis.Config) *analysis.Group {
+func (b *builder) firstGroup(c analysis.LoadConfig) *analysis.Group {
 	for _, m := range b.d.Meshes {
 		if g := b.d.Group(m, c); g != nil && len(g.Reps) > 0 {
 			return g

@@ -34,7 +34,7 @@ func (b *builder) cost() Section {
 
 // costByRequests renders the cost package's recorded allocation, the one
 // `meshbench cost --results` prints.
-func (b *builder) costByRequests(rep analysis.Config, catalog *cost.Catalog) []Block {
+func (b *builder) costByRequests(rep analysis.LoadConfig, catalog *cost.Catalog) []Block {
 	out := []Block{heading("By requests: nodes to hold what the pods ask for")}
 	m, err := catalog.Machine(cost.DefaultNode)
 	var e *cost.AllocationEstimate
@@ -70,7 +70,7 @@ func (b *builder) costByRequests(rep analysis.Config, catalog *cost.Catalog) []B
 
 // costByConsumption renders the cost package's per-repetition pricing, the
 // medians of which `meshbench cost --results` prints, with intervals.
-func (b *builder) costByConsumption(rep analysis.Config, catalog *cost.Catalog) []Block {
+func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catalog) []Block {
 	out := []Block{heading("By consumption: the data plane's measured usage")}
 	prices, err := cost.DefaultUnitPrices(catalog)
 	if err != nil {

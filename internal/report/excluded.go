@@ -24,8 +24,8 @@ func (b *builder) excluded() Section {
 	return s
 }
 
-func configOf(e analysis.Exclusion) analysis.Config {
-	var c analysis.Config
+func configOf(e analysis.Exclusion) analysis.LoadConfig {
+	var c analysis.LoadConfig
 	for k, v := range e.Summary.Params {
 		c = c.With(k, v)
 	}

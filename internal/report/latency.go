@@ -61,7 +61,7 @@ const (
 
 // spectrum draws each mesh's latency at every percentile of the pooled
 // histogram of its usable runs, on HdrHistogram's log percentile axis.
-func (b *builder) spectrum(c analysis.Config) *Chart {
+func (b *builder) spectrum(c analysis.LoadConfig) *Chart {
 	var series []chart.Series
 	for _, m := range b.d.Meshes {
 		g := b.d.Group(m, c)
@@ -190,7 +190,7 @@ func valueAxis(p analysis.Param, scale chart.Scale) chart.Axis {
 }
 
 // fileSlug names a configuration's chart files.
-func fileSlug(c analysis.Config) string {
+func fileSlug(c analysis.LoadConfig) string {
 	if s := slug(c.Key); s != "" {
 		return s
 	}
@@ -199,7 +199,7 @@ func fileSlug(c analysis.Config) string {
 
 // perNamespace is the table of per-namespace latencies at a load
 // configuration, or nil when no run had a generator per namespace.
-func (b *builder) perNamespace(c analysis.Config) *Table {
+func (b *builder) perNamespace(c analysis.LoadConfig) *Table {
 	t := &Table{Header: []string{"Service mesh", "p50", "p95", "p99", "Runs"}}
 	for _, m := range b.d.Meshes {
 		g := b.d.Group(m, c)

@@ -55,7 +55,7 @@ func (b *builder) resources() Section {
 	if gaps, runs := b.gaps(); gaps > 0 {
 		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%d spans without a resource reading in %d runs (a missed scrape, a metrics source down): the means leave them out; they are not zeros. Each series' gaps are in its cell file.", gaps, runs)))
 	}
-	for _, c := range append([]analysis.Config{rep}, d.Configs[:len(d.Configs)-1]...) {
+	for _, c := range append([]analysis.LoadConfig{rep}, d.Configs[:len(d.Configs)-1]...) {
 		for _, res := range []struct {
 			name   string
 			metric func(analysis.Part) analysis.Metric

@@ -79,7 +79,7 @@ func smpEnv(d *analysis.Dataset) smpEnvironment {
 	return e
 }
 
-func smpTest(c analysis.Config, r *analysis.Rep) *smpTestConfig {
+func smpTest(c analysis.LoadConfig, r *analysis.Rep) *smpTestConfig {
 	o := r.Load.Options
 	t := &smpTestConfig{SMPVersion: SMPVersion, ID: "load-" + fileSlug(c), Name: c.Label(),
 		Labels: map[string]string{"meshbench.loop": "closed"}}
@@ -208,7 +208,7 @@ func usage(r *analysis.Rep, p analysis.Part) *smpUsage {
 	}
 }
 
-func smpResult(d *analysis.Dataset, c analysis.Config, r *analysis.Rep, testID, meshID string) smpTestResult {
+func smpResult(d *analysis.Dataset, c analysis.LoadConfig, r *analysis.Rep, testID, meshID string) smpTestResult {
 	v := r.Values
 	secs := v[analysis.Duration]
 	res := smpTestResult{
