@@ -124,3 +124,22 @@ func TestFootprints(t *testing.T) {
 		t.Errorf("baseline lines = %q", got)
 	}
 }
+
+// TestRegistryFootprints checks that each footprint the mesh registry
+// names for a profile is a built-in one.
+func TestRegistryFootprints(t *testing.T) {
+	t.Parallel()
+	fs, err := LoadFootprints("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range mesh.ProfileNames("") {
+		p, _ := mesh.LookupProfile(name)
+		if p.Footprint == "" {
+			continue
+		}
+		if _, err := fs.Select([]string{p.Footprint}); err != nil {
+			t.Errorf("profile %s: footprint %q: %v", name, p.Footprint, err)
+		}
+	}
+}

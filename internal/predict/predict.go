@@ -204,25 +204,17 @@ func parallel(g *topology.Graph) bool {
 	return false
 }
 
-// footprintOf is the cost model's footprint for a profile: its own, or,
-// for a policy variant the footprints do not list, the footprint of the
-// profile it adds a policy to (a policy adds no pods).
+// footprintOf is the cost model's footprint for a profile, the one the
+// registry names for it.
 func footprintOf(fs *cost.Footprints, profile string) (cost.Footprint, error) {
-	if f, err := fs.Select([]string{profile}); err == nil {
-		return f[0], nil
-	}
 	pr, ok := mesh.LookupProfile(profile)
 	if !ok {
 		return cost.Footprint{}, fmt.Errorf("mesh profile %q: unknown to this meshbench", profile)
 	}
-	base := mesh.ProfileSidecar
-	switch {
-	case pr.Waypoint:
-		base = mesh.ProfileAmbientWaypoint
-	case pr.NodeProxies():
-		base = mesh.ProfileAmbient
+	if pr.Footprint == "" {
+		return cost.Footprint{}, fmt.Errorf("mesh profile %q: the cost model has no footprint to price it", profile)
 	}
-	f, err := fs.Select([]string{base})
+	f, err := fs.Select([]string{pr.Footprint})
 	if err != nil {
 		return cost.Footprint{}, err
 	}
