@@ -30,11 +30,15 @@ import (
 // runs out of responses. Otherwise it parks in the netpoller,
 // which watches the epoll set's own descriptor, so that the P is free for
 // the rest of the program (an in-process server, the context watcher):
-// holding every P would starve them. Reads and writes are raw system calls
+// holding every P would starve them. A loop that keeps its P leaves its
+// epoll set out of the netpoller: there, every response that made the set
+// ready would also wake the thread that waits in the netpoller for the
+// program's next timer (a progress line's ticker, say), a thread switch
+// per response on the loop's CPU. Reads and writes are raw system calls
 // either way (rawsys.go).
 type loop struct {
-	ep, timer       int // the epoll set; a timerfd for the next deadline when parked
-	epf             *os.File
+	ep, timer       int                   // the epoll set; a timerfd for the next deadline when parked
+	epf             *os.File              // ep in the netpoller; nil when hold
 	eprc            syscall.RawConn       // parks on ep in the netpoller
 	parkFn          func(fd uintptr) bool // built once, so that parking does not allocate
 	k               int                   // events parkFn took
@@ -132,18 +136,20 @@ func (l *loop) open() error {
 	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fmt.Errorf("epoll: %w", err)
 	}
-	// Non-blocking before NewFile, so that the file is pollable.
-	if err := unix.SetNonblock(l.ep, true); err != nil {
-		return fmt.Errorf("epoll: %w", err)
-	}
-	l.epf = os.NewFile(uintptr(l.ep), "epoll")
-	if l.eprc, err = l.epf.SyscallConn(); err != nil {
-		return fmt.Errorf("epoll: %w", err)
-	}
-	l.parkFn = func(uintptr) bool {
-		k, errno := rawEpollWait(l.ep, l.events[:], 0)
-		l.k = k
-		return k > 0 || errno != 0 && errno != unix.EINTR
+	if !l.hold {
+		// Non-blocking before NewFile, so that the file is pollable.
+		if err := unix.SetNonblock(l.ep, true); err != nil {
+			return fmt.Errorf("epoll: %w", err)
+		}
+		l.epf = os.NewFile(uintptr(l.ep), "epoll")
+		if l.eprc, err = l.epf.SyscallConn(); err != nil {
+			return fmt.Errorf("epoll: %w", err)
+		}
+		l.parkFn = func(uintptr) bool {
+			k, errno := rawEpollWait(l.ep, l.events[:], 0)
+			l.k = k
+			return k > 0 || errno != 0 && errno != unix.EINTR
+		}
 	}
 	if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return fmt.Errorf("eventfd: %w", err)
@@ -192,7 +198,7 @@ func (l *loop) connect(ctx context.Context) {
 		defer l.setTimer(0)
 	}
 	for pending > 0 {
-		k, err := l.park()
+		k, err := l.block()
 		if err != nil {
 			return
 		}
@@ -306,12 +312,17 @@ func (l *loop) wait(now time.Duration) (int, error) {
 		}
 		l.armed = wake
 	}
-	if !l.hold {
-		return l.park()
+	return l.block()
+}
+
+// block waits for events with no limit of its own: the timerfd and the
+// wake eventfd end it, and the runtime's preemption signal too when it
+// keeps the P.
+func (l *loop) block() (int, error) {
+	if l.hold {
+		return l.poll(-1)
 	}
-	// The timerfd, the wake eventfd and the runtime's preemption signal
-	// all end this wait.
-	return l.poll(-1)
+	return l.park()
 }
 
 // poll waits up to msec (-1: no limit) in a raw epoll_wait, keeping the
