@@ -18,6 +18,7 @@ import (
 func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 	fmt.Fprintf(w, "== Client CPU per request: closed loop, HTTP/1.1 keep-alive, %s per run, CPU from wait4 rusage; each tool's median of %d rounds, each ratio the median of the rounds' ratios\n",
 		cfg.duration, cfg.repeat)
+	fmt.Fprintln(w, "   meshbench: as users run it, its progress line once a second; meshbench -q: without it")
 	tmp, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -35,7 +36,7 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 				slices.Reverse(order)
 			}
 			for _, t := range order {
-				r := measureCPU(ctx, t, cfg.tools[t.name], srv.url, conns, cfg.duration, tmp)
+				r := measureCPU(ctx, t, t.bin(cfg), srv.url, conns, cfg.duration, tmp)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -63,10 +64,22 @@ func cpuBench(ctx context.Context, cfg config, srv *nginx, w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		if m := median(runs["meshbench"]); m.engineUsPerReq > 0 {
-			fmt.Fprintf(w, "  meshbench's own account of its measured phase (no process start-up or exit): %.2f µs/req\n", m.engineUsPerReq)
+		for _, name := range []string{"meshbench", "meshbench -q"} {
+			if m := median(runs[name]); m.engineUsPerReq > 0 {
+				fmt.Fprintf(w, "  %s: its own account of its measured phase (no process start-up or exit): %.2f µs/req\n", name, m.engineUsPerReq)
+			}
 		}
 		mine := runs["meshbench"]
+		// The progress line must cost nothing a request: the default mode
+		// within 5% of -q.
+		if q, ok := pairedRatio(mine, runs["meshbench -q"]); ok {
+			verdict(w, q.median >= 0.95 && q.median <= 1.05, "%d conns: meshbench's CPU per request with its progress line within 5%% of -q's: %s", conns, q)
+		} else {
+			verdict(w, false, "%d conns: no ratio of meshbench to meshbench -q", conns)
+		}
+		if q, ok := pairedRatio(runs["meshbench -q"], runs["wrk"]); ok {
+			verdict(w, q.median <= 0.9, "%d conns: meshbench -q's CPU per request at most 0.9x wrk's: %s", conns, q)
+		}
 		if q, ok := pairedRatio(mine, runs["wrk"]); ok {
 			verdict(w, q.median <= 0.9, "%d conns: meshbench's CPU per request at most 0.9x wrk's: %s", conns, q)
 			for _, f := range []struct{ name, what string }{{"floor", "an epoll loop"}, {"floor-uring", "an io_uring loop"}} {
@@ -161,7 +174,7 @@ func measureCPU(ctx context.Context, t tool, bin, url string, conns int, d time.
 	r := cpuRow{name: t.name, done: done, failed: failed, cpuSeconds: p.cpu.Seconds(),
 		usPerReq: float64(p.cpu.Microseconds()) / float64(done)}
 	var self meshbenchReport
-	if t.name == "meshbench" && json.Unmarshal(p.stdout, &self) == nil {
+	if (t.name == "meshbench" || t.binary == "meshbench") && json.Unmarshal(p.stdout, &self) == nil {
 		r.engineUsPerReq = 1e6 * self.ClientCPUS / float64(done)
 	}
 	return r

@@ -16,6 +16,8 @@ var toolNames = []string{"meshbench", "wrk", "hey", "oha", "fortio", "vegeta", "
 // tool is how to drive one load generator and read what it measured.
 type tool struct {
 	name string
+	// binary names the flag that gives the tool's binary, when not name.
+	binary string
 	// closed returns the arguments and standard input of a closed-loop,
 	// keep-alive run; tmp is a scratch directory.
 	closed func(bin, url string, conns int, d time.Duration, tmp string) ([]string, string)
@@ -31,19 +33,33 @@ type tool struct {
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s" }
 
+// bin is the tool's binary; empty when missing.
+func (t tool) bin(cfg config) string {
+	if t.binary != "" {
+		return cfg.tools[t.binary]
+	}
+	return cfg.tools[t.name]
+}
+
+// meshbenchCount reads a meshbench run's requests and errors from its
+// JSON report.
+func meshbenchCount(_ string, p proc, _ string) (int64, int64, error) {
+	var r meshbenchReport
+	if err := json.Unmarshal(p.stdout, &r); err != nil {
+		return 0, 0, err
+	}
+	return r.Requests, r.Errors, nil
+}
+
 var tools = []tool{
+	// meshbench as users run it, its progress line printed once a second
+	// (to the pipe that runPinned reads).
 	{
 		name: "meshbench",
 		closed: func(_, url string, conns int, d time.Duration, _ string) ([]string, string) {
-			return []string{"load", "-q", "-c", fmt.Sprint(conns), "-d", secs(d), "--output", "json", url}, ""
+			return []string{"load", "-c", fmt.Sprint(conns), "-d", secs(d), "--output", "json", url}, ""
 		},
-		count: func(_ string, p proc, _ string) (int64, int64, error) {
-			var r meshbenchReport
-			if err := json.Unmarshal(p.stdout, &r); err != nil {
-				return 0, 0, err
-			}
-			return r.Requests, r.Errors, nil
-		},
+		count: meshbenchCount,
 		open: func(url string, rate float64, conns int, d time.Duration) []string {
 			return []string{"load", "-q", "--rate", fmt.Sprint(rate), "-c", fmt.Sprint(conns), "-d", secs(d), "--output", "json", url}
 		},
@@ -52,6 +68,14 @@ var tools = []tool{
 			err := json.Unmarshal(p.stdout, &r)
 			return ms(r.LatencyMS.P99), err
 		},
+	},
+	{
+		name:   "meshbench -q",
+		binary: "meshbench",
+		closed: func(_, url string, conns int, d time.Duration, _ string) ([]string, string) {
+			return []string{"load", "-q", "-c", fmt.Sprint(conns), "-d", secs(d), "--output", "json", url}, ""
+		},
+		count: meshbenchCount,
 	},
 	{
 		name: "wrk",
