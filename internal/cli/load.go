@@ -92,6 +92,7 @@ func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl.Int64VarP(&o.Requests, "requests", "n", 0, "number of requests in the measured phase")
 	fl.DurationVar(&o.Warmup, "warmup", 0, "load to run first and leave out of the results")
 	fl.BoolVar(&o.NoKeepAlive, "no-keepalive", false, "open a new connection for every request")
+	fl.IntVar(&o.ConnRequests, "conn-requests", 0, "HTTP/1.1: close each connection after this many requests, the next opening a new one (0: keep it)")
 	fl.BoolVar(&o.HTTP2, "http2", false, "HTTP/2: h2c (prior knowledge) for http://, ALPN h2 for https://")
 	fl.BoolVar(&o.GRPC, "grpc", false, "unary gRPC calls to the test service's method "+grpcapp.Method+" (h2c for http://); the body is the request's bytes")
 	fl.StringVarP(&o.Method, "method", "m", "GET", "request method")

@@ -30,6 +30,9 @@ func Args(o Options, bodyFile string) []string {
 	if o.NoKeepAlive {
 		a = append(a, "--no-keepalive")
 	}
+	if o.ConnRequests > 0 {
+		a = append(a, "--conn-requests", strconv.Itoa(o.ConnRequests))
+	}
 	if o.HTTP2 {
 		a = append(a, "--http2")
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,9 @@ type dialer struct {
 	tls     *tls.Config // nil for plain TCP
 	timeout time.Duration
 	nd      net.Dialer
+	// dials counts the connections opened; each worker's dialer has its
+	// own (gRPC dials from its own goroutines).
+	dials *atomic.Int64
 }
 
 func newDialer(t target, o *Options, alpn string) *dialer {
@@ -34,6 +38,7 @@ func (d *dialer) dial(ctx context.Context) (net.Conn, error) {
 		return nil, err
 	}
 	if d.tls == nil {
+		d.opened()
 		return c, nil
 	}
 	tc := tls.Client(c, d.tls)
@@ -51,5 +56,12 @@ func (d *dialer) dial(ctx context.Context) (net.Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("tls: server negotiated %q, not %q", p, want)
 	}
+	d.opened()
 	return tc, nil
+}
+
+func (d *dialer) opened() {
+	if d.dials != nil {
+		d.dials.Add(1)
+	}
 }

@@ -158,6 +158,8 @@ func newDrivers(o *Options, t target, hists *sink) ([]driver, error) {
 	d := newDialer(t, o, alpn)
 	for range o.Connections {
 		w := &worker{rec: newRecorder(hists), timeout: o.Timeout}
+		// Its own dialer, so that it counts its own connections.
+		d := &dialer{addr: d.addr, tls: d.tls, timeout: d.timeout, nd: d.nd, dials: &w.dials}
 		switch {
 		case o.GRPC:
 			w.rt = newGRPCConn(d, t, o)

@@ -79,6 +79,9 @@ func run(t *testing.T, o Options) *Result {
 	return res
 }
 
+func none(n int64) bool     { return n == 0 }
+func fiveEach(n int64) bool { return n >= 38 && n <= 39 }
+
 func TestRunProtocols(t *testing.T) {
 	t.Parallel()
 	h2cStart := func(s *httptest.Server) {
@@ -95,17 +98,26 @@ func TestRunProtocols(t *testing.T) {
 		opts      Options
 		wantProto string
 		wantConns func(n int64) bool
+		// wantNew is the connections the measured phase opened: those
+		// opened before the clock started do not count.
+		wantNew func(n int64) bool
 	}{
 		{name: "HTTP/1.1 keep-alive", opts: Options{Connections: 4}, wantProto: "HTTP/1.1",
-			wantConns: func(n int64) bool { return n == 4 }},
+			wantConns: func(n int64) bool { return n == 4 }, wantNew: none},
 		{name: "HTTP/1.1 without keep-alive", opts: Options{Connections: 2, NoKeepAlive: true}, wantProto: "HTTP/1.1",
-			wantConns: func(n int64) bool { return n == 200 }},
+			wantConns: func(n int64) bool { return n == 200 }, wantNew: func(n int64) bool { return n == 200 }},
+		// 200 requests 5 a connection: 40 connections, one more for each
+		// whose share was no multiple of 5; 2 opened before the clock.
+		{name: "HTTP/1.1 5 requests a connection", opts: Options{Connections: 2, ConnRequests: 5}, wantProto: "HTTP/1.1",
+			wantConns: func(n int64) bool { return n >= 40 && n <= 41 }, wantNew: fiveEach},
+		{name: "TLS HTTP/1.1 5 requests a connection", start: tlsH2, opts: Options{Connections: 2, ConnRequests: 5, Insecure: true}, wantProto: "HTTP/1.1",
+			wantConns: func(n int64) bool { return n >= 40 && n <= 41 }, wantNew: fiveEach},
 		{name: "h2c prior knowledge", start: h2cStart, opts: Options{Connections: 3, HTTP2: true}, wantProto: "HTTP/2.0",
-			wantConns: func(n int64) bool { return n == 3 }},
+			wantConns: func(n int64) bool { return n == 3 }, wantNew: none},
 		{name: "TLS with ALPN h2", start: tlsH2, opts: Options{Connections: 2, HTTP2: true, Insecure: true}, wantProto: "HTTP/2.0",
-			wantConns: func(n int64) bool { return n == 2 }},
+			wantConns: func(n int64) bool { return n == 2 }, wantNew: none},
 		{name: "TLS HTTP/1.1", start: tlsH2, opts: Options{Connections: 2, Insecure: true}, wantProto: "HTTP/1.1",
-			wantConns: func(n int64) bool { return n == 2 }},
+			wantConns: func(n int64) bool { return n == 2 }, wantNew: none},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +138,16 @@ func TestRunProtocols(t *testing.T) {
 			}
 			if n := srv.conns.Load(); !tt.wantConns(n) {
 				t.Errorf("server saw %d connections", n)
+			}
+			if !tt.wantNew(res.NewConnections) {
+				t.Errorf("result counts %d new connections", res.NewConnections)
+			}
+			before := int64(o.Connections)
+			if o.NoKeepAlive {
+				before = 0
+			}
+			if n := srv.conns.Load(); n != before+res.NewConnections {
+				t.Errorf("server saw %d connections; the result counts %d opened by requests, %d before", n, res.NewConnections, before)
 			}
 			if res.Latency.Count() != 200 || res.ByClass["2xx"].Count() != 200 {
 				t.Errorf("latency histogram holds %d, 2xx %d; want 200", res.Latency.Count(), res.ByClass["2xx"].Count())

@@ -74,6 +74,8 @@ func TestRunRejectsBadOptions(t *testing.T) {
 		{name: "unbounded", opts: Options{URL: "http://x", Connections: 1}, field: "duration"},
 		{name: "bad header", opts: Options{URL: "http://x", Connections: 1, Requests: 1, Header: http.Header{"X": {"a\r\nb"}}}, field: "header"},
 		{name: "bad method", opts: Options{URL: "http://x", Connections: 1, Requests: 1, Method: "GE T"}, field: "method"},
+		{name: "negative conn-requests", opts: Options{URL: "http://x", Connections: 1, Requests: 1, ConnRequests: -1}, field: "conn-requests"},
+		{name: "conn-requests with HTTP/2", opts: Options{URL: "http://x", Connections: 1, Requests: 1, ConnRequests: 2, HTTP2: true}, field: "conn-requests"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,6 +25,8 @@ type http1Conn struct {
 	req       []byte
 	head      bool
 	keepAlive bool
+	connReqs  int // requests a connection carries; 0: no limit
+	carried   int // responses the open connection carried
 	deadline  ioDeadline
 
 	mu     sync.Mutex // guards closed, and conn against abort
@@ -39,6 +41,7 @@ func newHTTP1Conn(d *dialer, req []byte, o *Options) *http1Conn {
 		req:       req,
 		head:      o.Method == "HEAD",
 		keepAlive: !o.NoKeepAlive,
+		connReqs:  o.ConnRequests,
 		deadline:  ioDeadline{timeout: o.Timeout},
 		br:        bufio.NewReaderSize(nil, readBufferSize),
 	}
@@ -55,7 +58,8 @@ func (c *http1Conn) roundTrip(ctx context.Context, now time.Time) (int, error) {
 		status, keep, err := c.exchange(now)
 		if err == nil {
 			// Bytes past the response mean the stream is out of step.
-			if !keep || !c.keepAlive || c.br.Buffered() > 0 {
+			c.carried++
+			if !keep || !c.keepAlive || c.br.Buffered() > 0 || c.connReqs > 0 && c.carried >= c.connReqs {
 				c.drop()
 			}
 			return status, nil
@@ -116,6 +120,7 @@ func (c *http1Conn) connect(ctx context.Context) error {
 	}
 	c.conn = conn
 	c.mu.Unlock()
+	c.carried = 0
 	c.deadline.at = time.Time{}
 	c.br.Reset(conn)
 	return nil

@@ -48,6 +48,7 @@ type loop struct {
 	family          int
 	req             []byte
 	head, keepAlive bool
+	connRequests    int  // requests a connection carries; 0: no limit
 	hold            bool // wait keeping the P
 	timeout         time.Duration
 	conns           []*lconn
@@ -83,6 +84,7 @@ type lconn struct {
 	reused  bool // it carried a response before the request in flight
 	retried bool // the request in flight was sent again on a fresh connection
 	got     bool // bytes came for the request in flight
+	carried int  // responses the open connection carried
 	t       ticket
 	sent    time.Duration
 	out     []byte // request bytes the socket has not taken yet
@@ -107,7 +109,7 @@ func newLoop(o *Options, t target, req []byte, conns int, hold bool, rec *record
 		return nil, err
 	}
 	l := &loop{ep: -1, wake: -1, timer: -1, req: req, head: o.Method == "HEAD", keepAlive: !o.NoKeepAlive,
-		hold: hold, timeout: o.Timeout, rec: rec}
+		connRequests: o.ConnRequests, hold: hold, timeout: o.Timeout, rec: rec}
 	if ip4 := addr.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: addr.Port}
 		copy(sa.Addr[:], ip4)
@@ -259,6 +261,9 @@ func (l *loop) run(_ context.Context, s *schedule, base time.Time, stopped *atom
 				if err := l.connected(c); err != nil {
 					l.fail(c, err)
 					continue
+				}
+				if !c.t.warmup {
+					l.rec.dials++
 				}
 				c.state = inflight
 				l.write(c)
@@ -424,7 +429,7 @@ func (l *loop) dial(c *lconn) error {
 		unix.Close(fd)
 		return err
 	}
-	c.fd = fd
+	c.fd, c.carried = fd, 0
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: c.key}
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.drop(c)
@@ -530,7 +535,8 @@ func (l *loop) complete(c *lconn, status int, keep bool) {
 	if !c.t.warmup {
 		l.rec.record(c.t.intended, c.sent, now, status, err)
 	}
-	if !keep || !l.keepAlive {
+	c.carried++
+	if !keep || !l.keepAlive || l.connRequests > 0 && c.carried >= l.connRequests {
 		l.drop(c)
 	}
 	c.state = idle

@@ -35,6 +35,7 @@ func (r *Result) Merge(other *Result) {
 	r.Requests += other.Requests
 	r.Errors += other.Errors
 	r.LateSends += other.LateSends
+	r.NewConnections += other.NewConnections
 	for k, n := range other.StatusCodes {
 		r.StatusCodes[k] += n
 	}

@@ -26,7 +26,13 @@ type Options struct {
 	Warmup   time.Duration `json:"warmup,omitempty"`
 
 	NoKeepAlive bool `json:"no_keepalive,omitempty"`
-	HTTP2       bool `json:"http2,omitempty"`
+	// ConnRequests closes each HTTP/1.1 connection after it carried this
+	// many requests, the next request opening a new one: with Rate, N new
+	// connections a second carrying ConnRequests requests each are
+	// Rate/ConnRequests. Zero keeps a connection as long as the server
+	// does; NoKeepAlive is 1.
+	ConnRequests int  `json:"conn_requests,omitempty"`
+	HTTP2        bool `json:"http2,omitempty"`
 	// GRPC makes unary gRPC calls to the test service's method
 	// (grpcapp.Method) over HTTP/2, h2c for http://, with Body as the
 	// request's bytes; URL gives only the address.

@@ -99,6 +99,7 @@ type recorder struct {
 	sink     *sink
 	errors   int64
 	late     int64
+	dials    int64 // connections the measured phase's requests opened
 	errKinds map[string]int64
 	batch    [batchSize]sample
 	status   [600]int64
@@ -148,6 +149,7 @@ func (r *recorder) addTo(res *Result) {
 	res.Requests += r.requests
 	res.Errors += r.errors
 	res.LateSends += r.late
+	res.NewConnections += r.dials
 	for code, n := range r.status {
 		if n > 0 {
 			res.StatusCodes[code] += n

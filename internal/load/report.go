@@ -71,6 +71,7 @@ func WriteText(w io.Writer, r *Result) error {
 			dur(r.SendLag.Percentile(50)), dur(r.SendLag.Percentile(99)), dur(r.SendLag.Max()), r.LateSends)
 	}
 	fmt.Fprintf(tw, "Status Codes\t[code:count]\t%s\n", statusCodes(s.StatusCodes, s.Errors))
+	fmt.Fprintf(tw, "Connections\t[opened, rate]\t%d, %.2f\n", s.NewConnections, s.NewConnectionRate)
 	fmt.Fprintf(tw, "Client CPU\t[total, per request, use]\t%s, %.2fµs, %.1f%% of %d CPUs\n",
 		dur(r.ClientCPU), s.ClientCPUPerRequestUS, 100*s.ClientCPUUtil, r.ClientCores)
 	if err := tw.Flush(); err != nil {

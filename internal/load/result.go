@@ -27,6 +27,10 @@ type Result struct {
 	SendLag *metrics.Histogram            `json:"send_lag"`
 	// LateSends counts sends that left their schedule more than 1 ms late.
 	LateSends int64 `json:"late_sends"`
+	// NewConnections counts the connections the measured phase's requests
+	// opened (TCP connected, and TLS shaken hands for https), those
+	// opened before the clock started not included.
+	NewConnections int64 `json:"new_connections"`
 	// Uncorrected holds open-loop latencies measured from the actual send
 	// instead of the intended one: what a tool with coordinated omission
 	// would report. Nil in closed loop, where the two are the same.

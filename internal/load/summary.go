@@ -21,7 +21,11 @@ type Summary struct {
 	UncorrectedMS *LatencyMS       `json:"uncorrected_latency_ms,omitempty"`
 	SendLagMS     LagMS            `json:"send_lag_ms"`
 	LateSends     int64            `json:"late_sends"`
-	ClientCPUS    float64          `json:"client_cpu_s"`
+	// NewConnections are the connections the measured phase opened, and
+	// NewConnectionRate the same a second.
+	NewConnections    int64   `json:"new_connections"`
+	NewConnectionRate float64 `json:"new_connection_rate"`
+	ClientCPUS        float64 `json:"client_cpu_s"`
 	// ClientCPUPerRequestUS is the generator's CPU per completed request.
 	ClientCPUPerRequestUS float64 `json:"client_cpu_per_request_us"`
 	// ClientCPUUtil is the share of the generator's CPUs it used.
@@ -52,16 +56,17 @@ type LagMS struct {
 // Summarize computes the summary figures of r.
 func Summarize(r *Result) Summary {
 	s := Summary{
-		Requests:     r.Requests,
-		Errors:       r.Errors,
-		StatusCodes:  r.StatusCodes,
-		ErrorKinds:   r.ErrorKinds,
-		TargetRate:   r.Options.Rate,
-		AchievedRate: r.AchievedRate,
-		LateSends:    r.LateSends,
-		ClientCPUS:   r.ClientCPU.Seconds(),
-		Distorted:    r.Distorted,
-		Warnings:     r.Warnings,
+		Requests:       r.Requests,
+		Errors:         r.Errors,
+		StatusCodes:    r.StatusCodes,
+		ErrorKinds:     r.ErrorKinds,
+		TargetRate:     r.Options.Rate,
+		AchievedRate:   r.AchievedRate,
+		LateSends:      r.LateSends,
+		NewConnections: r.NewConnections,
+		ClientCPUS:     r.ClientCPU.Seconds(),
+		Distorted:      r.Distorted,
+		Warnings:       r.Warnings,
 	}
 	if s.StatusCodes == nil {
 		s.StatusCodes = map[int]int64{}
@@ -69,6 +74,7 @@ func Summarize(r *Result) Summary {
 	if d := r.End.Sub(r.Start); d > 0 {
 		s.DurationS = d.Seconds()
 		s.Throughput = float64(r.Requests-r.Errors) / s.DurationS
+		s.NewConnectionRate = float64(r.NewConnections) / s.DurationS
 		if r.ClientCores > 0 {
 			s.ClientCPUUtil = s.ClientCPUS / (s.DurationS * float64(r.ClientCores))
 		}

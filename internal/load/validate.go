@@ -46,6 +46,10 @@ func (o *Options) normalize() error {
 		return &OptionError{Field: "warmup", Problem: "must not be negative"}
 	case o.GRPC && o.NoKeepAlive:
 		return &OptionError{Field: "no-keepalive", Problem: "cannot be used with grpc: a gRPC client keeps its connection"}
+	case o.ConnRequests < 0:
+		return &OptionError{Field: "conn-requests", Problem: "must not be negative (0 keeps connections open)"}
+	case o.ConnRequests > 0 && (o.GRPC || o.HTTP2):
+		return &OptionError{Field: "conn-requests", Problem: "applies to HTTP/1.1 only: an HTTP/2 or gRPC client keeps its connection"}
 	case o.GRPC && o.HTTP2:
 		return &OptionError{Field: "http2", Problem: "cannot be used with grpc, which is HTTP/2 already"}
 	case o.Timeout < 0:

@@ -41,6 +41,7 @@ type worker struct {
 	sleep   *sleeper // open loop only
 	rec     *recorder
 	timeout time.Duration
+	dials   atomic.Int64 // connections its dialer opened
 }
 
 func (w *worker) connect(ctx context.Context) { _ = w.rt.connect(ctx) }
@@ -68,6 +69,7 @@ func (w *worker) run(ctx context.Context, s *schedule, base time.Time, stopped *
 		if !s.open {
 			t.intended = sent
 		}
+		dials := w.dials.Load()
 		status, err := w.rt.roundTrip(ctx, base.Add(sent))
 		now = time.Since(base)
 		if stopped.Load() {
@@ -78,6 +80,7 @@ func (w *worker) run(ctx context.Context, s *schedule, base time.Time, stopped *
 			err = errTimeout
 		}
 		if !t.warmup {
+			w.rec.dials += w.dials.Load() - dials
 			w.rec.record(t.intended, sent, now, status, err)
 		}
 	}

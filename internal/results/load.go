@@ -44,9 +44,12 @@ type LoadOptions struct {
 	Requests    int64         `json:"requests,omitempty"`
 	Warmup      time.Duration `json:"warmup,omitempty"`
 	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
-	HTTP2       bool          `json:"http2,omitempty"`
-	GRPC        bool          `json:"grpc,omitempty"`
-	Insecure    bool          `json:"insecure,omitempty"`
+	// ConnRequests is how many requests a connection carried before it
+	// was closed; 0: as many as the server allowed.
+	ConnRequests int  `json:"conn_requests,omitempty"`
+	HTTP2        bool `json:"http2,omitempty"`
+	GRPC         bool `json:"grpc,omitempty"`
+	Insecure     bool `json:"insecure,omitempty"`
 }
 
 // LoadOptionsOf records the engine's options.
@@ -74,23 +77,25 @@ func LoadOf(l infra.LoadSpec) Load {
 
 // Generator is one load generator's result (or their exact merge).
 type Generator struct {
-	Options      LoadOptions                   `json:"options"`
-	Start        time.Time                     `json:"start"`
-	End          time.Time                     `json:"end"`
-	Requests     int64                         `json:"requests"`
-	Errors       int64                         `json:"errors"`
-	StatusCodes  map[int]int64                 `json:"status_codes"`
-	ErrorKinds   map[string]int64              `json:"error_kinds,omitempty"`
-	Latency      *metrics.Histogram            `json:"latency"`
-	ByClass      map[string]*metrics.Histogram `json:"by_class"`
-	SendLag      *metrics.Histogram            `json:"send_lag"`
-	LateSends    int64                         `json:"late_sends"`
-	Uncorrected  *metrics.Histogram            `json:"uncorrected,omitempty"`
-	AchievedRate float64                       `json:"achieved_rate"`
-	ClientCores  int                           `json:"client_cores"`
-	ClientCPU    time.Duration                 `json:"client_cpu"`
-	Distorted    bool                          `json:"distorted"`
-	Warnings     []string                      `json:"warnings,omitempty"`
+	Options     LoadOptions                   `json:"options"`
+	Start       time.Time                     `json:"start"`
+	End         time.Time                     `json:"end"`
+	Requests    int64                         `json:"requests"`
+	Errors      int64                         `json:"errors"`
+	StatusCodes map[int]int64                 `json:"status_codes"`
+	ErrorKinds  map[string]int64              `json:"error_kinds,omitempty"`
+	Latency     *metrics.Histogram            `json:"latency"`
+	ByClass     map[string]*metrics.Histogram `json:"by_class"`
+	SendLag     *metrics.Histogram            `json:"send_lag"`
+	LateSends   int64                         `json:"late_sends"`
+	// NewConnections are the connections the measured phase opened.
+	NewConnections int64              `json:"new_connections,omitempty"`
+	Uncorrected    *metrics.Histogram `json:"uncorrected,omitempty"`
+	AchievedRate   float64            `json:"achieved_rate"`
+	ClientCores    int                `json:"client_cores"`
+	ClientCPU      time.Duration      `json:"client_cpu"`
+	Distorted      bool               `json:"distorted"`
+	Warnings       []string           `json:"warnings,omitempty"`
 }
 
 // GeneratorOf records a load engine result.
@@ -98,7 +103,7 @@ func GeneratorOf(r load.Result) Generator {
 	return Generator{
 		Options: LoadOptionsOf(r.Options), Start: r.Start, End: r.End,
 		Requests: r.Requests, Errors: r.Errors, StatusCodes: r.StatusCodes, ErrorKinds: r.ErrorKinds,
-		Latency: r.Latency, ByClass: r.ByClass, SendLag: r.SendLag, LateSends: r.LateSends, Uncorrected: r.Uncorrected,
+		Latency: r.Latency, ByClass: r.ByClass, SendLag: r.SendLag, LateSends: r.LateSends, NewConnections: r.NewConnections, Uncorrected: r.Uncorrected,
 		AchievedRate: r.AchievedRate, ClientCores: r.ClientCores, ClientCPU: r.ClientCPU,
 		Distorted: r.Distorted, Warnings: r.Warnings,
 	}
