@@ -28,13 +28,15 @@ type cellFile struct {
 
 // mergedResult is the part of load.Result a report reads.
 type mergedResult struct {
-	Start     time.Time          `json:"start"`
-	End       time.Time          `json:"end"`
-	Requests  int64              `json:"requests"`
-	Errors    int64              `json:"errors"`
-	Latency   *metrics.Histogram `json:"latency"`
-	Distorted bool               `json:"distorted"`
-	Warnings  []string           `json:"warnings"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Requests int64     `json:"requests"`
+	Errors   int64     `json:"errors"`
+	// NewConnections, absent before schema 10, reads as 0.
+	NewConnections int64              `json:"new_connections"`
+	Latency        *metrics.Histogram `json:"latency"`
+	Distorted      bool               `json:"distorted"`
+	Warnings       []string           `json:"warnings"`
 }
 
 func readCell(dir string, s results.Summary) (*cellFile, error) {

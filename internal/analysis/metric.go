@@ -24,6 +24,9 @@ const (
 	QPS         Metric = "qps"    // completed requests per second of the measured phase
 	Duration    Metric = "time_s" // length of the measured phase in seconds
 	ErrorPct    Metric = "errors_pct"
+	// ConnRate is the new connections the generators opened a second of
+	// the measured phase.
+	ConnRate Metric = "conn_rate"
 	// With a generator per namespace: the mean over namespaces of each
 	// one's own percentile, as the 50-tenant study averaged them, beside
 	// the pooled percentiles above.
@@ -127,6 +130,8 @@ func (m Metric) Label() string {
 		return "time"
 	case ErrorPct:
 		return "errors"
+	case ConnRate:
+		return "new connections/s"
 	}
 	return string(m)
 }

@@ -62,6 +62,7 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 			MaxLatency:  ms(h.Max()),
 			Duration:    secs,
 			QPS:         float64(m.Requests) / secs,
+			ConnRate:    float64(m.NewConnections) / secs,
 		},
 	}
 	for _, p := range Percentiles {

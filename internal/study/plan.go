@@ -236,6 +236,13 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	// by validate where the study sets them) do not apply to it.
 	entry := g.EntryProtocol.Or()
 	grpc := entry == topology.ProtocolGRPC
+	http2 := (l.HTTP2 || entry == topology.ProtocolH2C) && !grpc
+	// Likewise conn_requests, HTTP/1.1's, where a sweep changes the
+	// protocol under it.
+	connRequests := l.ConnRequests
+	if grpc || http2 {
+		connRequests = 0
+	}
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
 		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
@@ -244,7 +251,8 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 			Options: load.Options{
 				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
 				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),
-				NoKeepAlive: !*l.KeepAlive && !grpc, HTTP2: (l.HTTP2 || entry == topology.ProtocolH2C) && !grpc, GRPC: grpc,
+				NoKeepAlive: !*l.KeepAlive && !grpc, HTTP2: http2, GRPC: grpc,
+				ConnRequests: connRequests,
 			},
 			Path:         l.Path,
 			PerNamespace: l.Generators == GeneratorsPerNamespace,

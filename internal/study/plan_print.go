@@ -117,6 +117,9 @@ func loadText(l infra.LoadSpec) string {
 	if o.NoKeepAlive {
 		parts = append(parts, "no keep-alive")
 	}
+	if o.ConnRequests > 0 {
+		parts = append(parts, fmt.Sprintf("%d req/conn", o.ConnRequests))
+	}
 	if o.HTTP2 {
 		parts = append(parts, "h2")
 	}

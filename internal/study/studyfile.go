@@ -170,7 +170,11 @@ type Load struct {
 	Timeout topology.Duration `json:"timeout,omitempty"`
 	// KeepAlive reuses connections; default true.
 	KeepAlive *bool `json:"keepalive,omitempty"`
-	HTTP2     bool  `json:"http2,omitempty"`
+	// ConnRequests closes each HTTP/1.1 connection after it carried this
+	// many requests, the next opening a new one; 0 (default) keeps it. With
+	// rate R, R/ConnRequests new connections a second.
+	ConnRequests int  `json:"conn_requests,omitempty"`
+	HTTP2        bool `json:"http2,omitempty"`
 	// Path is "service" (default: a pod calling the entry Service) or
 	// "ingress" (from outside, through the ingress gateway).
 	Path infra.LoadPath `json:"path,omitempty"`

@@ -92,6 +92,14 @@ var params = map[string]param{
 		s.Load.KeepAlive = &b
 		return strconv.FormatBool(b), err
 	}},
+	"conn_requests": {set: func(s *setting, raw json.RawMessage) (string, error) {
+		var n int
+		if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
+			return "", fmt.Errorf("%s is not a request count: want a whole number >= 0 (0 keeps connections open)", raw)
+		}
+		s.Load.ConnRequests = n
+		return strconv.Itoa(n), nil
+	}},
 	"http2": {set: func(s *setting, raw json.RawMessage) (string, error) {
 		b, err := boolean(raw)
 		s.Load.HTTP2 = b

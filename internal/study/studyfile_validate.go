@@ -64,6 +64,9 @@ func (s *Study) validate() FieldErrors {
 			add(fieldError("load.http2", "cannot apply: the graph's entry_protocol is grpc, which is HTTP/2 already"))
 		}
 	}
+	if s.Graph != nil && s.Graph.EntryProtocol.Or() != topology.ProtocolHTTP && s.Load.ConnRequests > 0 {
+		add(fieldError("load.conn_requests", "cannot apply: the graph's entry_protocol is %s, whose client keeps its connections", s.Graph.EntryProtocol))
+	}
 	if n := s.Noise; n != nil {
 		switch {
 		case n.Threshold < 0:
@@ -334,6 +337,10 @@ func (l Load) validate(path string) error {
 		return fieldError(path+".warmup", "must not be negative, got %s", l.Warmup)
 	case l.Timeout < 0:
 		return fieldError(path+".timeout", "must not be negative, got %s", l.Timeout)
+	case l.ConnRequests < 0:
+		return fieldError(path+".conn_requests", "must not be negative, got %d (0 keeps connections open)", l.ConnRequests)
+	case l.ConnRequests > 0 && l.HTTP2:
+		return fieldError(path+".conn_requests", "applies to HTTP/1.1 only; http2 keeps its connections")
 	case l.Path != infra.PathService && l.Path != infra.PathIngress:
 		return fieldError(path+".path", "%q: want service or ingress", l.Path)
 	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
