@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/metrics"
+)
+
+// churnParam is the sweep parameter that sets how many requests a
+// connection carries; its value "0" keeps connections open, the reference
+// each other value is read against.
+const (
+	churnParam = "conn_requests"
+	keptOpen   = "0"
+)
+
+// churnParts are the components whose CPU a new connection may cost, in
+// the order the table lists them, the data plane's sum last.
+var churnParts = []analysis.Part{
+	analysis.RolePart(metrics.RoleApp), analysis.RolePart(metrics.RoleSidecar), analysis.RolePart(metrics.RoleNodeProxy),
+	analysis.RolePart(metrics.RoleWaypoint), analysis.RolePart(metrics.RoleIngress), analysis.PartDataPlane,
+}
+
+// churn reads a sweep over conn_requests as the cost of a new connection:
+// each mesh at each setting against itself with its connections kept open,
+// at the same rate. What a request that opens a connection adds is the
+// connection's set-up at every proxy it reaches; what a component's CPU
+// adds, over the connections opened a second, is its CPU per new
+// connection, set beside its CPU per request.
+func (b *builder) churn() Section {
+	s := Section{ID: "churn", Title: "Connection churn"}
+	d := b.d
+	i := slices.IndexFunc(d.Params, func(p analysis.Param) bool { return p.Name == churnParam })
+	if i < 0 || !slices.Contains(d.Params[i].Values, keptOpen) || len(d.Params[i].Values) < 2 {
+		return s
+	}
+	var settings []string
+	for _, v := range d.Params[i].Values {
+		if v != keptOpen {
+			settings = append(settings, v)
+		}
+	}
+	s.Blocks = append(s.Blocks, text("Each mesh at each number of requests a connection carries (conn_requests; 1 opens a connection for every request) against itself with its connections kept open (conn_requests 0), at the same offered rate. "+
+		"The added latency is what opening a connection adds to the requests that open one: its TCP handshake, its acceptance by each proxy it reaches, and whatever upstream connection or mTLS handshake those proxies open for it (an HTTP proxy pools its upstream connections, so a new client connection need not mean a new handshake between proxies); "+
+		"\"beyond the baseline\" subtracts what the baseline's own TCP handshakes add. "+
+		"A component's CPU per new connection is its added CPU (cores) over the new connections the generators opened a second; its CPU per request is its CPU with connections kept open over the request rate. "+
+		"Medians over repetitions, with 95% bootstrap intervals."))
+	for _, slice := range d.Slices(churnParam) {
+		if lat := b.churnLatency(slice, settings); lat != nil {
+			label := "Latency per new connection"
+			if slice.Key != "" {
+				label += ", " + slice.Label()
+			}
+			s.Blocks = append(s.Blocks, heading(label), table(lat))
+		}
+		if cpu := b.churnCPU(slice, settings); cpu != nil {
+			label := "CPU per new connection beside CPU per request"
+			if slice.Key != "" {
+				label += ", " + slice.Label()
+			}
+			s.Blocks = append(s.Blocks, heading(label), table(cpu))
+		}
+	}
+	return s
+}
+
+// churnLatency tabulates, per mesh and setting, the new connections a
+// second, the latency added against kept-open connections, and errors.
+func (b *builder) churnLatency(slice analysis.LoadConfig, settings []string) *Table {
+	d := b.d
+	t := &Table{Header: []string{"Mesh", "Requests per connection", "New connections/s", "p50 (ms)", "p50 added (ms)", "p50 added beyond the baseline (ms)", "p99 added (ms)", "Errors (%)", "Runs"}}
+	open := slice.With(churnParam, keptOpen)
+	for _, m := range d.Meshes {
+		ref := d.Group(m, open)
+		if ref == nil {
+			continue
+		}
+		for _, v := range settings {
+			g := d.Group(m, slice.With(churnParam, v))
+			if g == nil {
+				continue
+			}
+			p50 := analysis.Difference(ref.Values(analysis.P50), g.Values(analysis.P50))
+			p99 := analysis.Difference(ref.Values(analysis.P99), g.Values(analysis.P99))
+			beyond := "—"
+			if base := d.Group(d.Baseline, slice.With(churnParam, v)); m != d.Baseline && base != nil {
+				if bref := d.Group(d.Baseline, open); bref != nil {
+					bd := analysis.Difference(bref.Values(analysis.P50), base.Values(analysis.P50))
+					if bd.Delta.Valid() && p50.Delta.Valid() {
+						beyond = signed(p50.Delta.Median - bd.Delta.Median)
+					}
+				}
+			}
+			t.Rows = append(t.Rows, []string{m, v, est(g.Estimate(analysis.ConnRate), 1), est(g.Estimate(analysis.P50), 1),
+				deltaText(p50), beyond, deltaText(p99), est(g.Estimate(analysis.ErrorPct), 1), runs(g)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// churnCPU tabulates, per mesh, component and setting, the CPU per new
+// connection beside the CPU per request with connections kept open, in
+// microseconds of CPU.
+func (b *builder) churnCPU(slice analysis.LoadConfig, settings []string) *Table {
+	d := b.d
+	t := &Table{Header: []string{"Mesh", "Component", "Requests per connection", "CPU per request, kept open (µs)", "CPU per new connection (µs)", "New connection / request"}}
+	open := slice.With(churnParam, keptOpen)
+	for _, m := range d.Meshes {
+		ref := d.Group(m, open)
+		if ref == nil {
+			continue
+		}
+		for _, p := range churnParts {
+			if !d.HasPart(m, p) {
+				continue
+			}
+			perReq := ref.Estimate(analysis.CPU(p)).Median / ref.Estimate(analysis.QPS).Median * 1e6
+			for _, v := range settings {
+				g := d.Group(m, slice.With(churnParam, v))
+				if g == nil {
+					continue
+				}
+				added := analysis.Difference(ref.Values(analysis.CPU(p)), g.Values(analysis.CPU(p)))
+				rate := g.Estimate(analysis.ConnRate).Median
+				perConn, ratio := "—", "—"
+				if added.Delta.Valid() && rate > 0 {
+					scale := 1e6 / rate
+					perConn = deltaScaled(added.Delta, scale)
+					if perReq > 0 {
+						ratio = num(added.Delta.Median*scale/perReq) + "x"
+					}
+				}
+				t.Rows = append(t.Rows, []string{m, p.Label(), v, num(perReq), perConn, ratio})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// deltaText is a difference's median with its interval, unscaled.
+func deltaText(d analysis.Diff) string {
+	if !d.Delta.Valid() {
+		return "—"
+	}
+	return deltaScaled(d.Delta, 1)
+}
+
+// deltaScaled is a signed estimate, scaled, with its interval when it has
+// one.
+func deltaScaled(e analysis.Estimate, scale float64) string {
+	if !e.Interval() {
+		return signed(e.Median*scale) + " (too few runs for an interval)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", signed(e.Median*scale), signed(e.Lo*scale), signed(e.Hi*scale))
+}
