@@ -28,10 +28,11 @@ type cellFile struct {
 
 // mergedResult is the part of load.Result a report reads.
 type mergedResult struct {
-	Start    time.Time `json:"start"`
-	End      time.Time `json:"end"`
-	Requests int64     `json:"requests"`
-	Errors   int64     `json:"errors"`
+	Start       time.Time     `json:"start"`
+	End         time.Time     `json:"end"`
+	Requests    int64         `json:"requests"`
+	Errors      int64         `json:"errors"`
+	StatusCodes map[int]int64 `json:"status_codes"`
 	// NewConnections, absent before schema 10, reads as 0.
 	NewConnections int64              `json:"new_connections"`
 	Latency        *metrics.Histogram `json:"latency"`

@@ -27,6 +27,10 @@ const (
 	// ConnRate is the new connections the generators opened a second of
 	// the measured phase.
 	ConnRate Metric = "conn_rate"
+	// Gbps is the answers' bytes a second, in Gbit/s: successful (2xx)
+	// answers times the payload they were padded to, for cells whose
+	// params set the payload (the test service pads each answer to it).
+	Gbps Metric = "gbps"
 	// With a generator per namespace: the mean over namespaces of each
 	// one's own percentile, as the 50-tenant study averaged them, beside
 	// the pooled percentiles above.
@@ -97,8 +101,14 @@ func CPU(p Part) Metric { return Metric("cpu:" + string(p)) }
 // bytes, summed over its components.
 func Memory(p Part) Metric { return Metric("mem:" + string(p)) }
 
+// PeakMemory is the highest working set of a part over the measured
+// window, in bytes, summed over its components sample by sample.
+func PeakMemory(p Part) Metric { return Metric(peakPrefix + string(p)) }
+
+const peakPrefix = "mem-peak:"
+
 // HigherIsBetter reports whether a larger value of m is an improvement.
-func (m Metric) HigherIsBetter() bool { return m == QPS }
+func (m Metric) HigherIsBetter() bool { return m == QPS || m == Gbps }
 
 // IsLatency reports whether m is a latency in milliseconds.
 func (m Metric) IsLatency() bool {
@@ -110,7 +120,9 @@ func (m Metric) IsLatency() bool {
 }
 
 // IsMemory reports whether m is a memory figure in bytes.
-func (m Metric) IsMemory() bool { return strings.HasPrefix(string(m), "mem:") }
+func (m Metric) IsMemory() bool {
+	return strings.HasPrefix(string(m), "mem:") || strings.HasPrefix(string(m), peakPrefix)
+}
 
 // IsCPU reports whether m is a CPU figure in cores.
 func (m Metric) IsCPU() bool { return strings.HasPrefix(string(m), "cpu:") }
@@ -120,6 +132,8 @@ func (m Metric) Label() string {
 	switch {
 	case m.IsCPU():
 		return Part(strings.TrimPrefix(string(m), "cpu:")).Label() + " CPU"
+	case strings.HasPrefix(string(m), peakPrefix):
+		return Part(strings.TrimPrefix(string(m), peakPrefix)).Label() + " peak memory"
 	case m.IsMemory():
 		return Part(strings.TrimPrefix(string(m), "mem:")).Label() + " memory"
 	}
@@ -132,6 +146,8 @@ func (m Metric) Label() string {
 		return "errors"
 	case ConnRate:
 		return "new connections/s"
+	case Gbps:
+		return "Gbit/s"
 	}
 	return string(m)
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
@@ -71,6 +72,15 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	if m.Requests > 0 {
 		r.Values[ErrorPct] = 100 * float64(m.Errors) / float64(m.Requests)
 	}
+	if payload, err := strconv.ParseInt(c.Summary.Params["payload"], 10, 64); err == nil && payload > 0 && secs > 0 {
+		var ok int64
+		for code, n := range m.StatusCodes {
+			if code >= 200 && code < 300 {
+				ok += n
+			}
+		}
+		r.Values[Gbps] = float64(ok*payload) * 8 / secs / 1e9
+	}
 	if l := c.NamespaceLatencyMs; l != nil {
 		r.Values[NamespaceP50], r.Values[NamespaceP95], r.Values[NamespaceP99] = l.P50, l.P95, l.P99
 	}
@@ -93,6 +103,13 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 		r.Values[Memory(p)] = mem
 		r.Alloc[p] = a
 		r.Usage[p] = sumOverTime(ss, m.Start)
+		if len(r.Usage[p]) > 0 {
+			peak := 0.0
+			for _, u := range r.Usage[p] {
+				peak = max(peak, u.Mem)
+			}
+			r.Values[PeakMemory(p)] = peak
+		}
 	}
 	return r
 }

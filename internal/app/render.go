@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,18 +84,20 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-var (
-	padOnce  sync.Once
-	padBytes []byte
-)
+// padBytes is the shared filler, grown to the largest answer asked for:
+// a bulk-transfer service answers megabytes every request, and making
+// them anew each time would cost the app more than the transfer.
+var padBytes atomic.Pointer[[]byte]
 
 // padding returns n bytes of filler, from one shared buffer grown as needed.
 func padding(n int) []byte {
-	padOnce.Do(func() { padBytes = []byte(strings.Repeat("x", 64<<10)) })
-	if n > len(padBytes) {
-		return []byte(strings.Repeat("x", n))
+	if p := padBytes.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n]
 	}
-	return padBytes[:n]
+	// Two first callers may both grow it; either buffer serves.
+	b := []byte(strings.Repeat("x", max(n, 64<<10)))
+	padBytes.Store(&b)
+	return b[:n]
 }
 
 // bufPool holds answer buffers; most answers are a few KB.

@@ -7,7 +7,7 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	t.Parallel()
-	if got, want := BuiltinNames(), []string{"bookinfo", "boutique", "chain", "tiered"}; !reflect.DeepEqual(got, want) {
+	if got, want := BuiltinNames(), []string{"bookinfo", "boutique", "bulk", "chain", "tiered"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("BuiltinNames() = %v, want %v", got, want)
 	}
 	tests := []struct {
