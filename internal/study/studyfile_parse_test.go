@@ -161,7 +161,7 @@ func wantLines(t *testing.T, path string) []string {
 func TestPresets(t *testing.T) {
 	t.Parallel()
 	names := PresetNames()
-	for _, want := range []string{"boutique-resources", "capacity", "churn", "livewyer-bookinfo", "quick", "solo-tiered"} {
+	for _, want := range []string{"boutique-resources", "bulk", "capacity", "churn", "livewyer-bookinfo", "quick", "solo-tiered"} {
 		if _, err := PresetSource(want); err != nil {
 			t.Errorf("preset %s: %v (have %v)", want, err, names)
 		}
@@ -177,9 +177,10 @@ func TestPresets(t *testing.T) {
 				t.Errorf("preset %s is named %q", name, s.Name)
 			}
 			// A search finds its own rates, the profile's rates are what it
-			// measures unit costs at, and churn's what it opens connections
-			// at; every other preset scales its rates to the lab.
-			fixed := name == "profile" || name == "churn"
+			// measures unit costs at, churn's what it opens connections at,
+			// and bulk's closed loop finds its own; every other preset
+			// scales its rates to the lab.
+			fixed := name == "profile" || name == "churn" || name == "bulk"
 			if s.Description == "" || (s.Scaling == nil) == (s.Search == nil && !fixed) {
 				t.Errorf("preset %s needs a description, and a scaling section for the lab unless it searches", name)
 			}
