@@ -26,14 +26,19 @@ func (b *builder) capacity() Section {
 		return s
 	}
 	slo := caps[0].SLO
-	s.Blocks = append(s.Blocks, text(fmt.Sprintf("The highest open-loop rate at which each mesh met the SLO (%s), found by search: "+
-		"the rate doubled until the SLO broke and the bracket was bisected with short trials; then full-length trials decided each end of the bracket "+
+	what, unit := "The highest open-loop rate at which each mesh met the SLO (%s), found by search: the rate", "req/s"
+	if connectionCeiling(caps) {
+		s.Title = "Concurrent-connection ceiling at the SLO"
+		what, unit = "The most connections each mesh held open, each sending slow requests (the trials' achieved rate), while meeting the SLO (%s), found by search: the count", "connections"
+	}
+	s.Blocks = append(s.Blocks, text(fmt.Sprintf(what+
+		" doubled until the SLO broke and the bracket was bisected with short trials; then full-length trials decided each end of the bracket "+
 		"(a rate counts as met when at most %g%% of its full-length trial time broke the SLO), moving the bracket where they disagreed with the short trials. "+
 		"Each full-length trial at the final bracket's ends gives an estimate of where the SLO breaks (its score followed along the slope between the two ends); "+
 		"the capacity is their mean, with a 95%% Student-t interval, so that trials that disagree widen it. "+
 		"Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
 		"The meshes' trials interleaved.", slo, 100*exceedRatio(caps))))
-	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "95% interval", "Relative to " + caps[0].Mesh, "Met at / broken at (req/s)", "Trials", "Note"}}
+	t := &Table{Header: []string{"Mesh", "Capacity (" + unit + ")", "95% interval", "Relative to " + caps[0].Mesh, "Met at / broken at (" + unit + ")", "Trials", "Note"}}
 	for _, c := range caps {
 		if c.Status != results.StatusOK {
 			t.Rows = append(t.Rows, []string{c.Mesh, "—", "—", "—", "—", fmt.Sprint(len(c.Trials)), strings.TrimSpace(c.Status + ": " + c.Reason)})
@@ -58,18 +63,28 @@ func (b *builder) capacity() Section {
 		}
 		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), intervalText(c), rel, bracketText(c), trialsText(c), c.Note})
 	}
-	s.Blocks = append(s.Blocks, table(t), chartBlock(b.capacityBars()))
+	s.Blocks = append(s.Blocks, table(t), chartBlock(b.capacityBars(unit)))
 	for _, c := range caps {
-		if ch := b.capacityCurve(c); ch != nil {
+		if ch := b.capacityCurve(c, unit); ch != nil {
 			s.Blocks = append(s.Blocks, chartBlock(ch))
 		}
 	}
-	s.Blocks = append(s.Blocks, b.capacityCPU()...)
-	s.Blocks = append(s.Blocks, b.capacityCost()...)
+	if connectionCeiling(caps) {
+		s.Blocks = append(s.Blocks, text("No CPU per request or dollars per million requests at the ceiling: the search varied the connections held open, not the rate they carried."))
+	} else {
+		s.Blocks = append(s.Blocks, b.capacityCPU()...)
+		s.Blocks = append(s.Blocks, b.capacityCost()...)
+	}
 	for _, c := range caps {
-		s.Blocks = append(s.Blocks, folded("Trials of "+c.Mesh, trialsTable(c)))
+		s.Blocks = append(s.Blocks, folded("Trials of "+c.Mesh, trialsTable(c, unit)))
 	}
 	return s
+}
+
+// connectionCeiling says whether the searches varied the connections held
+// open rather than the rate.
+func connectionCeiling(caps []*analysis.CapacityMesh) bool {
+	return len(caps) > 0 && caps[0].Over == results.OverConnections
 }
 
 // exceedRatio is the searches' exceed ratio; results older than the rule
@@ -124,7 +139,7 @@ func trialsText(c *analysis.CapacityMesh) string {
 	return fmt.Sprintf("%d (%d inconclusive)", len(c.Trials), inconclusive)
 }
 
-func (b *builder) capacityBars() *Chart {
+func (b *builder) capacityBars(unit string) *Chart {
 	var cats []string
 	var bars []chart.Bar
 	for _, c := range b.d.Capacity {
@@ -137,13 +152,13 @@ func (b *builder) capacityBars() *Chart {
 	}
 	title := "Capacity at " + b.d.Capacity[0].SLO.String()
 	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from the full-length trials at each bracket's ends.",
-		SVG: chart.Bars{Title: title, X: "mesh", Y: chart.Axis{Label: "capacity (req/s)"}, Categories: cats,
+		SVG: chart.Bars{Title: title, X: "mesh", Y: chart.Axis{Label: "capacity (" + unit + ")"}, Categories: cats,
 			Series: []chart.BarSeries{{Name: "capacity", Bars: bars}}}.SVG()}
 }
 
 // capacityCurve plots every conclusive trial's p50 and p99 against its
 // offered rate, the SLO's p99 limit, and the capacity found.
-func (b *builder) capacityCurve(c *analysis.CapacityMesh) *Chart {
+func (b *builder) capacityCurve(c *analysis.CapacityMesh, unit string) *Chart {
 	trials := slices.Clone(c.Trials)
 	slices.SortStableFunc(trials, func(x, y results.CapacityTrial) int { return cmp.Compare(x.Rate, y.Rate) })
 	var p50, p99 []chart.Point
@@ -170,13 +185,17 @@ func (b *builder) capacityCurve(c *analysis.CapacityMesh) *Chart {
 		lo, hi = min(lo, limit), max(hi, limit)
 	}
 	if c.Status == results.StatusOK && c.RPS > 0 {
-		series = append(series, chart.Series{Name: "capacity " + num(c.RPS) + " req/s", Colour: "#000000",
+		series = append(series, chart.Series{Name: "capacity " + num(c.RPS) + " " + unit, Colour: "#000000",
 			Points: []chart.Point{{X: c.RPS, Y: lo}, {X: c.RPS, Y: hi}}})
 	}
-	title := "Latency against offered rate: " + c.Mesh
+	offered := "offered rate (req/s)"
+	if unit != "req/s" {
+		offered = "connections held open"
+	}
+	title := "Latency against " + strings.TrimSuffix(offered, " (req/s)") + ": " + c.Mesh
 	return &Chart{File: "capacity-curve-" + slug(c.Mesh), Title: title,
 		Caption: "Every conclusive trial, short and confirmation; the vertical line is the capacity found.",
-		SVG: chart.Line{Title: title, X: chart.Axis{Label: "offered rate (req/s)"},
+		SVG: chart.Line{Title: title, X: chart.Axis{Label: offered},
 			Y: chart.Axis{Label: "latency (ms)", Scale: chart.Log}, Series: series}.SVG()}
 }
 
@@ -262,8 +281,13 @@ func (b *builder) capacityCost() []Block {
 
 func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
 
-func trialsTable(c *analysis.CapacityMesh) *Table {
-	t := &Table{Header: []string{"#", "Phase", "Offered (req/s)", "Achieved (req/s)", "Length", "p50 (ms)", "p99 (ms)", "Errors", "Verdict", "Cell"}}
+func trialsTable(c *analysis.CapacityMesh, unit string) *Table {
+	achieved := "Achieved (req/s)"
+	if unit != "req/s" {
+		// The search judged the achieved rate in connections' worth.
+		achieved = "Achieved (connections whose requests were sent)"
+	}
+	t := &Table{Header: []string{"#", "Phase", "Offered (" + unit + ")", achieved, "Length", "p50 (ms)", "p99 (ms)", "Errors", "Verdict", "Cell"}}
 	for i, tr := range c.Trials {
 		v := string(tr.Verdict)
 		if tr.Why != "" {

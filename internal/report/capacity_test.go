@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
@@ -133,4 +134,31 @@ func TestCapacityMarkdownGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "capacity.md.golden", buf.Bytes())
+}
+
+// A search over connections reports a ceiling in connections, and no CPU
+// per request or dollars per million requests, which a count of held
+// connections does not give.
+func TestCapacitySectionOverConnections(t *testing.T) {
+	t.Parallel()
+	d := loadCapacityFixture(t)
+	for _, c := range d.Capacity {
+		c.Over = results.OverConnections
+	}
+	s := capacitySection(t, Build(d))
+	if s.Title != "Concurrent-connection ceiling at the SLO" {
+		t.Errorf("title %q", s.Title)
+	}
+	caps := findTable(s, "Capacity (connections)")
+	if caps == nil || len(caps.Rows) != 3 || caps.Rows[0][1] != num(resultstest.CapacityMeshes[0].Capacity) {
+		t.Fatalf("ceiling table %+v", caps)
+	}
+	if findTable(s, "Component") != nil || findTable(s, "Capacity (req/s)") != nil {
+		t.Error("a connection ceiling has a CPU per request or a cost table")
+	}
+	for _, b := range s.Blocks {
+		if b.Table != nil && len(b.Table.Header) > 3 && b.Table.Header[2] == "Offered (req/s)" {
+			t.Errorf("trials table offers req/s: %v", b.Table.Header)
+		}
+	}
 }

@@ -255,6 +255,11 @@ type Capacity struct {
 	Profile string `json:"profile"`
 	search.Result
 	Trials []CapacityTrial `json:"trials"`
+	// Over is OverConnections when the search varied the connections held
+	// open (its rates, RPS and interval, and its trials' offered and
+	// achieved rates, count connections: achieved is the requests sent a
+	// second over each connection's rate); empty when it varied the rate.
+	Over string `json:"over,omitempty"`
 	// Status is StatusOK once the search finished, StatusFailed when the
 	// mesh could not be installed (Reason says why); while the run goes on
 	// it is "running".
@@ -272,6 +277,9 @@ type CapacityTrial struct {
 	SHA256 string `json:"sha256,omitempty"`
 	Bytes  int64  `json:"bytes,omitempty"`
 }
+
+// OverConnections is the Over of a concurrent-connection ceiling search.
+const OverConnections = "connections"
 
 // CapacityRunning marks a capacity search still going on.
 const CapacityRunning = "running"

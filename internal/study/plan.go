@@ -70,6 +70,9 @@ type Plan struct {
 	// Search is a search study's settings; it plans no cells, for its
 	// trials are decided as it runs.
 	Search *search.Config `json:"search,omitempty"`
+	// SearchOver is what the search varies: empty for the rate,
+	// "connections" for the connections held open.
+	SearchOver string `json:"search_over,omitempty"`
 }
 
 // point is one combination of sweep values before meshes and repetitions.
@@ -122,6 +125,7 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	if s.Search != nil {
 		cfg := s.Search.Config()
 		p.Search, p.Estimate = &cfg, s.searchEstimate(cfg)
+		p.SearchOver = s.Search.Over
 		return p, nil
 	}
 	var groups [][]point

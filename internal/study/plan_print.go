@@ -27,8 +27,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if c.Budget > 0 {
 			budget = fmt.Sprintf(", at most %s of trials per mesh", c.Budget)
 		}
-		fmt.Fprintf(&b, "capacity search at %s: from %g req/s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %s trials decide each end (met when at most %g%% of %d trials' time breaks the SLO)%s; estimated %s\n",
-			c.SLO, c.Start, c.Growth, 100*c.Precision, c.Short, c.Full, 100*c.ExceedRatio, c.Confirmations, budget, round(p.Estimate))
+		unit := "req/s"
+		if p.SearchOver == results.OverConnections {
+			unit = "connections held open"
+		}
+		fmt.Fprintf(&b, "capacity search at %s: from %g %s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %s trials decide each end (met when at most %g%% of %d trials' time breaks the SLO)%s; estimated %s\n",
+			c.SLO, c.Start, unit, c.Growth, 100*c.Precision, c.Short, c.Full, 100*c.ExceedRatio, c.Confirmations, budget, round(p.Estimate))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -41,14 +42,18 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 			return fieldError("search", "%v", err)
 		}
 		all = append(all, &meshSearch{mesh: m, s: s, entry: len(r.ix.Capacity)})
-		r.ix.Capacity = append(r.ix.Capacity, results.Capacity{Mesh: m.Name, Profile: m.Profile,
+		r.ix.Capacity = append(r.ix.Capacity, results.Capacity{Mesh: m.Name, Profile: m.Profile, Over: r.s.Search.Over,
 			Result: search.Result{SLO: cfg.SLO}, Trials: []results.CapacityTrial{}, Status: results.CapacityRunning})
 	}
 	if err := r.writeIndex(); err != nil {
 		return err
 	}
-	r.printf("study %s: capacity search for %d meshes at %s, from %g req/s; results in %s\n",
-		r.s.Name, len(all), cfg.SLO, cfg.Start, r.dir)
+	from := fmt.Sprintf("%g req/s", cfg.Start)
+	if r.s.Search.overConnections() {
+		from = fmt.Sprintf("%g connections held open, each sending %g req/s", cfg.Start, r.s.Search.PerConnectionRate)
+	}
+	r.printf("study %s: capacity search for %d meshes at %s, from %s; results in %s\n",
+		r.s.Name, len(all), cfg.SLO, from, r.dir)
 	rng := rand.New(rand.NewPCG(r.s.Order.Seed, 1))
 	trial := 0
 	for {
@@ -118,14 +123,26 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 		r.printf("[trial %d] %s: failed: %s\n", n, ms.mesh.Name, cell.Reason)
 		return r.writeIndex()
 	}
-	t := ms.s.Record(trialOutcome(cell, gens))
+	o := trialOutcome(cell, gens)
+	if r.s.Search.overConnections() {
+		// The search judges what was achieved in its own unit: the
+		// connections whose slow requests the generators kept up with.
+		o.Achieved /= r.s.Search.PerConnectionRate
+	}
+	t := ms.s.Record(o)
 	entry.Trials = append(entry.Trials, results.CapacityTrial{Trial: t, ID: cell.ID, File: cell.File, SHA256: cell.SHA256, Bytes: cell.Bytes})
 	if ms.s.Done() {
 		entry.Result = ms.s.Result()
 		entry.Result.Trials = nil
 	}
-	r.printf("[trial %d] %s %s %.1f req/s for %s: %s · p50 %.2fms p99 %.2fms, achieved %.1f req/s (%s)\n",
-		n, ms.mesh.Name, t.Phase, t.Rate, t.Duration, verdictText(t), t.P50Ms, t.P99Ms, t.Achieved, round(time.Since(started)))
+	offered := fmt.Sprintf("%.1f req/s", t.Rate)
+	achieved := fmt.Sprintf("%.1f req/s", t.Achieved)
+	if r.s.Search.overConnections() {
+		offered = fmt.Sprintf("%.0f connections", t.Rate)
+		achieved = fmt.Sprintf("%.1f req/s", t.Achieved*r.s.Search.PerConnectionRate)
+	}
+	r.printf("[trial %d] %s %s %s for %s: %s · p50 %.2fms p99 %.2fms, achieved %s (%s)\n",
+		n, ms.mesh.Name, t.Phase, offered, t.Duration, verdictText(t), t.P50Ms, t.P99Ms, achieved, round(time.Since(started)))
 	if err := r.writeIndex(); err != nil {
 		return err
 	}
@@ -178,7 +195,15 @@ func (s *Study) trialCell(m Mesh, step search.Step, n int) (Cell, error) {
 	pt.params = map[string]string{"rate": strconv.FormatFloat(step.Rate, 'f', -1, 64)}
 	c := s.cell(m, n, 1, pt, results.Scaling{Mode: results.ScaleNone})
 	c.ID = fmt.Sprintf("search-%s-t%02d", m.Name, n)
-	c.Load.Options.Rate = step.Rate / float64(pt.setting.generators())
+	gens := float64(pt.setting.generators())
+	c.Load.Options.Rate = step.Rate / gens
+	if s.Search.overConnections() {
+		// The step's rate is the connections to hold, shared among the
+		// generators, each connection sending its slow requests.
+		conns := max(1, int(math.Round(step.Rate/gens)))
+		c.Load.Options.Connections = conns
+		c.Load.Options.Rate = float64(conns) * s.Search.PerConnectionRate
+	}
 	c.Load.Options.Duration = step.Duration
 	c.Load.Options.Requests = 0
 	return c, nil
@@ -192,9 +217,13 @@ func verdictText(t search.Trial) string {
 }
 
 func capacityText(c *results.Capacity) string {
-	s := fmt.Sprintf("%.1f req/s", c.RPS)
+	unit := "req/s"
+	if c.Over == results.OverConnections {
+		unit = "connections"
+	}
+	s := fmt.Sprintf("%.1f %s", c.RPS, unit)
 	if c.LowerBound {
-		s = fmt.Sprintf("at least %.1f req/s (a lower bound, no interval)", c.RPS)
+		s = fmt.Sprintf("at least %.1f %s (a lower bound, no interval)", c.RPS, unit)
 	}
 	if len(c.Estimates) > 1 {
 		s += fmt.Sprintf(" (95%% interval %.1f to %.1f)", c.CILow, c.CIHigh)

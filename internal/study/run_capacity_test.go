@@ -239,3 +239,69 @@ func TestTrialCellSharesTheRate(t *testing.T) {
 		t.Errorf("id %q params %v", c.ID, c.Params)
 	}
 }
+
+// connSearchSource searches over connections held open, each sending 0.5
+// req/s.
+var connSearchSource = strings.Replace(searchSource, "  start_rate: 50\n",
+	"  over: connections\n  start_connections: 100\n  per_connection_rate: 0.5\n", 1)
+
+// A search over connections holds the step's count open, each connection
+// sending its slow requests; against the fake, whose latency grows with
+// the rate, the ceiling is the capacity's rate over the per-connection
+// rate, and the results say the capacity counts connections.
+func TestRunSearchOverConnections(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	dir := filepath.Join(t.TempDir(), "out")
+	var progress bytes.Buffer
+	run(t, runOptions(t, connSearchSource, f, dir, &progress))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ix.Capacity {
+		want := (f.capacity[c.Profile] - math.Log(100)/0.010) / 0.5
+		if c.Status != results.StatusOK || c.Over != results.OverConnections || math.Abs(c.RPS-want) > 0.05*want {
+			t.Errorf("%s: status %s over %q, ceiling %.1f, want %.1f connections within 5%%", c.Mesh, c.Status, c.Over, c.RPS, want)
+		}
+		for _, tr := range c.Trials {
+			cell, err := results.ReadCell(dir, results.Summary{ID: tr.ID, File: tr.File})
+			if err != nil {
+				t.Fatalf("%s: %v", tr.ID, err)
+			}
+			if o := cell.Load.Options; o.Connections != int(math.Round(tr.Rate)) || o.Rate != 0.5*float64(o.Connections) {
+				t.Errorf("%s: %d connections at %g req/s for a trial of %.1f connections", tr.ID, o.Connections, o.Rate, tr.Rate)
+			}
+		}
+	}
+	if !strings.Contains(progress.String(), "connections held open") {
+		t.Errorf("progress does not say what the search varies:\n%s", progress.String())
+	}
+}
+
+func TestParseConnectionSearchErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, edit, want string
+	}{
+		{"unknown over", "over: connections=>over: streams", "search.over"},
+		{"no start", "  start_connections: 100\n=>", "search.start_connections"},
+		{"no per-connection rate", "  per_connection_rate: 0.5\n=>", "search.per_connection_rate"},
+		{"start rate too", "  over: connections\n=>  over: connections\n  start_rate: 50\n", "search.start_rate"},
+		{"no keep-alive", "load: {connections: 16=>load: {keepalive: false, connections: 16", "load.keepalive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			from, to, _ := strings.Cut(tc.edit, "=>")
+			src := strings.Replace(connSearchSource, from, to, 1)
+			if src == connSearchSource {
+				t.Fatalf("edit %q changed nothing", tc.edit)
+			}
+			_, err := Parse([]byte(src), "testdata")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}

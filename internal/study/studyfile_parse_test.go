@@ -161,7 +161,7 @@ func wantLines(t *testing.T, path string) []string {
 func TestPresets(t *testing.T) {
 	t.Parallel()
 	names := PresetNames()
-	for _, want := range []string{"boutique-resources", "bulk", "capacity", "churn", "livewyer-bookinfo", "quick", "solo-tiered"} {
+	for _, want := range []string{"boutique-resources", "bulk", "capacity", "churn", "conn-ceiling", "livewyer-bookinfo", "quick", "solo-tiered"} {
 		if _, err := PresetSource(want); err != nil {
 			t.Errorf("preset %s: %v (have %v)", want, err, names)
 		}

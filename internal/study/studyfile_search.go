@@ -1,7 +1,11 @@
 package study
 
 import (
+	"cmp"
+	"math"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/results"
 
 	"github.com/meshbench/meshbench/internal/search"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -13,8 +17,21 @@ import (
 // lengths; its meshes' trials interleave.
 type Search struct {
 	SLO SLOSpec `json:"slo"`
+	// Over is what the search varies: "rate" (default), the open-loop
+	// rate, or "connections", the connections held open, each sending
+	// PerConnectionRate requests a second: the concurrent-connection
+	// ceiling, the most connections held before the SLO breaks.
+	Over string `json:"over,omitempty"`
+	// PerConnectionRate is each held connection's requests a second, when
+	// the search is over connections: slow requests, most connections idle
+	// at any moment.
+	PerConnectionRate float64 `json:"per_connection_rate,omitempty"`
+	// StartConnections and MaxConnections are the first count tried and
+	// the cap, when the search is over connections.
+	StartConnections int `json:"start_connections,omitempty"`
+	MaxConnections   int `json:"max_connections,omitempty"`
 	// StartRate is the first total rate tried, in requests per second.
-	StartRate float64 `json:"start_rate"`
+	StartRate float64 `json:"start_rate,omitempty"`
 	// MaxRate caps the rates tried; 0 is no cap.
 	MaxRate float64 `json:"max_rate,omitempty"`
 	// Growth multiplies the rate while the SLO holds; default 2.
@@ -54,6 +71,9 @@ type SLOSpec struct {
 	Errors *float64          `json:"errors,omitempty"`
 }
 
+// searchOverRate is the default search, over the open-loop rate.
+const searchOverRate = "rate"
+
 // DefaultMaxErrorRate is the SLO's error limit when a search gives none.
 const DefaultMaxErrorRate = 0.001
 
@@ -67,13 +87,27 @@ func (s *Search) Config() search.Config {
 	if s.ExceedRatio != nil {
 		exceed = *s.ExceedRatio
 	}
-	return search.Config{
+	c := search.Config{
 		SLO:   search.SLO{P50: s.SLO.P50.D(), P95: s.SLO.P95.D(), P99: s.SLO.P99.D(), MaxErrorRate: errs},
 		Start: s.StartRate, MaxRate: s.MaxRate, Growth: s.Growth, Precision: s.Precision,
 		Short: s.Trial.D(), Full: s.Confirm.D(), Confirmations: s.Confirmations, ExceedRatio: exceed,
 		Budget: s.Budget.D(), Retries: s.Retries, MaxTrials: s.MaxTrials,
-	}.WithDefaults()
+	}
+	if s.overConnections() {
+		// The search's rates are connection counts. The fewest worth a
+		// trial send a short trial search.MinSamples requests.
+		c.Start, c.MaxRate = float64(s.StartConnections), float64(s.MaxConnections)
+		if s.PerConnectionRate > 0 {
+			short := cmp.Or(c.Short, search.DefaultShort)
+			c.MinRate = min(c.Start, math.Ceil(search.MinSamples/(s.PerConnectionRate*short.Seconds())))
+		}
+	}
+	return c.WithDefaults()
 }
+
+// overConnections says whether the search varies the connections held
+// open rather than the rate.
+func (s *Search) overConnections() bool { return s.Over == results.OverConnections }
 
 // validate checks the search section and what it asks of the rest of the
 // study.
@@ -89,7 +123,19 @@ func (s *Study) validateSearch() error {
 		return fieldError("search.slo", "latency limits must be positive")
 	case sr.SLO.Errors != nil && (*sr.SLO.Errors < 0 || *sr.SLO.Errors >= 1):
 		return fieldError("search.slo.errors", "want a share of requests in [0, 1) such as 0.001, got %g", *sr.SLO.Errors)
-	case sr.StartRate <= 0:
+	case sr.Over != "" && sr.Over != searchOverRate && sr.Over != results.OverConnections:
+		return fieldError("search.over", "%q: want %s or %s", sr.Over, searchOverRate, results.OverConnections)
+	case sr.overConnections() && sr.StartConnections <= 0:
+		return fieldError("search.start_connections", "required over connections: the first count of connections held open")
+	case sr.overConnections() && !(sr.PerConnectionRate > 0):
+		return fieldError("search.per_connection_rate", "required over connections: each connection's requests a second, such as 0.1")
+	case sr.overConnections() && (sr.StartRate != 0 || sr.MaxRate != 0):
+		return fieldError("search.start_rate", "a search over connections sets the rate from per_connection_rate; give start_connections and max_connections")
+	case sr.overConnections() && s.Load.KeepAlive != nil && !*s.Load.KeepAlive, sr.overConnections() && s.Load.ConnRequests > 0:
+		return fieldError("load.keepalive", "a search over connections holds its connections open: leave keepalive and conn_requests at their defaults")
+	case !sr.overConnections() && (sr.StartConnections != 0 || sr.MaxConnections != 0 || sr.PerConnectionRate != 0):
+		return fieldError("search.start_connections", "applies to a search over connections (over: connections)")
+	case !sr.overConnections() && sr.StartRate <= 0:
 		return fieldError("search.start_rate", "required: a positive rate in requests per second")
 	case sr.Growth != 0 && sr.Growth <= 1:
 		return fieldError("search.growth", "must be above 1, got %g", sr.Growth)
