@@ -63,6 +63,25 @@ type Family struct {
 	VersionChart   string
 	NodeProxyChart string
 	EnvoyProxies   bool
+	// Charts are the chart keys it installs on Kubernetes, in order, with
+	// NodeProxyCharts after them for its node-proxy profiles and
+	// IngressChart last when the study asks for an ingress gateway.
+	Charts, NodeProxyCharts []string
+	IngressChart            string
+}
+
+// ChartsFor are the chart keys a profile installs on Kubernetes, its
+// ingress gateway's included when ingress is set.
+func (p Profile) ChartsFor(ingress bool) []string {
+	f := p.Family()
+	keys := slices.Clone(f.Charts)
+	if p.NodeProxies() {
+		keys = append(keys, f.NodeProxyCharts...)
+	}
+	if ingress && f.IngressChart != "" {
+		keys = append(keys, f.IngressChart)
+	}
+	return keys
 }
 
 // Profile is one mesh profile: what it installs, whatever the platform.
@@ -119,14 +138,16 @@ func init() {
 	}
 	must(Register(Family{}, Profile{Name: ProfileBaseline, Footprint: ProfileBaseline, Platforms: everywhere}))
 	must(Register(Family{Name: Istio, SidecarContainer: "istio-proxy", Proxy: DefaultProxy, NodeProxy: DefaultNodeProxy,
-		Workers: DefaultWorkers, SMPType: "ISTIO", VersionChart: ChartIstiod, NodeProxyChart: ChartZtunnel, EnvoyProxies: true},
+		Workers: DefaultWorkers, SMPType: "ISTIO", VersionChart: ChartIstiod, NodeProxyChart: ChartZtunnel, EnvoyProxies: true,
+		Charts: []string{ChartIstioBase, ChartIstiod}, NodeProxyCharts: []string{ChartIstioCNI, ChartZtunnel}, IngressChart: ChartIstioGateway},
 		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: ProfileSidecar, Platforms: everywhere},
 		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbient, Platforms: everywhere},
 		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbientWaypoint, Waypoint: true, Platforms: everywhere},
 		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbientL4Policy, L4Policy: true, Platforms: everywhere},
 		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: ProfileSidecar, L7Policy: true, Platforms: everywhere},
 		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbientWaypoint, Waypoint: true, L7Policy: true, Platforms: everywhere}))
-	must(Register(Family{Name: Linkerd, SidecarContainer: "linkerd-proxy", SMPType: "LINKERD", VersionChart: ChartLinkerdControl},
+	must(Register(Family{Name: Linkerd, SidecarContainer: "linkerd-proxy", SMPType: "LINKERD", VersionChart: ChartLinkerdControl,
+		Charts: []string{ChartLinkerdCRDs, ChartLinkerdControl}},
 		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Footprint: ProfileLinkerd, Platforms: kubeOnly}))
 	must(Register(Family{Name: Cilium, SMPType: "CILIUM_SERVICE_MESH"},
 		Profile{Name: ProfileCilium, Plane: PlaneCNI, Platforms: kubeOnly}))

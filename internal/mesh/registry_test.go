@@ -78,3 +78,23 @@ func must(t *testing.T, name string) Profile {
 	}
 	return p
 }
+
+func TestChartsFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		profile string
+		ingress bool
+		want    string
+	}{
+		{ProfileBaseline, true, ""},
+		{ProfileSidecar, false, "istio-base,istiod"},
+		{ProfileAmbientWaypoint, true, "istio-base,istiod,istio-cni,ztunnel,istio-gateway"},
+		{ProfileLinkerd, true, "linkerd-crds,linkerd-control-plane"},
+		{ProfileCilium, true, ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(must(t, tt.profile).ChartsFor(tt.ingress), ","); got != tt.want {
+			t.Errorf("%s (ingress %v) installs %q, want %q", tt.profile, tt.ingress, got, tt.want)
+		}
+	}
+}

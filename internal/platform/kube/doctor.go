@@ -244,9 +244,7 @@ func (p *kubePlatform) chartsFor() []string {
 		if err != nil {
 			continue
 		}
-		if inst, ok := installers[pr.Mesh]; ok {
-			add(inst.charts(pr, p.opts.Ingress)...)
-		}
+		add(pr.ChartsFor(p.opts.Ingress)...)
 	}
 	return keys
 }

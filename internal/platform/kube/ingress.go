@@ -62,7 +62,7 @@ func (p *kubePlatform) ingressPlace() placement {
 
 // ingressHost is the gateway Service's DNS name, as a pod calls it.
 func ingressHost(pr profile) string {
-	if installers[pr.Mesh].ownIngress {
+	if pr.Family().IngressChart != "" {
 		return fmt.Sprintf("%s.%s:%d", ingressGatewayName, istioNamespace, ingressPort)
 	}
 	return fmt.Sprintf("%s.%s:%d", plainIngressName, plainIngressNamespace, ingressPort)
@@ -83,7 +83,7 @@ func (p *kubePlatform) ingressURL(pr profile, ns string) string {
 func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 	pl.Ingress = true
 	pl.Namespaces = append(pl.Namespaces, outsideNamespace)
-	if installers[pl.Profile.Mesh].ownIngress {
+	if pl.Profile.Family().IngressChart != "" {
 		sel, tol := placementValues(p.ingressPlace())
 		pl.Releases = append(pl.Releases, helmRelease{Chart: mesh.ChartIstioGateway, Name: ingressGatewayName, Namespace: istioNamespace, Values: map[string]any{
 			// Reached from inside the cluster; a LoadBalancer in front

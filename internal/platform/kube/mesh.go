@@ -102,7 +102,7 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	if err := p.restartWorkload(ctx, podDataplane(pl.Profile)); err != nil {
 		return err
 	}
-	if pl.Ingress && !installers[pl.Profile.Mesh].ownIngress {
+	if pl.Ingress && pl.Profile.Family().IngressChart == "" {
 		// The plain gateway is applied, not a chart: wait for it here.
 		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, selectorManaged+","+labelComponent+"="+componentIngress); err != nil {
 			return fmt.Errorf("ingress gateway: %w", err)
