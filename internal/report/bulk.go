@@ -34,7 +34,8 @@ func (b *builder) bulk() Section {
 	sizes := d.Params[i].Values
 	s.Blocks = append(s.Blocks, text("Throughput of the answers at each payload (every answer padded to it): successful answers times the payload, in Gbit/s, and each mesh's over the baseline's at the same payload and load "+
 		"(the ratio of medians, its interval from the bootstrapped difference). Peak memory is each proxy role's highest working set over the measured transfer, its components summed sample by sample. "+
-		"Medians over repetitions, with 95% bootstrap intervals."))
+		"Medians over repetitions, with 95% bootstrap intervals. "+
+		"Resource usage per component plots each proxy's memory over time during the transfer of the representative configuration (the last: the largest payload, the most connections)."))
 	for _, slice := range d.Slices(bulkParam) {
 		t := &Table{Header: []string{"Mesh", "Payload (MB)", "Gbit/s", "Ratio to baseline", "Proxy", "Peak memory (MiB)", "Runs"}}
 		for _, size := range sizes {
