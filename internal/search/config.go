@@ -46,6 +46,10 @@ type Config struct {
 	MaxRate float64 `json:"max_rps,omitempty"`
 	// MaxTrials bounds the search; default 40.
 	MaxTrials int `json:"max_trials"`
+	// Unit names what the rates count in the search's notes; default
+	// "req/s". A search over another quantity (connections held open)
+	// names it here.
+	Unit string `json:"unit,omitempty"`
 }
 
 // Defaults.
@@ -95,6 +99,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxTrials == 0 {
 		c.MaxTrials = DefaultMaxTrials
+	}
+	if c.Unit == "" {
+		c.Unit = "req/s"
 	}
 	return c
 }

@@ -187,7 +187,7 @@ func (s *Search) disagreement() string {
 		if !broke {
 			what = "met it"
 		}
-		parts = append(parts, fmt.Sprintf("%d of %d at %s req/s %s", n, len(e.scores), rateText(rate), what))
+		parts = append(parts, fmt.Sprintf("%d of %d at %s %s %s", n, len(e.scores), rateText(rate), s.cfg.Unit, what))
 	}
 	count(s.lower, true)
 	if s.hasUpper() {

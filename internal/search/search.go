@@ -127,7 +127,7 @@ func (s *Search) searched(t Trial) {
 		s.limit = "" // a measured bound replaces one that could not be measured
 	case Inconclusive:
 		s.upper, s.limited = t.Rate, true
-		s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(t.Rate), t.Why)
+		s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(t.Rate), s.cfg.Unit, t.Why)
 	}
 	switch {
 	case s.lower == 0 && s.upper > 0:
@@ -137,13 +137,13 @@ func (s *Search) searched(t Trial) {
 			if s.limited {
 				s.finish("no rate could be measured")
 			} else {
-				s.finish(fmt.Sprintf("the SLO is not met even at %s req/s", rateText(s.upper)))
+				s.finish(fmt.Sprintf("the SLO is not met even at %s %s", rateText(s.upper), s.cfg.Unit))
 			}
 		}
 	case s.upper == 0:
 		s.rate = roundRate(s.lower * s.cfg.Growth)
 		if s.cfg.MaxRate > 0 && s.lower >= s.cfg.MaxRate {
-			s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s req/s", rateText(s.cfg.MaxRate))
+			s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s %s", rateText(s.cfg.MaxRate), s.cfg.Unit)
 			s.startConfirm()
 		} else if s.cfg.MaxRate > 0 {
 			s.rate = min(s.rate, s.cfg.MaxRate)
@@ -227,7 +227,7 @@ func (s *Search) advance() {
 		case broken, unmeasurable:
 			if c := s.classify(s.lower); c == unmeasurable {
 				s.limited = true
-				s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(s.lower), s.evidence[s.lower].unmeasurable)
+				s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(s.lower), s.cfg.Unit, s.evidence[s.lower].unmeasurable)
 			} else {
 				s.limited, s.limit = false, ""
 			}
@@ -238,7 +238,7 @@ func (s *Search) advance() {
 				if s.limited {
 					s.finish("no rate could be measured in full-length trials")
 				} else {
-					s.finish(fmt.Sprintf("the SLO is not met in full-length trials even at %s req/s", rateText(s.upper)))
+					s.finish(fmt.Sprintf("the SLO is not met in full-length trials even at %s %s", rateText(s.upper), s.cfg.Unit))
 				}
 				return
 			}
@@ -255,14 +255,14 @@ func (s *Search) advance() {
 			return
 		case unmeasurable:
 			s.limited = true
-			s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(s.upper), s.evidence[s.upper].unmeasurable)
+			s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(s.upper), s.cfg.Unit, s.evidence[s.upper].unmeasurable)
 			s.finish("")
 			return
 		case met:
 			s.lower = s.upper
 			s.upper = s.above(s.lower)
 			if s.upper == 0 {
-				s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s req/s", rateText(s.cfg.MaxRate))
+				s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s %s", rateText(s.cfg.MaxRate), s.cfg.Unit)
 				s.finish("")
 				return
 			}
@@ -284,7 +284,7 @@ func (s *Search) advance() {
 			s.upper = mid
 			s.limited = s.classify(mid) == unmeasurable
 			if s.limited {
-				s.limit = fmt.Sprintf("trials at %s req/s and above could not be measured (%s)", rateText(mid), s.evidence[mid].unmeasurable)
+				s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(mid), s.cfg.Unit, s.evidence[mid].unmeasurable)
 			} else {
 				s.limit = ""
 			}
@@ -369,7 +369,7 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc, progress func(Trial))
 		}
 		o, err := trial(ctx, step.Rate, step.Duration)
 		if err != nil {
-			return s.Result(), fmt.Errorf("trial at %s req/s: %w", rateText(step.Rate), err)
+			return s.Result(), fmt.Errorf("trial at %s %s: %w", rateText(step.Rate), s.cfg.Unit, err)
 		}
 		t := s.Record(o)
 		if progress != nil {

@@ -265,8 +265,14 @@ func TestMaxRateAndBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RPS != 1000 || !strings.Contains(res.Note, "highest rate allowed") {
-		t.Errorf("capacity %.1f, note %q; want 1000 at the highest rate allowed", res.RPS, res.Note)
+	if res.RPS != 1000 || !strings.Contains(res.Note, "highest rate allowed, 1000 req/s") {
+		t.Errorf("capacity %.1f, note %q; want 1000 req/s at the highest rate allowed", res.RPS, res.Note)
+	}
+	// A search over another quantity names it in its notes.
+	unit := cfg
+	unit.Unit = "connections"
+	if res, err := Run(context.Background(), unit, srv.trial, nil); err != nil || !strings.Contains(res.Note, "1000 connections") {
+		t.Errorf("note %q (%v); want it in connections", res.Note, err)
 	}
 	cfg.MaxRate, cfg.MaxTrials = 0, 7
 	res, err = Run(context.Background(), cfg, srv.trial, nil)

@@ -97,6 +97,7 @@ func (s *Search) Config() search.Config {
 		// The search's rates are connection counts. The fewest worth a
 		// trial send a short trial search.MinSamples requests.
 		c.Start, c.MaxRate = float64(s.StartConnections), float64(s.MaxConnections)
+		c.Unit = "connections"
 		if s.PerConnectionRate > 0 {
 			short := cmp.Or(c.Short, search.DefaultShort)
 			c.MinRate = min(c.Start, math.Ceil(search.MinSamples/(s.PerConnectionRate*short.Seconds())))
