@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -185,7 +184,7 @@ func TestBaselineByProfile(t *testing.T) {
 			ix.Cells[i].Mesh = "no-mesh"
 		}
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,7 +39,7 @@ func writeResults(t *testing.T) (dir, distorted string, cells int) {
 	if distorted == "" {
 		t.Fatal("the fixture has no sidecar cell at the priced configuration")
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	return dir, distorted, len(ix.Cells)

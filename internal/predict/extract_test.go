@@ -2,7 +2,6 @@ package predict
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -82,13 +81,13 @@ func writeRun(t *testing.T) string {
 					}
 				}
 			}
-			if err := results.WriteJSON(filepath.Join(dir, s.File), cell); err != nil {
+			if err := results.WriteJSON(dir, s.File, cell); err != nil {
 				t.Fatal(err)
 			}
 			ix.Cells = append(ix.Cells, s)
 		}
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -211,7 +210,7 @@ func TestExtractNeedsTheBaselineAndTwoRates(t *testing.T) {
 			}
 		}
 		ix.Cells = keep
-		if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+		if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Extract(dir); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/results"
@@ -170,7 +171,9 @@ func (a Interval) Moved(from, to Interval) Interval { return a.Add(to.Minus(from
 func exact(v float64) Interval { return Interval{v, v, v} }
 
 // Write writes the profile as indented JSON, atomically.
-func (p *UnitCosts) Write(path string) error { return results.WriteJSON(path, p) }
+func (p *UnitCosts) Write(path string) error {
+	return results.WriteJSON(filepath.Dir(path), filepath.Base(path), p)
+}
 
 // ReadUnitCosts reads a profile file, or extracts one from a profiling
 // run's results directory.

@@ -45,7 +45,7 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 			name = CompareMDFile
 		}
 		p := filepath.Join(out, name)
-		if err := results.WriteFile(p, data); err != nil {
+		if err := results.WriteFile(out, name, data); err != nil {
 			return fmt.Errorf("write comparison: %w", err)
 		}
 		written = append(written, p)

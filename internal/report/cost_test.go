@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +52,7 @@ func writeUnevenResults(t *testing.T) string {
 		}
 		ix.Cells[i].SHA256, ix.Cells[i].Bytes = c.SHA256, c.Bytes
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,7 +37,7 @@ func TestReportSaysRoundsAndNoise(t *testing.T) {
 			noisyID, c.Attempt, c.Noisy, c.HostNoise = c.ID, 3, true, &loud
 		}
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})

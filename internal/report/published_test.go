@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,7 +26,7 @@ func TestPublishedSection(t *testing.T) {
 		{Metric: "ratio:qps", Mesh: resultstest.Sidecar, Params: at, Value: 0.866, Source: "table A"},
 		{Metric: "p50", Mesh: "linkerd", Value: 1, Source: "table B"},
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})
@@ -96,7 +95,7 @@ func TestPublishedThroughputRatios(t *testing.T) {
 			SharesAfter:  map[string]float64{resultstest.Sidecar: 0.25},
 			WorkMs:       map[string]float64{"productpage": 48.72}},
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})

@@ -91,7 +91,7 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	var written []string
 	write := func(name string, data []byte) error {
 		p := filepath.Join(out, name)
-		if err := results.WriteFile(p, data); err != nil {
+		if err := results.WriteFile(out, name, data); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 		written = append(written, p)
@@ -118,7 +118,7 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 				return written, err
 			}
 		case o.SMP != "":
-			if err := results.WriteFile(o.SMP, buf.Bytes()); err != nil {
+			if err := results.WriteFile(filepath.Dir(o.SMP), filepath.Base(o.SMP), buf.Bytes()); err != nil {
 				return written, fmt.Errorf("write SMP export: %w", err)
 			}
 			written = append(written, o.SMP)

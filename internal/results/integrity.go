@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // WriteCell writes c to dir/c.File atomically, then records the file's
@@ -21,7 +21,7 @@ func WriteCell(dir string, c *Cell) error {
 		return fmt.Errorf("encode %s: %w", c.File, err)
 	}
 	b = append(b, '\n')
-	if err := WriteFile(filepath.Join(dir, c.File), b); err != nil {
+	if err := WriteFile(dir, c.File, b); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(b)
@@ -47,7 +47,7 @@ func CheckCell(dir string, s Summary) *DamagedCell {
 	damaged := func(format string, args ...any) *DamagedCell {
 		return &DamagedCell{ID: s.ID, File: s.File, Problem: fmt.Sprintf(format, args...)}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, s.File))
+	b, err := confined.ReadFile(dir, s.File)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return damaged("missing")

@@ -7,55 +7,44 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // IndexFile is the name of the index in a results directory.
 const IndexFile = "study.json"
 
-// WriteJSON writes v as indented JSON to path atomically: to a temporary
-// file in the same directory, synced, then renamed over path, so that a
-// reader or a crash never sees a half-written file.
-func WriteJSON(path string, v any) error {
+// WriteJSON writes v as indented JSON to the file name beneath dir
+// atomically (WriteFile).
+func WriteJSON(dir, name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("encode %s: %w", name, err)
 	}
-	return WriteFile(path, append(b, '\n'))
+	return WriteFile(dir, name, append(b, '\n'))
 }
 
-// WriteFile writes data to path atomically.
-func WriteFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+// WriteFile writes data to the file name beneath dir atomically: to a
+// temporary file in the same directory, synced, then renamed over name,
+// and the directory synced, so that a reader or a crash never sees a
+// half-written file. A symbolic link on the way is refused (a results
+// directory may come from someone else); one at name is replaced.
+func WriteFile(dir, name string, data []byte) error { return confined.WriteFile(dir, name, data) }
+
+// OpenFile opens a file beneath a results directory for writing, without
+// following a symbolic link (see confined.OpenFile).
+func OpenFile(dir, name string, flag int) (*os.File, error) {
+	return confined.OpenFile(dir, name, flag, 0o644)
 }
+
+// Mkdir creates a directory beneath a results directory, and its parents,
+// without following a symbolic link.
+func Mkdir(dir, name string) error { return confined.Mkdir(dir, name) }
 
 // ReadIndex reads dir/study.json.
 func ReadIndex(dir string) (*Index, error) {
 	var ix Index
-	if err := readJSON(filepath.Join(dir, IndexFile), &ix); err != nil {
+	if err := readJSON(dir, IndexFile, &ix); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a results directory: no %s", dir, IndexFile)
 		}
@@ -70,19 +59,19 @@ func ReadIndex(dir string) (*Index, error) {
 // ReadCell reads one cell's full result.
 func ReadCell(dir string, s Summary) (*Cell, error) {
 	var c Cell
-	if err := readJSON(filepath.Join(dir, s.File), &c); err != nil {
+	if err := readJSON(dir, s.File, &c); err != nil {
 		return nil, err
 	}
 	return &c, nil
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+func readJSON(dir, name string, v any) error {
+	b, err := confined.ReadFile(dir, name)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
 	return nil
 }

@@ -11,13 +11,13 @@ func TestWriteJSONIsAtomicAndReadable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ix := Index{Schema: SchemaVersion, Study: "quick", Cells: []Summary{{ID: "c1", Mesh: "baseline", Status: StatusOK}}}
-	if err := WriteJSON(filepath.Join(dir, IndexFile), ix); err != nil {
+	if err := WriteJSON(dir, IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	// Overwrite: readers must see either the old or the new file, and no
 	// temporary file may be left behind.
 	ix.Complete = true
-	if err := WriteJSON(filepath.Join(dir, IndexFile), ix); err != nil {
+	if err := WriteJSON(dir, IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -151,13 +151,17 @@ func (r *runner) measureCapacity(ctx context.Context, c Cell) (float64, error) {
 // measureCapacityOnce installs one mesh, measures, and removes the mesh:
 // the cells install their meshes afresh.
 func (r *runner) measureCapacityOnce(ctx context.Context, c Cell) (float64, *infra.HostCPU, error) {
+	spec, err := r.withLogDir(c)
+	if err != nil {
+		return 0, nil, err
+	}
 	if _, err := r.p.InstallMesh(ctx, c.Mesh.MeshSpec); err != nil {
 		if rerr := r.p.RemoveMesh(ctx); rerr != nil {
 			r.group = 0
 		}
 		return 0, nil, fmt.Errorf("install: %w", err)
 	}
-	m, err := r.p.Measure(ctx, r.withLogDir(c))
+	m, err := r.p.Measure(ctx, spec)
 	if rerr := r.p.RemoveMesh(ctx); rerr != nil {
 		r.log.Warn("calibration: remove mesh", "mesh", c.Mesh.Name, "err", rerr)
 		r.group = 0 // deploy afresh before the first cell

@@ -39,8 +39,11 @@ type Options struct {
 	// contended host to quiet before a noisy cell runs again.
 	SharedHost bool
 	Version    string
-	Progress   io.Writer    // status lines; nil discards
-	Logger     *slog.Logger // nil discards
+	// Command names the run in the results directory's lock, for another
+	// run that finds it held; nil is os.Args.
+	Command  []string
+	Progress io.Writer    // status lines; nil discards
+	Logger   *slog.Logger // nil discards
 }
 
 // ErrComplete says that a run to resume has nothing left to do.

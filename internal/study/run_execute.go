@@ -77,7 +77,11 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 	}
 	cell.Verification = r.checks
 	r.log.Debug("measuring", "cell", c.ID)
-	m, err := r.p.Measure(ctx, r.withLogDir(c))
+	spec, err := r.withLogDir(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := r.p.Measure(ctx, spec)
 	if err != nil {
 		return fail("measure: %v", err)
 	}
@@ -89,10 +93,15 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 
 // withLogDir is a cell's load with the directory for its measurement's
 // logs, so that a failed cell's reason points at files in the results.
-func (r *runner) withLogDir(c Cell) infra.LoadSpec {
+// The directory is made here, refusing a link on the way, so that the
+// platform writes its files into a plain directory of the results.
+func (r *runner) withLogDir(c Cell) (infra.LoadSpec, error) {
 	l := c.Load
+	if err := results.Mkdir(r.dir, results.CellLogDir(c.ID)); err != nil {
+		return l, fmt.Errorf("results: %w", err)
+	}
 	l.LogDir = filepath.Join(r.dir, results.CellLogDir(c.ID))
-	return l
+	return l, nil
 }
 
 // deploy makes the cell's workload shape the deployed one. A group whose

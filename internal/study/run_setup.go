@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // runner holds one run's state: the results directory, the platform, and
@@ -27,6 +30,7 @@ type runner struct {
 	dir        string
 	log        *slog.Logger
 	logFile    *os.File
+	lock       *results.Lock
 	progress   io.Writer
 	p          platform.Platform
 	ix         *results.Index
@@ -50,21 +54,46 @@ func newRunner(o Options) (*runner, error) {
 	if r.progress == nil {
 		r.progress = io.Discard
 	}
-	var err error
 	if o.Resume {
+		if _, err := os.Stat(r.dir); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		// A run stopped before it wrote its index made nothing to keep: it
+		// starts again.
+		if !exists(r.dir, results.IndexFile) && emptyOrNew(r.dir) == nil {
+			r.o.Resume = false
+		}
+	} else if err := emptyOrNew(r.dir); err != nil && !exists(r.dir, results.LockFile) {
+		// Checked again under the lock; here first, so that no lock file
+		// is left in a directory that is not meshbench's. A directory with
+		// one may be another run's, which the lock names.
+		return nil, err
+	}
+	command := o.Command
+	if command == nil {
+		command = os.Args
+	}
+	lock, err := results.Acquire(r.dir, command)
+	if err != nil {
+		return nil, err
+	}
+	r.lock = lock
+	if r.o.Resume {
 		err = r.openResults()
 	} else {
 		err = r.createResults()
 	}
+	if err == nil {
+		r.logFile, err = results.OpenFile(r.dir, results.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY)
+	}
+	if err == nil {
+		// Now rather than when the first cell is written: a link there is
+		// refused before anything is measured.
+		err = results.Mkdir(r.dir, results.CellsDir)
+	}
 	if err != nil {
+		r.close()
 		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(r.dir, filepath.Dir(results.LogFile)), 0o755); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	r.logFile, err = os.OpenFile(filepath.Join(r.dir, results.LogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
 	}
 	file := slog.NewTextHandler(r.logFile, &slog.HandlerOptions{Level: slog.LevelDebug})
 	if o.Logger != nil {
@@ -75,21 +104,29 @@ func newRunner(o Options) (*runner, error) {
 	return r, nil
 }
 
-// createResults makes a new results directory with the study and graph
-// files and an empty index.
+// emptyOrNew refuses a results directory that holds anything but what a
+// run stopped before its index leaves: the lock file, and the temporary
+// file of an unfinished write.
+func emptyOrNew(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("results: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() != results.LockFile && !strings.HasPrefix(e.Name(), "."+results.IndexFile+".tmp-") {
+			return fmt.Errorf("results directory %s already exists and is not empty: choose another --out, or continue it with --resume", dir)
+		}
+	}
+	return nil
+}
+
+// createResults makes a new results directory: the index first, so that
+// a run killed at any later point leaves a directory that can be resumed,
+// then the graph and study files, which resuming writes when they are
+// missing.
 func (r *runner) createResults() error {
-	if entries, err := os.ReadDir(r.dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("results directory %s already exists and is not empty: choose another --out, or continue it with --resume", r.dir)
-	}
-	if err := results.WriteFile(filepath.Join(r.dir, results.StudyFile), r.o.Source); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	g, err := r.s.Graph.Marshal()
-	if err != nil {
+	if err := emptyOrNew(r.dir); err != nil {
 		return err
-	}
-	if err := results.WriteFile(filepath.Join(r.dir, results.GraphFile), g); err != nil {
-		return fmt.Errorf("results: %w", err)
 	}
 	r.ix = &results.Index{
 		Schema: results.SchemaVersion, Study: r.s.Name, StudyHash: r.s.SHA256,
@@ -100,8 +137,36 @@ func (r *runner) createResults() error {
 			Published: r.s.Published,
 		},
 	}
-	// At once, so that a run killed at any later point can be resumed.
-	return r.writeIndex()
+	if err := r.writeIndex(); err != nil {
+		return err
+	}
+	return r.writeStudyFiles()
+}
+
+// writeStudyFiles writes the graph file then the study file, those
+// missing only when resuming: a directory with a study file has its
+// graph file too.
+func (r *runner) writeStudyFiles() error {
+	if !r.o.Resume || !exists(r.dir, results.GraphFile) {
+		g, err := r.s.Graph.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := results.WriteFile(r.dir, results.GraphFile, g); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+	}
+	if !r.o.Resume || !exists(r.dir, results.StudyFile) {
+		if err := results.WriteFile(r.dir, results.StudyFile, r.o.Source); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+	}
+	return nil
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil
 }
 
 // openResults reads an interrupted run's index and checks that it was
@@ -137,6 +202,10 @@ func (r *runner) openResults() error {
 	case ix.Seed != r.s.Order.Seed:
 		return fmt.Errorf("resume %s: the results were planned with seed %d, the study has %d", r.dir, ix.Seed, r.s.Order.Seed)
 	}
+	// A run killed before it wrote them: the study's hash matched.
+	if err := r.writeStudyFiles(); err != nil {
+		return err
+	}
 	if err := r.sameGraph(); err != nil {
 		return err
 	}
@@ -154,7 +223,7 @@ func (r *runner) openResults() error {
 // the run started with: a study file naming a graph file that has changed
 // since has the same hash.
 func (r *runner) sameGraph() error {
-	was, err := os.ReadFile(filepath.Join(r.dir, results.GraphFile))
+	was, err := confined.ReadFile(r.dir, results.GraphFile)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", r.dir, err)
 	}
@@ -170,6 +239,9 @@ func (r *runner) sameGraph() error {
 
 // setUp opens the platform, records its facts and brings the cluster up.
 func (r *runner) setUp(ctx context.Context) error {
+	if err := results.Mkdir(r.dir, results.PodLogDir); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
 	p, err := r.o.Open(ctx, r.s.Platform, r.log, filepath.Join(r.dir, results.PodLogDir))
 	if err != nil {
 		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
@@ -201,7 +273,7 @@ func (r *runner) setUp(ctx context.Context) error {
 }
 
 func (r *runner) writeIndex() error {
-	if err := results.WriteJSON(filepath.Join(r.dir, results.IndexFile), r.ix); err != nil {
+	if err := results.WriteJSON(r.dir, results.IndexFile, r.ix); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	r.wroteIndex = true
@@ -212,6 +284,7 @@ func (r *runner) close() {
 	if r.logFile != nil {
 		r.logFile.Close()
 	}
+	r.lock.Release()
 }
 
 // toRemeasure says whether the noise guard measures a cell again: it is

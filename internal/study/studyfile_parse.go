@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -83,19 +85,54 @@ func graphFiles(dir string) func(name string) (*topology.Graph, error) {
 // The command line's platform settings apply over the file's, as they did
 // when the run started.
 func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
-	data, err := os.ReadFile(filepath.Join(dir, results.StudyFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s is not a results directory: %w", dir, err)
+	path := filepath.Join(dir, results.StudyFile)
+	data, err := confined.ReadFile(dir, results.StudyFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = presetOfRun(dir)
 	}
-	graph, err := os.ReadFile(filepath.Join(dir, results.GraphFile))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s is not a results directory: %w", dir, err)
+		return nil, nil, err
 	}
-	s, err := parse(data, func(string) (*topology.Graph, error) { return topology.Parse(graph) }, o)
+	// A run stopped before it wrote graph.yaml deployed nothing yet.
+	loadGraph := func(name string) (*topology.Graph, error) {
+		g, err := topology.Builtin(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s has no %s (the run stopped before writing it) and the study's graph %q is not built in: resume with the study file, meshbench run FILE --resume %s", dir, results.GraphFile, name, dir)
+		}
+		return g, nil
+	}
+	graph, err := confined.ReadFile(dir, results.GraphFile)
+	switch {
+	case err == nil:
+		loadGraph = func(string) (*topology.Graph, error) { return topology.Parse(graph) }
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, nil, err
+	}
+	s, err := parse(data, loadGraph, o)
 	if err != nil {
-		return nil, nil, inFile(filepath.Join(dir, results.StudyFile), err)
+		return nil, nil, inFile(path, err)
 	}
 	return s, data, nil
+}
+
+// presetOfRun is the built-in study a results directory without a study
+// file was started from, found by the hash its index recorded: a run
+// stopped between writing its index and its study file.
+func presetOfRun(dir string) ([]byte, error) {
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range PresetNames() {
+		src, err := PresetSource(name)
+		if err != nil {
+			continue
+		}
+		if sum := sha256.Sum256(src); hex.EncodeToString(sum[:]) == ix.StudyHash {
+			return src, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no %s (the run stopped before writing it) and its study is not a built-in one: resume with the study file, meshbench run FILE --resume %s", dir, results.StudyFile, dir)
 }
 
 // parse is Parse with the way the workload's graph is found and the

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // jobContainer is the container of every load and probe Job. Its own
@@ -193,11 +192,7 @@ func (p *kubePlatform) awaitJob(ctx context.Context, js jobSpec) (jobResult, err
 		return res, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
 	}
 	if js.LogDir != "" {
-		path := filepath.Join(js.LogDir, js.Namespace+"-"+js.Name+".log")
-		if err := os.MkdirAll(js.LogDir, 0o755); err != nil {
-			return res, fmt.Errorf("%s: keep its log: %w", what, err)
-		}
-		if err := os.WriteFile(path, logs, 0o644); err != nil {
+		if err := confined.WriteFile(js.LogDir, js.Namespace+"-"+js.Name+".log", logs); err != nil {
 			return res, fmt.Errorf("%s: keep its log: %w", what, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // generatorLogLimit bounds a generator's kept standard error: it says
@@ -31,12 +32,12 @@ type generatorLog struct {
 	err     error // the first failed write
 }
 
+// The log directory may be in a results directory from someone else:
+// a link planted at the file's name is refused, not written through.
 func openGeneratorLog(dir, namespace string, argv []string) (*generatorLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "load-"+namespace+".log")
-	f, err := os.Create(path)
+	name := "load-" + namespace + ".log"
+	path := filepath.Join(dir, name)
+	f, err := confined.OpenFile(dir, name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // A kept copy of a pod's log is at most keptLogLimit bytes: its first
@@ -67,7 +69,9 @@ func (l *Lab) keepLogs() error {
 }
 
 // keepLog copies src to dst, opened with flag (O_TRUNC or O_APPEND); sep
-// comes first when dst is not empty.
+// comes first when dst is not empty. dst's directory may be in a results
+// directory from someone else: a link planted at dst is refused, not
+// written through.
 func keepLog(src, dst string, flag int, sep string) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -78,10 +82,7 @@ func keepLog(src, dst string, flag int, sep string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|flag, 0o644)
+	out, err := confined.OpenFile(filepath.Dir(dst), filepath.Base(dst), os.O_CREATE|os.O_WRONLY|flag, 0o644)
 	if err != nil {
 		return err
 	}
