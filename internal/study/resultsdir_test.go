@@ -227,3 +227,24 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestLoadRunRefusesItsKubeconfig: the study of a results directory
+// cannot choose the kubeconfig whose exec plugin client-go would run;
+// the command line can.
+func TestLoadRunRefusesItsKubeconfig(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(string(readFile(t, "testdata/valid-kubernetes.yaml")), "    context: bench\n",
+		"    context: bench\n    kubeconfig: /tmp/evil-kubeconfig\n", 1)
+	dir := t.TempDir()
+	if err := results.WriteFile(dir, results.StudyFile, []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := LoadRun(dir, PlatformOverride{})
+	if err == nil || !strings.Contains(err.Error(), "a resumed study cannot choose its kubeconfig") || !strings.Contains(err.Error(), "--kubeconfig FILE") {
+		t.Fatalf("LoadRun: %v, want the kubeconfig refused", err)
+	}
+	st, _, err := LoadRun(dir, PlatformOverride{Kubeconfig: "/home/me/.kube/config"})
+	if err != nil || st.Platform.Kubernetes.Kubeconfig != "/home/me/.kube/config" {
+		t.Fatalf("LoadRun with --kubeconfig: %v", err)
+	}
+}

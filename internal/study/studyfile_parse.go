@@ -83,7 +83,7 @@ func graphFiles(dir string) func(name string) (*topology.Graph, error) {
 // the graph it deployed (graph.yaml) rather than the graph the study names
 // today, so that a resumed run deploys exactly what the first part did.
 // The command line's platform settings apply over the file's, as they did
-// when the run started.
+// when the run started; only they can name a kubeconfig.
 func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 	path := filepath.Join(dir, results.StudyFile)
 	data, err := confined.ReadFile(dir, results.StudyFile)
@@ -111,6 +111,9 @@ func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 	s, err := parse(data, loadGraph, o)
 	if err != nil {
 		return nil, nil, inFile(path, err)
+	}
+	if k := s.Platform.Kubernetes; k != nil && k.Kubeconfig != "" && o.Kubeconfig == "" {
+		return nil, nil, fmt.Errorf("%s: platform.kubernetes.kubeconfig: %q: a resumed study cannot choose its kubeconfig (client-go runs the exec plugin a kubeconfig names, and results can come from anyone); give it on the command line: meshbench run --resume %s --kubeconfig FILE", path, k.Kubeconfig, dir)
 	}
 	return s, data, nil
 }
