@@ -13,12 +13,12 @@ const ChartDir = "charts"
 // ChartDir as SVG files, which the caller writes.
 func WriteMarkdown(w io.Writer, doc *Document) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n_%s_\n\n", doc.Title, doc.Subtitle)
+	fmt.Fprintf(&b, "# %s\n\n_%s_\n\n", mdLine(doc.Title), mdLine(doc.Subtitle))
 	for _, s := range doc.Sections {
-		fmt.Fprintf(&b, "- [%s](#%s)\n", s.Title, s.ID)
+		fmt.Fprintf(&b, "- [%s](#%s)\n", mdLine(s.Title), s.ID)
 	}
 	for _, s := range doc.Sections {
-		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n\n## %s\n", s.ID, s.Title)
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n\n## %s\n", s.ID, mdLine(s.Title))
 		for _, bl := range s.Blocks {
 			b.WriteString("\n")
 			markdownBlock(&b, bl)
@@ -31,7 +31,7 @@ func WriteMarkdown(w io.Writer, doc *Document) error {
 func markdownBlock(b *strings.Builder, bl Block) {
 	switch {
 	case bl.Collapsed:
-		fmt.Fprintf(b, "<details><summary>%s</summary>\n\n", htmlEscape(bl.Heading))
+		fmt.Fprintf(b, "<details><summary>%s</summary>\n\n", mdLine(bl.Heading))
 		if bl.Table != nil {
 			markdownTable(b, bl.Table)
 		} else {
@@ -41,20 +41,20 @@ func markdownBlock(b *strings.Builder, bl Block) {
 	case bl.Table != nil:
 		markdownTable(b, bl.Table)
 	case bl.Chart != nil:
-		fmt.Fprintf(b, "![%s](%s/%s.svg)\n", bl.Chart.Title, ChartDir, bl.Chart.File)
+		fmt.Fprintf(b, "![%s](%s/%s.svg)\n", mdLine(bl.Chart.Title), ChartDir, bl.Chart.File)
 		if bl.Chart.Caption != "" {
-			fmt.Fprintf(b, "\n_%s_\n", bl.Chart.Caption)
+			fmt.Fprintf(b, "\n_%s_\n", mdLine(bl.Chart.Caption))
 		}
 	case bl.List != nil:
 		for _, item := range bl.List {
-			fmt.Fprintf(b, "- %s\n", item)
+			fmt.Fprintf(b, "- %s\n", mdBlock(item))
 		}
 	case bl.Code != "":
 		markdownCode(b, bl.Code)
 	case bl.Heading != "":
-		fmt.Fprintf(b, "### %s\n", bl.Heading)
+		fmt.Fprintf(b, "### %s\n", mdLine(bl.Heading))
 	default:
-		fmt.Fprintf(b, "%s\n", bl.Text)
+		fmt.Fprintf(b, "%s\n", mdBlock(bl.Text))
 	}
 }
 
@@ -62,7 +62,7 @@ func markdownTable(b *strings.Builder, t *Table) {
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
-			fmt.Fprintf(b, " %s |", mdCell(c))
+			fmt.Fprintf(b, " %s |", mdLine(c))
 		}
 		b.WriteString("\n")
 	}
@@ -80,7 +80,7 @@ func markdownTable(b *strings.Builder, t *Table) {
 		row(r)
 	}
 	for _, n := range t.Notes {
-		fmt.Fprintf(b, "\n%s\n", n)
+		fmt.Fprintf(b, "\n%s\n", mdBlock(n))
 	}
 }
 
@@ -92,10 +92,57 @@ func markdownCode(b *strings.Builder, code string) {
 	fmt.Fprintf(b, "%stext\n%s\n%s\n", fence, strings.TrimRight(code, "\n"), fence)
 }
 
-var mdCellEscaper = strings.NewReplacer("|", `\|`, "\n", " ")
+// mdLine makes text literal in Markdown, on one line, so that text from
+// a study file or from results (titles, study text, published sources,
+// mesh names, failure reasons) can neither format the report nor put HTML
+// in it: an <img onerror=...> shows as text. The document holds no
+// Markdown of its own: everything but a code block is text. Characters
+// that mark emphasis, code or table cells are backslash-escaped, a "<"
+// that could open a tag, a comment or an autolink is an entity, and a "]"
+// that could close a link, an image or a link definition has what follows
+// it escaped; a line break becomes a space. Other punctuation (a lone
+// bracket, "<=") stays as it is, so that figures read plainly.
+func mdLine(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var next byte
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		switch {
+		case c == '\\' || c == '`' || c == '*' || c == '_' || c == '~' || c == '|':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '<' && (isASCIILetter(next) || next == '/' || next == '!' || next == '?'):
+			b.WriteString("&lt;")
+		case c == ']' && (next == '(' || next == '[' || next == ':'):
+			b.WriteString("]\\")
+		case c == '\n' || c == '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
-func mdCell(s string) string { return mdCellEscaper.Replace(s) }
+// mdBlock is mdLine for text that starts a line, whose first character
+// must not start a heading, a quote, a list, a thematic break or a link
+// definition.
+func mdBlock(s string) string {
+	s = mdLine(strings.TrimLeft(s, " \t"))
+	if s == "" {
+		return s
+	}
+	if strings.IndexByte("#>-+=[", s[0]) >= 0 {
+		return "\\" + s
+	}
+	digits := strings.TrimLeft(s, "0123456789")
+	if len(digits) < len(s) && (strings.HasPrefix(digits, ".") || strings.HasPrefix(digits, ")")) && (len(digits) == 1 || digits[1] == ' ') {
+		return s[:len(s)-len(digits)] + "\\" + digits
+	}
+	return s
+}
 
-var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
-func htmlEscape(s string) string { return htmlEscaper.Replace(s) }
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
