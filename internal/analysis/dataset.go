@@ -6,13 +6,12 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // DefaultBaseline is the mesh name overheads are measured against.
@@ -66,7 +65,7 @@ func Load(dir string, opts Options) (*Dataset, error) {
 		return nil, &results.DamagedError{Dir: dir, Cells: damaged}
 	}
 	d := &Dataset{Dir: dir, Index: ix, groups: map[string]*Group{}}
-	if b, err := os.ReadFile(filepath.Join(dir, results.StudyFile)); err == nil {
+	if b, err := confined.ReadFile(dir, results.StudyFile); err == nil {
 		d.StudyFile = b
 	}
 	appNodes := appNodesOf(ix.Provenance.Cluster)

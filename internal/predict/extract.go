@@ -63,6 +63,9 @@ func Extract(dir string) (*UnitCosts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if damaged := results.CheckCells(dir, ix); len(damaged) > 0 {
+		return nil, &results.DamagedError{Dir: dir, Cells: damaged}
+	}
 	// The fan-out cells (front calls back more than once in parallel)
 	// are read only for what parallel calls add: their proxies carry
 	// more than one hop per request.

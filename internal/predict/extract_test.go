@@ -1,7 +1,10 @@
 package predict
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,10 +84,10 @@ func writeRun(t *testing.T) string {
 					}
 				}
 			}
-			if err := results.WriteJSON(dir, s.File, cell); err != nil {
+			if err := results.WriteCell(dir, cell); err != nil {
 				t.Fatal(err)
 			}
-			ix.Cells = append(ix.Cells, s)
+			ix.Cells = append(ix.Cells, cell.Summary)
 		}
 	}
 	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
@@ -216,5 +219,23 @@ func TestExtractNeedsTheBaselineAndTwoRates(t *testing.T) {
 		if _, err := Extract(dir); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)
 		}
+	}
+}
+
+// TestExtractRefusesDamagedCells: predict reads a cell only when it is
+// what the run wrote, as report does.
+func TestExtractRefusesDamagedCells(t *testing.T) {
+	t.Parallel()
+	dir := writeRun(t)
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, ix.Cells[0].File), 10); err != nil {
+		t.Fatal(err)
+	}
+	var de *results.DamagedError
+	if _, err := Extract(dir); !errors.As(err, &de) || len(de.Cells) != 1 || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("Extract: %v, want the truncated cell named", err)
 	}
 }

@@ -39,13 +39,16 @@ type DamagedCell struct {
 func (d *DamagedCell) Error() string { return d.File + ": " + d.Problem }
 
 // CheckCell compares s's cell file with the hash and size the index
-// recorded; nil when it matches, or when the index recorded none.
+// recorded; nil when it matches. A blank hash is damage too: the index
+// was edited, as every cell file a run writes has its hash recorded. The
+// hashes guard against accidents (a truncated copy, a disk error, an
+// edit): whoever can edit a cell file can edit its hash in the index.
 func CheckCell(dir string, s Summary) *DamagedCell {
-	if s.SHA256 == "" {
-		return nil
-	}
 	damaged := func(format string, args ...any) *DamagedCell {
 		return &DamagedCell{ID: s.ID, File: s.File, Problem: fmt.Sprintf(format, args...)}
+	}
+	if s.SHA256 == "" {
+		return damaged("no sha256 recorded in %s", IndexFile)
 	}
 	b, err := confined.ReadFile(dir, s.File)
 	switch {
@@ -66,12 +69,23 @@ func CheckCell(dir string, s Summary) *DamagedCell {
 	}
 }
 
-// CheckCells checks every cell file the index lists.
+// CheckCells checks every cell file the index lists, capacity trials'
+// included. Results of schema 1 recorded no hashes, and are not checked.
 func CheckCells(dir string, ix *Index) []*DamagedCell {
+	if ix.Schema < 2 {
+		return nil
+	}
 	var out []*DamagedCell
 	for _, s := range ix.Cells {
 		if d := CheckCell(dir, s); d != nil {
 			out = append(out, d)
+		}
+	}
+	for _, c := range ix.Capacity {
+		for _, t := range c.Trials {
+			if d := CheckCell(dir, Summary{ID: t.ID, File: t.File, SHA256: t.SHA256, Bytes: t.Bytes}); d != nil {
+				out = append(out, d)
+			}
 		}
 	}
 	return out

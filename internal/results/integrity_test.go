@@ -14,8 +14,7 @@ func TestCheckCell(t *testing.T) {
 	tests := []struct {
 		name   string
 		damage func(path string) error
-		// unrecorded: the index holds no hash (results written before
-		// hashes were recorded), so nothing can be checked.
+		// unrecorded: the index holds no hash, which a run always records.
 		unrecorded bool
 		want       string
 	}{
@@ -29,7 +28,7 @@ func TestCheckCell(t *testing.T) {
 			}
 			return os.WriteFile(p, []byte(strings.Replace(string(b), `"requests": 1000`, `"requests": 2000`, 1)), 0o644)
 		}, want: "changed since the run wrote it"},
-		{name: "unrecorded and missing", damage: os.Remove, unrecorded: true},
+		{name: "unrecorded", damage: func(string) error { return nil }, unrecorded: true, want: "no sha256 recorded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,5 +84,27 @@ func TestDamagedErrorSaysHowToRecover(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err.Error(), want)
 		}
+	}
+}
+
+// TestCheckCellsChecksCapacityTrials: a capacity trial's cell file is
+// checked against its recorded hash like any cell's.
+func TestCheckCellsChecksCapacityTrials(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &Cell{Summary: Summary{ID: "t1", File: CellFile("t1"), Status: StatusOK, Requests: 1000}}
+	if err := WriteCell(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	ix := &Index{Schema: SchemaVersion, Capacity: []Capacity{{Mesh: "baseline",
+		Trials: []CapacityTrial{{ID: c.ID, File: c.File, SHA256: c.SHA256, Bytes: c.Bytes}}}}}
+	if d := CheckCells(dir, ix); len(d) != 0 {
+		t.Fatalf("intact: %v", d)
+	}
+	if err := os.WriteFile(filepath.Join(dir, c.File), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := CheckCells(dir, ix); len(d) != 1 || d[0].ID != "t1" {
+		t.Fatalf("changed: %v, want the trial named", d)
 	}
 }
