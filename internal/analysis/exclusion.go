@@ -62,8 +62,8 @@ func exclusion(s results.Summary, c *cellFile, readErr error) *Exclusion {
 		return &Exclusion{Summary: s, Kind: results.StatusDistorted, Reason: strings.Join(why, "; ")}
 	case s.Noisy:
 		r := "a noisy host: " + s.NoiseReason()
-		if s.Attempt > 1 {
-			r += fmt.Sprintf("; still noisy after %d attempts", s.Attempt)
+		if n := 1 + len(s.Attempts); n > 1 {
+			r += fmt.Sprintf("; still noisy after %d attempts", n)
 		}
 		return &Exclusion{Summary: s, Kind: KindNoisy, Reason: r}
 	case s.Status != results.StatusOK:

@@ -28,15 +28,16 @@ func (b *builder) precision() Section {
 		}
 	}
 	if n := ix.Noise; n != nil {
-		var rerun, still []string
+		var rerun, still, unused []string
 		var worst, slowest float64
 		for _, c := range ix.Cells {
 			if c.HostNoise != nil {
 				worst = max(worst, *c.HostNoise)
 			}
 			slowest = max(slowest, c.HostSlowdown)
-			if c.Attempt > 1 {
+			if len(c.Attempts) > 0 {
 				rerun = append(rerun, c.ID)
+				unused = append(unused, attemptsText(c))
 			}
 			if c.Noisy {
 				still = append(still, c.ID)
@@ -70,6 +71,9 @@ func (b *builder) precision() Section {
 		} else if len(rerun) > 0 {
 			items = append(items, "Every re-run found the host quiet; the figures use the quiet attempts.")
 		}
+		if len(unused) > 0 {
+			items = append(items, "Attempts whose figures are not used, each kept in its file: "+strings.Join(unused, "; ")+".")
+		}
 	}
 	if len(items) > 0 {
 		s.Blocks = append(s.Blocks, Block{List: items})
@@ -78,3 +82,17 @@ func (b *builder) precision() Section {
 }
 
 func (b *builder) hostNoiseMeasured() bool { return b.d.Index.Noise != nil }
+
+// attemptsText lists a cell's attempts other than the one its figures
+// come from.
+func attemptsText(s results.Summary) string {
+	var parts []string
+	for _, a := range s.Attempts {
+		what := a.Status
+		if a.Status != results.StatusFailed && a.Noisy {
+			what = "noisy, " + results.Summary{HostNoise: a.HostNoise, HostSlowdown: a.HostSlowdown}.NoiseReason()
+		}
+		parts = append(parts, fmt.Sprintf("attempt %d (%s, %s)", a.Attempt, what, a.File))
+	}
+	return fmt.Sprintf("%s used attempt %d, not %s", s.ID, max(s.Attempt, 1), strings.Join(parts, ", "))
+}

@@ -33,8 +33,10 @@ func TestReportSaysRoundsAndNoise(t *testing.T) {
 		switch {
 		case rerunID == "":
 			rerunID, c.Attempt = c.ID, 2
+			c.Attempts = []results.Attempt{attemptOf(t, dir, *c, 1, &loud)}
 		case noisyID == "" && c.Mesh == resultstest.Sidecar:
 			noisyID, c.Attempt, c.Noisy, c.HostNoise = c.ID, 3, true, &loud
+			c.Attempts = []results.Attempt{attemptOf(t, dir, *c, 1, &loud), attemptOf(t, dir, *c, 2, &loud)}
 		}
 	}
 	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
@@ -67,7 +69,8 @@ func TestReportSaysRoundsAndNoise(t *testing.T) {
 	}
 	for _, want := range []string{"5 interleaved rounds (at least 5, at most 8)", "within ±10%", "over 0.05 cores is noisy",
 		"noisiest cell recorded 0.900", "2 cells were noisy and run again at the end of the study: " + rerunID + ", " + noisyID,
-		"1 cells are noisy in the results and left out of every figure (see Excluded cells): " + noisyID} {
+		"1 cells are noisy in the results and left out of every figure (see Excluded cells): " + noisyID,
+		"Attempts whose figures are not used, each kept in its file: " + rerunID + " used attempt 2, not attempt 1 (noisy, 0.90 cores of host noise, " + results.AttemptFile(rerunID, 1) + ".old)"} {
 		if !strings.Contains(precision, want) {
 			t.Errorf("precision section lacks %q:\n%s", want, precision)
 		}
@@ -80,4 +83,19 @@ func TestReportSaysRoundsAndNoise(t *testing.T) {
 	if !strings.Contains(unmeasured, "no control plane") || strings.Contains(unmeasured, "no cell measured it") {
 		t.Errorf("not-measured section:\n%s", unmeasured)
 	}
+}
+
+// attemptOf writes an earlier, noisy attempt n of s's cell to its own
+// file, as the runner keeps it.
+func attemptOf(t *testing.T, dir string, s results.Summary, n int, noise *float64) results.Attempt {
+	t.Helper()
+	c, err := results.ReadCell(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Attempt, c.File, c.Noisy, c.HostNoise = n, results.AttemptFile(s.ID, n)+".old", true, noise
+	if err := results.WriteCell(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	return results.AttemptOf(c.Summary)
 }

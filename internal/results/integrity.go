@@ -69,8 +69,8 @@ func CheckCell(dir string, s Summary) *DamagedCell {
 	}
 }
 
-// CheckCells checks every cell file the index lists, capacity trials'
-// included. Results of schema 1 recorded no hashes, and are not checked.
+// CheckCells checks every cell file the index lists, other attempts' and
+// capacity trials' included. Results of schema 1 recorded no hashes, and are not checked.
 func CheckCells(dir string, ix *Index) []*DamagedCell {
 	if ix.Schema < 2 {
 		return nil
@@ -79,6 +79,11 @@ func CheckCells(dir string, ix *Index) []*DamagedCell {
 	for _, s := range ix.Cells {
 		if d := CheckCell(dir, s); d != nil {
 			out = append(out, d)
+		}
+		for _, a := range s.Attempts {
+			if d := CheckCell(dir, a.summary(s.ID)); d != nil {
+				out = append(out, d)
+			}
 		}
 	}
 	for _, c := range ix.Capacity {

@@ -1,6 +1,9 @@
 package results
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strconv"
+)
 
 // The files of a results directory besides the index.
 const (
@@ -22,6 +25,16 @@ const (
 // CellFile is the path, relative to the results directory, of a cell's
 // full result.
 func CellFile(id string) string { return filepath.Join(CellsDir, id+".json") }
+
+// AttemptFile is the path, relative to the results directory, of a cell's
+// nth attempt: CellFile for the first, so that every attempt's file is
+// kept.
+func AttemptFile(id string, n int) string {
+	if n <= 1 {
+		return CellFile(id)
+	}
+	return filepath.Join(CellsDir, id+".attempt-"+strconv.Itoa(n)+".json")
+}
 
 // CellLogDir is the directory, relative to the results directory, of the
 // logs of one cell's measurement: its load generators' output, and the

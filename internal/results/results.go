@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the results format written here; what
 // each version added, all of it optional, is listed in docs/results.md.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // OldestSchema is the oldest version ReadIndex reads: older versions
 // only lack fields, so they are read as they are; their cell files go
@@ -215,17 +215,63 @@ type Summary struct {
 	// workload's, and reports leave it out.
 	Noisy bool `json:"noisy,omitempty"`
 	// Attempt counts the cell's runs from 1: a noisy cell is run again at
-	// the end of the study, and the last attempt is the one recorded.
+	// the end of the study, and the index's figures are those of its
+	// preferred attempt (PreferredAttempt), this one.
 	Attempt int `json:"attempt,omitempty"`
-	// NoisyAttempts holds the host noise of earlier attempts that were
-	// noisy, in the order they ran.
-	NoisyAttempts []float64 `json:"noisy_attempts,omitempty"`
+	// Attempts are the cell's other attempts, in the order they ran, each
+	// with its own file, which is kept (in study.json only).
+	Attempts []Attempt `json:"attempts,omitempty"`
 	// SHA256 and Bytes are the hash and size of the cell file as the run
 	// wrote it (WriteCell), so that a report can tell a missing, truncated
 	// or changed file; empty in a cell file itself, and in results written
 	// before they were recorded.
 	SHA256 string `json:"sha256,omitempty"`
 	Bytes  int64  `json:"bytes,omitempty"`
+}
+
+// Attempt is one attempt of a cell whose figures the index does not use.
+type Attempt struct {
+	Attempt      int       `json:"attempt"`
+	File         string    `json:"file"`
+	Status       string    `json:"status"`
+	Reason       string    `json:"reason,omitempty"`
+	HostNoise    *float64  `json:"host_noise,omitempty"`
+	HostSlowdown float64   `json:"host_slowdown,omitempty"`
+	Noisy        bool      `json:"noisy,omitempty"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	SHA256       string    `json:"sha256"`
+	Bytes        int64     `json:"bytes"`
+}
+
+// AttemptOf is s as one of another attempt's Attempts.
+func AttemptOf(s Summary) Attempt {
+	return Attempt{Attempt: max(s.Attempt, 1), File: s.File, Status: s.Status, Reason: s.Reason, HostNoise: s.HostNoise,
+		HostSlowdown: s.HostSlowdown, Noisy: s.Noisy, Start: s.Start, End: s.End, SHA256: s.SHA256, Bytes: s.Bytes}
+}
+
+// Summary is the attempt's line as a cell's, for CheckCell.
+func (a Attempt) summary(id string) Summary {
+	return Summary{ID: id, File: a.File, SHA256: a.SHA256, Bytes: a.Bytes}
+}
+
+// PreferredAttempt says whether attempt a of a cell is to be used over
+// attempt b: a quiet measurement over a noisy one, a measurement over a
+// failure, and otherwise the later.
+func PreferredAttempt(a, b Summary) bool {
+	rank := func(s Summary) int {
+		switch {
+		case s.Status == StatusFailed:
+			return 0
+		case s.Noisy:
+			return 1
+		}
+		return 2
+	}
+	if rank(a) != rank(b) {
+		return rank(a) > rank(b)
+	}
+	return a.Attempt > b.Attempt
 }
 
 // Cell is one cell's full result, cells/<id>.json.

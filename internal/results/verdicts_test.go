@@ -100,3 +100,26 @@ func TestClosedLoopShortfall(t *testing.T) {
 		}
 	}
 }
+
+func TestPreferredAttempt(t *testing.T) {
+	t.Parallel()
+	quiet := Summary{Status: StatusOK, Attempt: 1}
+	noisy := Summary{Status: StatusOK, Noisy: true, Attempt: 2}
+	failed := Summary{Status: StatusFailed, Attempt: 3}
+	later := Summary{Status: StatusOK, Noisy: true, Attempt: 3}
+	for _, tt := range []struct {
+		name string
+		a, b Summary
+		want bool
+	}{
+		{"quiet over a later noisy one", quiet, noisy, true},
+		{"noisy not over quiet", noisy, quiet, false},
+		{"a measurement over a later failure", noisy, failed, true},
+		{"a failure not over a measurement", failed, noisy, false},
+		{"of two noisy ones, the later", later, noisy, true},
+	} {
+		if got := PreferredAttempt(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: %v", tt.name, got)
+		}
+	}
+}

@@ -85,8 +85,9 @@ func precisionVerdict(w analysis.Precision, ci float64) (stop, why string) {
 
 // rerunNoisy runs every noisy cell again, up to the study's retries, after
 // all the others: host noise is usually another job's burst, and a later
-// attempt often finds the host quiet. The last attempt is recorded; one
-// that is still noisy stays marked so that reports leave it out.
+// attempt often finds the host quiet. Every attempt is kept, in its own
+// file; the index uses the preferred one (a quiet one), and lists the
+// others. A cell still noisy stays marked so that reports leave it out.
 func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 	retries := *r.s.Noise.Retries
 	for round := 1; round <= retries; round++ {
@@ -108,21 +109,29 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 			if err := r.waitQuiet(ctx); err != nil {
 				return err
 			}
-			old := r.ix.Cells[slices.IndexFunc(r.ix.Cells, func(s results.Summary) bool { return s.ID == c.ID })]
+			i := slices.IndexFunc(r.ix.Cells, func(s results.Summary) bool { return s.ID == c.ID })
+			old := r.ix.Cells[i]
 			cell, err := r.runCell(ctx, c)
 			if err != nil {
 				return err
 			}
-			// A resumed run goes on counting a cell's attempts.
-			cell.Attempt = max(old.Attempt, 1) + 1
-			cell.NoisyAttempts = append(slices.Clone(old.NoisyAttempts), noiseOf(old))
+			// A resumed run goes on counting a cell's attempts; each has its
+			// own file.
+			cell.Attempt = lastAttempt(old) + 1
+			cell.File = results.AttemptFile(c.ID, cell.Attempt)
 			if err := results.WriteCell(r.dir, cell); err != nil {
 				return fmt.Errorf("results: %w", err)
 			}
-			// The index keeps cells in the order they ran: the new attempt
-			// replaces the old one at the end.
-			r.ix.Cells = slices.DeleteFunc(r.ix.Cells, func(s results.Summary) bool { return s.ID == c.ID })
-			r.ix.Cells = append(r.ix.Cells, cell.Summary)
+			// The index keeps cells in the order they ran: the cell moves to
+			// the end, with the attempt its figures come from.
+			use := cell.Summary
+			if results.PreferredAttempt(use, old) {
+				use.Attempts = append(slices.Clone(old.Attempts), results.AttemptOf(old))
+			} else {
+				use = old
+				use.Attempts = append(slices.Clone(old.Attempts), results.AttemptOf(cell.Summary))
+			}
+			r.ix.Cells = append(slices.Delete(r.ix.Cells, i, i+1), use)
 			if err := r.writeIndex(); err != nil {
 				return err
 			}
@@ -141,11 +150,13 @@ func (r *runner) rerunNoisy(ctx context.Context, plan *Plan) error {
 	return nil
 }
 
-func noiseOf(s results.Summary) float64 {
-	if s.HostNoise == nil {
-		return 0
+// lastAttempt is the number of a cell's latest attempt.
+func lastAttempt(s results.Summary) int {
+	n := max(s.Attempt, 1)
+	for _, a := range s.Attempts {
+		n = max(n, a.Attempt)
 	}
-	return *s.HostNoise
+	return n
 }
 
 func noiseText(s results.Summary) string {

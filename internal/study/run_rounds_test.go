@@ -122,19 +122,31 @@ func TestRunRerunsNoisyCells(t *testing.T) {
 		}
 		switch {
 		case s.Mesh == "ambient":
-			if !s.Noisy || s.Attempt != 3 || len(s.NoisyAttempts) != 2 {
-				t.Errorf("ambient cell %s: noisy %v after %d attempts (%v), want noisy after 3", s.ID, s.Noisy, s.Attempt, s.NoisyAttempts)
+			if !s.Noisy || s.Attempt != 3 || len(s.Attempts) != 2 || s.File != results.AttemptFile(s.ID, 3) {
+				t.Errorf("ambient cell %s: noisy %v, attempt %d of %+v, want the third of three noisy ones", s.ID, s.Noisy, s.Attempt, s.Attempts)
 			}
 		case s.Attempt == 2:
 			reruns++
 			if s.SHA256 == "" || s.Bytes == 0 {
 				t.Errorf("re-run cell %s has no file hash in the index", s.ID)
 			}
-			if s.Noisy || len(s.NoisyAttempts) != 1 || s.NoisyAttempts[0] != 0.6 {
+			if s.Noisy || len(s.Attempts) != 1 || !s.Attempts[0].Noisy || *s.Attempts[0].HostNoise != 0.6 {
 				t.Errorf("re-run cell %s: %+v", s.ID, s)
 			}
 		case s.Attempt != 1 || s.Noisy:
 			t.Errorf("cell %s: attempt %d, noisy %v", s.ID, s.Attempt, s.Noisy)
+		}
+	}
+	// Every attempt's file is kept, as the run wrote it.
+	if d := results.CheckCells(dir, ix); len(d) != 0 {
+		t.Errorf("attempts' files: %v", d)
+	}
+	for _, s := range ix.Cells {
+		for _, a := range s.Attempts {
+			c, err := results.ReadCell(dir, results.Summary{File: a.File})
+			if err != nil || c.Attempt != a.Attempt || c.File != a.File || c.ID != s.ID {
+				t.Errorf("cell %s attempt %d: file %s holds %+v (%v)", s.ID, a.Attempt, a.File, c, err)
+			}
 		}
 	}
 	// Measurements 1 and 2 were noisy; unless one of them was ambient's,
@@ -173,8 +185,8 @@ func TestRunRerunsNoisyCells(t *testing.T) {
 		t.Errorf("progress:\n%s", progress.String())
 	}
 	for _, s := range ix.Cells {
-		if s.Mesh == "ambient" && (s.Noisy || s.Attempt != 4 || len(s.NoisyAttempts) != 3) {
-			t.Errorf("resumed ambient cell %s: noisy %v, attempt %d, noisy attempts %v", s.ID, s.Noisy, s.Attempt, s.NoisyAttempts)
+		if s.Mesh == "ambient" && (s.Noisy || s.Attempt != 4 || len(s.Attempts) != 3) {
+			t.Errorf("resumed ambient cell %s: noisy %v, attempt %d, other attempts %+v", s.ID, s.Noisy, s.Attempt, s.Attempts)
 		}
 	}
 	if _, err := Run(context.Background(), o); !errors.Is(err, ErrComplete) {
