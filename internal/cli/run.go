@@ -26,6 +26,7 @@ type runFlags struct {
 	output     string
 	out        string
 	resume     string
+	anyway     bool
 	scale      float64
 	platform   study.PlatformOverride
 	sharedHost bool
@@ -55,7 +56,13 @@ another lab's processes on the study's CPUs (--shared-host accepts them).
 
 --validate checks a study file and --plan prints the cells, their order and
 an estimated duration; neither runs anything. Ctrl-C stops cleanly, leaving
-every finished cell on disk; --resume DIR continues from there.
+every finished cell on disk; --resume DIR continues from there, on the
+same host, CPU, kernel, Envoy and Kubernetes context, or refuses
+(--resume-anyway mixes them, each cell recording its own, and the report
+shows the mix). A resumed study cannot name a kubeconfig: give it with
+--kubeconfig. One run at a time writes a results directory: another
+refuses, naming it. Nothing in a results directory is followed through a
+symbolic link.
 
 --platform, --kubeconfig, --context and --image replace the study file's
 platform settings, so that one study file runs on the lab or on a
@@ -88,6 +95,7 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 	fl.StringVarP(&f.output, "output", "o", "text", "plan output format: text or json")
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<study>-<time>)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted run in this results directory")
+	fl.BoolVar(&f.anyway, "resume-anyway", false, "with --resume, continue on another host, CPU, kernel, Envoy or Kubernetes context than the run started on (each cell then records its own)")
 	fl.Float64Var(&f.scale, "scale", 0, "scale open-loop rates and request counts by this factor instead of calibrating")
 	addPlatformFlags(cmd, &f)
 	return cmd
@@ -103,6 +111,9 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	if f.resume != "" && f.out != "" {
 		return errors.New("--resume continues in its own directory; drop --out")
+	}
+	if f.anyway && f.resume == "" {
+		return errors.New("--resume-anyway is for --resume DIR")
 	}
 	st, src, name, err := loadStudy(f)
 	if err != nil {
@@ -127,7 +138,7 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 		return err
 	}
 	o := study.Options{
-		Study: st, Source: src, Open: openPlatform, Dir: f.out, Resume: f.resume != "",
+		Study: st, Source: src, Open: openPlatform, Dir: f.out, Resume: f.resume != "", ResumeAnyway: f.anyway,
 		Scale: f.scale, SharedHost: f.sharedHost, Version: Version, Progress: s.ErrOut, Logger: g.logger(s),
 	}
 	if g.quiet {

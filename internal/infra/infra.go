@@ -11,7 +11,11 @@ import (
 
 // Info describes a platform and the host facts recorded with each result.
 type Info struct {
-	Name          string            `json:"name"` // "lab" or "kubernetes"
+	Name string `json:"name"` // "lab" or "kubernetes"
+	// Host is the machine measured: the lab's host name, or the
+	// Kubernetes API server's address; Context is the kubeconfig context.
+	Host          string            `json:"host,omitempty"`
+	Context       string            `json:"context,omitempty"`
 	Kernel        string            `json:"kernel,omitempty"`
 	CPUModel      string            `json:"cpu_model,omitempty"`
 	CPUs          int               `json:"cpus,omitempty"`

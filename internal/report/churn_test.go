@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -71,7 +70,7 @@ func writeSweep(t *testing.T, param string, cells map[string]map[string]sweepCel
 		}
 	}
 	ix.End, ix.Planned = now, len(ix.Cells)
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -29,11 +31,20 @@ func (b *builder) provenance() Section {
 	s.Blocks = append(s.Blocks, heading("Versions"), Block{List: versions})
 	host := []string{
 		fmt.Sprintf("Platform: %s", orUnknown(pi.Name)),
+		fmt.Sprintf("Host: %s", orUnknown(pi.Host)),
 		fmt.Sprintf("Kernel: %s", orUnknown(pi.Kernel)),
 		fmt.Sprintf("CPU: %s, %d CPUs", orUnknown(pi.CPUModel), pi.CPUs),
 		fmt.Sprintf("cgroup v%d; CPU pinning %s", pi.CgroupVersion, yesNo(pi.CanPinCPUs, "available", "not available")),
 	}
+	if pi.Context != "" {
+		host = append(host, "Kubernetes context: "+pi.Context)
+	}
 	s.Blocks = append(s.Blocks, heading("Host"), Block{List: host})
+	if mixed := mixedCells(ix); len(mixed) > 0 {
+		s.Blocks = append(s.Blocks, heading("Mixed provenance"),
+			text("The run was resumed with --resume-anyway elsewhere than it started, so its cells were not all measured on the platform above:"),
+			Block{List: mixed})
+	}
 	if len(pv.Cluster.Nodes) > 0 {
 		t := &Table{Header: []string{"Node", "Role", "Pinned CPUs"}}
 		for _, n := range pv.Cluster.Nodes {
@@ -138,4 +149,54 @@ func (b *builder) studyFileCheck() string {
 		return results.StudyFile + " is kept with the results and matches the recorded hash."
 	}
 	return fmt.Sprintf("%s kept with the results DOES NOT match the recorded hash (its SHA-256 is %s): it was edited after the run.", results.StudyFile, sum)
+}
+
+// mixedCells lists, for each platform other than the index's that cells
+// were measured on (a run resumed with --resume-anyway), that platform
+// and its cells.
+func mixedCells(ix *results.Index) []string {
+	var keys []string
+	cells := map[string][]string{}
+	for _, c := range ix.Cells {
+		if c.Platform == nil {
+			continue
+		}
+		p := c.Platform
+		k := fmt.Sprintf("host %s, CPU %s, kernel %s, Envoy %s", orUnknown(p.Host), orUnknown(p.CPUModel), orUnknown(p.Kernel), orUnknown(p.EnvoyVersion))
+		if p.Context != "" {
+			k += ", context " + p.Context
+		}
+		if cells[k] == nil {
+			keys = append(keys, k)
+		}
+		cells[k] = append(cells[k], c.ID)
+	}
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%d of %d cells on %s: %s", len(cells[k]), len(ix.Cells), k, strings.Join(cells[k], ", ")))
+	}
+	return out
+}
+
+// mixedPlatform is the index's platform with, where cells were measured
+// on others (a run resumed with --resume-anyway), each fact that differs
+// listing every value, so that an export naming one platform names them
+// all.
+func mixedPlatform(ix *results.Index) infra.Info {
+	pi := ix.Provenance.Platform
+	join := func(field func(infra.Info) string) string {
+		vals := []string{field(pi)}
+		for _, c := range ix.Cells {
+			if c.Platform != nil && !slices.Contains(vals, field(*c.Platform)) {
+				vals = append(vals, field(*c.Platform))
+			}
+		}
+		return strings.Join(vals, " + ")
+	}
+	pi.Host = join(func(p infra.Info) string { return p.Host })
+	pi.CPUModel = join(func(p infra.Info) string { return p.CPUModel })
+	pi.Kernel = join(func(p infra.Info) string { return p.Kernel })
+	pi.EnvoyVersion = join(func(p infra.Info) string { return p.EnvoyVersion })
+	pi.Context = join(func(p infra.Info) string { return p.Context })
+	return pi
 }

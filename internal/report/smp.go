@@ -58,7 +58,7 @@ func WriteSMP(w io.Writer, d *analysis.Dataset) error {
 }
 
 func smpEnv(d *analysis.Dataset) smpEnvironment {
-	pi := d.Index.Provenance.Platform
+	pi := mixedPlatform(d.Index)
 	e := smpEnvironment{SMPVersion: SMPVersion, ID: smpEnvID, KubernetesVersion: pi.Versions["kubernetes"],
 		Labels: map[string]string{
 			"meshbench.platform": pi.Name, "meshbench.kernel": pi.Kernel, "meshbench.cpu_model": pi.CPUModel,
@@ -105,7 +105,7 @@ func smpTest(c analysis.LoadConfig, r *analysis.Rep) *smpTestConfig {
 }
 
 func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
-	pi := d.Index.Provenance.Platform
+	pi := mixedPlatform(d.Index)
 	profile := r.Summary.Profile
 	if profile == "" {
 		profile = r.MeshSpec.Profile

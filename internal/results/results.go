@@ -221,6 +221,10 @@ type Summary struct {
 	// Attempts are the cell's other attempts, in the order they ran, each
 	// with its own file, which is kept (in study.json only).
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// Platform is what the cell was measured on when that differs from
+	// the index's provenance: a run resumed with --resume-anyway on another
+	// host, CPU, kernel, Envoy or context; nil otherwise.
+	Platform *infra.Info `json:"platform,omitempty"`
 	// SHA256 and Bytes are the hash and size of the cell file as the run
 	// wrote it (WriteCell), so that a report can tell a missing, truncated
 	// or changed file; empty in a cell file itself, and in results written

@@ -59,6 +59,7 @@ type fakePlatform struct {
 	deployed   []time.Duration
 	measures   int
 	logDirs    []string // each Measure's spec.LogDir
+	envoy      string   // the Envoy version Info reports, when set
 }
 
 func newFake() *fakePlatform {
@@ -90,7 +91,11 @@ func (f *fakePlatform) open(ctx context.Context, p Platform, log *slog.Logger, p
 }
 
 func (f *fakePlatform) Info(ctx context.Context) (infra.Info, error) {
-	return infra.Info{Name: "fake", Kernel: "6.1.0-test", CPUModel: "Test CPU", CPUs: 2, EnvoyVersion: "1.40.0"}, nil
+	in := infra.Info{Name: "fake", Host: "bench-1", Kernel: "6.1.0-test", CPUModel: "Test CPU", CPUs: 2, EnvoyVersion: "1.40.0"}
+	if f.envoy != "" {
+		in.EnvoyVersion = f.envoy
+	}
+	return in, nil
 }
 
 func (f *fakePlatform) Up(ctx context.Context, spec infra.ClusterSpec) error {

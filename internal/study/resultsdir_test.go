@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,5 +247,43 @@ func TestLoadRunRefusesItsKubeconfig(t *testing.T) {
 	st, _, err := LoadRun(dir, PlatformOverride{Kubeconfig: "/home/me/.kube/config"})
 	if err != nil || st.Platform.Kubernetes.Kubeconfig != "/home/me/.kube/config" {
 		t.Fatalf("LoadRun with --kubeconfig: %v", err)
+	}
+}
+
+// TestResumeRefusesAnotherPlatform resumes a run with another Envoy: it
+// is refused before the platform comes up, unless ResumeAnyway, when the
+// cells measured then record the platform they ran on.
+func TestResumeRefusesAnotherPlatform(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "results")
+	interrupted(t, dir)
+	before, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake()
+	f.envoy = "1.41.0"
+	o := runOptions(t, studySource, f, dir, nil)
+	o.Resume = true
+	_, err = Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "not the experiment the run started: Envoy 1.41.0, was 1.40.0") || !strings.Contains(err.Error(), "--resume-anyway") {
+		t.Fatalf("Run: %v, want the other Envoy refused", err)
+	}
+	if f.count("up") != 0 || f.measures != 0 {
+		t.Fatalf("a refused resume brought the platform up (%d) or measured (%d)", f.count("up"), f.measures)
+	}
+	o.ResumeAnyway = true
+	ix := run(t, o)
+	if !ix.Complete || ix.Provenance.Platform.EnvoyVersion != "1.40.0" {
+		t.Fatalf("complete %v, index provenance %+v: want the run's first platform kept", ix.Complete, ix.Provenance.Platform)
+	}
+	for _, c := range ix.Cells {
+		first := slices.ContainsFunc(before.Cells, func(s results.Summary) bool { return s.ID == c.ID })
+		switch {
+		case first && c.Platform != nil:
+			t.Errorf("cell %s, measured before the resume, records %+v", c.ID, c.Platform)
+		case !first && (c.Platform == nil || c.Platform.EnvoyVersion != "1.41.0"):
+			t.Errorf("cell %s, measured after the resume, records %+v", c.ID, c.Platform)
+		}
 	}
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// interrupted run to continue.
 	Dir    string
 	Resume bool
+	// ResumeAnyway resumes on another host, CPU, kernel, Envoy or
+	// Kubernetes context than the run started on, which is refused
+	// otherwise; the cells measured then record their own platform.
+	ResumeAnyway bool
 	// Scale is a fixed scale factor for open-loop rates and request
 	// counts; 0 keeps the study's own scaling (see Study.ScalingFor).
 	Scale float64

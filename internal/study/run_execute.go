@@ -59,6 +59,7 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 		},
 		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
+	cell.Platform = r.cellPlatform
 	fail := func(format string, args ...any) (*results.Cell, []load.Result, error) {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

@@ -25,18 +25,21 @@ import (
 // runner holds one run's state: the results directory, the platform, and
 // what is deployed and installed on it now.
 type runner struct {
-	o          Options
-	s          *Study
-	dir        string
-	log        *slog.Logger
-	logFile    *os.File
-	lock       *results.Lock
-	progress   io.Writer
-	p          platform.Platform
-	ix         *results.Index
-	wroteIndex bool
-	started    time.Time
-	done       map[string]bool // IDs of the cells already in the index
+	o       Options
+	s       *Study
+	dir     string
+	log     *slog.Logger
+	logFile *os.File
+	lock    *results.Lock
+	// cellPlatform, in a run resumed with ResumeAnyway elsewhere than it
+	// started, is what each cell measured now records.
+	cellPlatform *infra.Info
+	progress     io.Writer
+	p            platform.Platform
+	ix           *results.Index
+	wroteIndex   bool
+	started      time.Time
+	done         map[string]bool // IDs of the cells already in the index
 
 	group    int           // the workload group deployed, 0 for none
 	groupErr map[int]error // groups whose deployment failed
@@ -253,11 +256,13 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	// A run killed before it recorded the platform records it now.
 	if r.o.Resume && r.ix.Provenance.Platform.Name != "" {
-		old := r.ix.Provenance.Platform
-		if old.Kernel != info.Kernel || old.CPUModel != info.CPUModel || old.EnvoyVersion != info.EnvoyVersion {
-			r.log.Warn("resuming on a different host or Envoy than the run started on",
-				"kernel", info.Kernel, "was", old.Kernel, "cpu", info.CPUModel, "was_cpu", old.CPUModel,
-				"envoy", info.EnvoyVersion, "was_envoy", old.EnvoyVersion)
+		if diff := platformDiff(r.ix.Provenance.Platform, info); diff != "" {
+			if !r.o.ResumeAnyway {
+				return fmt.Errorf("resume %s: this is not the experiment the run started: %s; resume where it started, or with --resume-anyway to mix them (each cell then records what it was measured on, and the report shows the mix)", r.dir, diff)
+			}
+			r.log.Warn("resuming on another host, Envoy, kernel or context: the cells measured now record theirs", "differences", diff)
+			r.printf("warning: resuming anyway: %s; the cells measured now record it, and the report shows the mix\n", diff)
+			r.cellPlatform = &info
 		}
 	} else {
 		r.ix.Provenance.Platform = info
@@ -270,6 +275,23 @@ func (r *runner) setUp(ctx context.Context) error {
 		return fmt.Errorf("platform %s: up: %w", r.s.Platform.Type, err)
 	}
 	return nil
+}
+
+// platformDiff says how now differs from was in what makes the experiment
+// (host, CPU, kernel, Envoy, Kubernetes context); "" when it does not. A
+// fact either side did not record is not compared.
+func platformDiff(was, now infra.Info) string {
+	var diffs []string
+	for _, f := range []struct{ name, was, now string }{
+		{"host", was.Host, now.Host}, {"CPU", was.CPUModel, now.CPUModel}, {"kernel", was.Kernel, now.Kernel},
+		{"Envoy", was.EnvoyVersion, now.EnvoyVersion}, {"context", was.Context, now.Context},
+		{"platform", was.Name, now.Name},
+	} {
+		if f.was != "" && f.now != "" && f.was != f.now {
+			diffs = append(diffs, fmt.Sprintf("%s %s, was %s", f.name, f.now, f.was))
+		}
+	}
+	return strings.Join(diffs, ", ")
 }
 
 func (r *runner) writeIndex() error {

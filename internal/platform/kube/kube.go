@@ -36,7 +36,7 @@ func (p *kubePlatform) Info(ctx context.Context) (infra.Info, error) {
 	if err != nil {
 		return infra.Info{}, fmt.Errorf("kubernetes: server version: %w (check --kubeconfig and --context)", err)
 	}
-	info := infra.Info{Name: "kubernetes", Versions: map[string]string{"kubernetes": v.GitVersion}}
+	info := infra.Info{Name: "kubernetes", Host: p.c.config.Host, Context: contextName(p), Versions: map[string]string{"kubernetes": v.GitVersion}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "helm.sh/helm/v3" {

@@ -80,6 +80,7 @@ func (o Options) bin() (string, error) {
 // Info implements platform.Platform.
 func (p *labPlatform) Info(ctx context.Context) (infra.Info, error) {
 	in := infra.Info{Name: "lab", CPUs: runtime.NumCPU(), CgroupVersion: 1}
+	in.Host, _ = os.Hostname()
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
 		in.Kernel = unix.ByteSliceToString(u.Release[:])
