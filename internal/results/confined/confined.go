@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -239,19 +238,22 @@ func openat(dirfd int, name string, flag int, perm uint32) (int, error) {
 	if flag&unix.O_CREAT == 0 && flag&unix.O_TMPFILE == 0 {
 		how.Mode = 0
 	}
-	for {
-		fd, err := unix.Openat2(dirfd, name, &how)
+	for try := 0; ; try++ {
+		fd, err := openat2(dirfd, name, &how)
 		switch {
-		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
-			time.Sleep(time.Millisecond)
+		// EAGAIN: the kernel saw a rename race it could not rule out.
+		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN) && try < 100:
 			continue
-		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES):
-			// No openat2 (an old kernel, or a seccomp filter refusing it).
+		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+			// No openat2: an old kernel, or a seccomp filter refusing it.
 			return openatNoFollow(dirfd, name, flag, perm)
 		}
 		return fd, err
 	}
 }
+
+// openat2 is unix.Openat2; a test replaces it to take the fallback.
+var openat2 = unix.Openat2
 
 func openatNoFollow(dirfd int, name string, flag int, perm uint32) (int, error) {
 	for {

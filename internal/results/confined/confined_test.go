@@ -7,12 +7,24 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestRefusesLinks plants, in a directory, each thing a hostile results
 // directory could hold, and checks that every way of writing there
-// refuses it and leaves the file outside unchanged.
+// refuses it and leaves the file outside unchanged: with openat2, and with
+// the fallback for kernels without it. Not parallel: it swaps openat2.
 func TestRefusesLinks(t *testing.T) {
+	t.Run("openat2", testRefusesLinks)
+	t.Run("O_NOFOLLOW", func(t *testing.T) {
+		openat2 = func(int, string, *unix.OpenHow) (int, error) { return -1, unix.ENOSYS }
+		t.Cleanup(func() { openat2 = unix.Openat2 })
+		testRefusesLinks(t)
+	})
+}
+
+func testRefusesLinks(t *testing.T) {
 	victimDir := t.TempDir()
 	victim := filepath.Join(victimDir, "victim")
 	const before = "precious\n"
