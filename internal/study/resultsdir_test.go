@@ -84,11 +84,12 @@ func TestResumeRefusesLinks(t *testing.T) {
 }
 
 // TestSecondRunRefused starts a second run, resumed or with the same
-// --out, while a first writes into the directory: each is refused with
-// the first one named, and the first finishes.
+// --out, while a first, resumed, writes into the directory: each is
+// refused with the first one named, and the first finishes.
 func TestSecondRunRefused(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "results")
+	interrupted(t, dir)
 	started, release := make(chan struct{}), make(chan struct{})
 	f := newFake()
 	f.onMeasure = func(n int) error {
@@ -99,7 +100,7 @@ func TestSecondRunRefused(t *testing.T) {
 		return nil
 	}
 	first := runOptions(t, studySource, f, dir, nil)
-	first.Command = []string{"meshbench", "run", "--out", dir, "first.yaml"}
+	first.Resume, first.Command = true, []string{"meshbench", "run", "--resume", dir}
 	done := make(chan error, 1)
 	go func() {
 		_, err := Run(context.Background(), first)
@@ -115,7 +116,7 @@ func TestSecondRunRefused(t *testing.T) {
 			t.Errorf("resume=%v: %v, want the directory locked by this process", resume, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), "meshbench run --out "+dir+" first.yaml") || !strings.Contains(err.Error(), "pid ") {
+		if !strings.Contains(err.Error(), "in use by another meshbench run: pid ") || !strings.Contains(err.Error(), "(meshbench run --resume "+dir+"), since ") {
 			t.Errorf("resume=%v: %v does not name the first run", resume, err)
 		}
 	}
