@@ -59,6 +59,14 @@ t=$SECONDS
 scripts/k8s-testbin.sh >/dev/null
 took "control plane" $t
 
+# istiod (Istio's pilot-discovery) for the control-plane study's test,
+# built from the Go module proxy in a module of its own and cached the same
+# way.
+stage "istiod for the control-plane study"
+t=$SECONDS
+scripts/istiod-build.sh >/dev/null
+took "istiod" $t
+
 stage "integration tests (MESHBENCH_REQUIRE_INTEGRATION=$MESHBENCH_REQUIRE_INTEGRATION)"
 t=$SECONDS
 strict=()

@@ -1,0 +1,12 @@
+//go:build labonly
+
+package cli
+
+import (
+	"context"
+	"errors"
+)
+
+func runControlPlane(context.Context, Streams, *globals, runFlags) error {
+	return errors.New("the control-plane study runs a local Kubernetes control plane, left out of this lab-only meshbench; " + labOnlyFix)
+}
