@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshbench/meshbench/internal/xdsload"
@@ -129,8 +130,8 @@ type churn struct {
 	tr      *tracker
 	timeout time.Duration
 
-	added []addedPod // pods added and not yet removed
-	authz map[string]int
+	added    []addedPod // pods added and not yet removed
+	services []addedPod // services added (svc holds the name)
 }
 
 type addedPod struct{ name, ns, svc string }
@@ -289,6 +290,7 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 				break
 			}
 		}
+		c.services = append(c.services, addedPod{ns: ns, svc: name})
 		act = func() error {
 			_, err := c.k.cs.CoreV1().Services(ns).Create(ctx, serviceObject(name, ns, selector), metav1.CreateOptions{})
 			return err
@@ -311,6 +313,23 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 		return nil, res, fmt.Errorf("change %d (%s in %s): %w", seq, kind, ns, err)
 	}
 	return w, res, nil
+}
+
+// undo deletes what the churn added and did not remove, so that the next
+// mode starts from the same workload.
+func (c *churn) undo(ctx context.Context) error {
+	for _, a := range c.added {
+		if err := c.k.cs.CoreV1().Pods(a.ns).Delete(ctx, a.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	for _, s := range c.services {
+		if err := c.k.cs.CoreV1().Services(s.ns).Delete(ctx, s.svc, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	c.added, c.services = nil, nil
+	return nil
 }
 
 func (c *churn) await(ctx context.Context, w *waiter, res ChangeResult) ChangeResult {

@@ -128,7 +128,9 @@ func newIstiod(b istiodBuild, c *localkube.Cluster, cg *cgroups, s Settings) (*i
 		"--networksConfig", filepath.Join(dir, "meshNetworks.yaml"),
 		"--httpAddr", "127.0.0.1:8080", "--grpcAddr", istiodXDS, "--secureGRPCAddr", "127.0.0.1:15012",
 		"--monitoringAddr", "127.0.0.1:15014", "--httpsAddr", "127.0.0.1:15017",
-		"--log_output_level", "default:warn"}
+		"--log_output_level", "default:warn",
+		// The study restarts istiod on purpose; a long drain only delays it.
+		"--shutdownDuration", "1s"}
 	return &istiod{build: b, c: c, cg: cg, env: env, args: args}, nil
 }
 

@@ -94,6 +94,8 @@ type Point struct {
 	// RestartSync is from restarting istiod until every proxy, having
 	// reconnected, held a full configuration again.
 	RestartSync float64 `json:"restart_sync_s"`
+	// RestartReady is the part of RestartSync until istiod reported ready.
+	RestartReady float64 `json:"restart_ready_s"`
 	// ConfigBytes is each proxy's configuration as first received.
 	ConfigBytes []int64          `json:"config_bytes"`
 	BytesByType map[string]int64 `json:"bytes_by_type"`
@@ -332,12 +334,8 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 		return p, err
 	}
 	p.IstiodMetrics = parseHistograms(text, istiodHistograms)
-	// Pods added by the churn and not removed yet go, so that the next
-	// mode starts from the same workload.
-	for _, a := range ch.added {
-		if err := s.k.cs.CoreV1().Pods(a.ns).Delete(ctx, a.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return p, err
-		}
+	if err := ch.undo(ctx); err != nil {
+		return p, err
 	}
 
 	smp.setPhase("restart")
@@ -346,6 +344,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	if err := d.start(ctx); err != nil {
 		return p, err
 	}
+	p.RestartReady = time.Since(t2).Seconds()
 	if err := s.waitSynced(ctx, fleet, t2); err != nil {
 		return p, fmt.Errorf("push after restart: %w", err)
 	}
