@@ -281,7 +281,8 @@ func (c *client) sotw(s grpc.ClientStream, send func([]byte) error) error {
 	resubscribe := func(typ string, names []string) error {
 		d := subs[typ]
 		slices.Sort(names)
-		if d.requested && slices.Equal(d.names, names) {
+		// An empty first request would be a wildcard subscription.
+		if d.requested && slices.Equal(d.names, names) || !d.requested && len(names) == 0 {
 			return nil
 		}
 		d.names, d.requested, d.got = names, true, false
