@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/cpstudy"
@@ -50,5 +51,15 @@ func runControlPlane(ctx context.Context, s Streams, g *globals, f runFlags) err
 		return err
 	}
 	_, err := fmt.Fprintf(s.Out, "%s\n", c.Dir)
+	return err
+}
+
+// controlPlaneReport writes a control-plane study's report.md and charts
+// again from its raw data.
+func controlPlaneReport(s Streams, dir string) error {
+	if err := cpstudy.WriteReport(dir); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(s.Out, filepath.Join(dir, "report.md"))
 	return err
 }

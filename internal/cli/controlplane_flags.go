@@ -1,6 +1,11 @@
 package cli
 
-import "github.com/spf13/pflag"
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+)
 
 // controlPlaneStudy is the control-plane study's name (cpstudy.Name),
 // spelled here so that a lab-only build recognises it without linking the
@@ -21,4 +26,11 @@ func addControlPlaneFlags(fl *pflag.FlagSet, f *controlPlaneFlags) {
 	fl.StringSliceVar(&f.modes, "cp-modes", nil, "control-plane study: the modes (default sidecar,sidecar-scoped,ambient)")
 	fl.IntVar(&f.changes, "cp-changes", 0, "control-plane study: changes per scale point and mode (default 24)")
 	fl.BoolVar(&f.keep, "cp-keep", false, "control-plane study: keep the local control plane's logs and data")
+}
+
+// isControlPlaneResults reports whether dir holds a control-plane study's
+// results (cpstudy.ResultsFile), whose report the study writes itself.
+func isControlPlaneResults(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "control-plane.json"))
+	return err == nil
 }

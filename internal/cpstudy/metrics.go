@@ -72,7 +72,7 @@ func parseHistograms(text string, names []string) map[string]Histogram {
 			continue
 		}
 		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		name, labels, _ := strings.Cut(metric, "{")

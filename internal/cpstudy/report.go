@@ -1,6 +1,7 @@
 package cpstudy
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -36,22 +37,22 @@ type Summary struct {
 	// the most it held at any sample.
 	Memory   analysis.Estimate `json:"memory_gib"`
 	PeakGiB  float64           `json:"peak_memory_gib"`
-	BytesP50 float64           `json:"config_bytes_p50"`
-	BytesP99 float64           `json:"config_bytes_p99"`
+	BytesP50 Float             `json:"config_bytes_p50"`
+	BytesP99 Float             `json:"config_bytes_p99"`
 	// ConvergeP50 and ConvergeP99 are over changes: the time until every
 	// affected proxy ACKed; TimedOut counts changes some proxy never
 	// ACKed within the timeout.
-	ConvergeP50 float64 `json:"converge_p50_s"`
-	ConvergeP99 float64 `json:"converge_p99_s"`
+	ConvergeP50 Float   `json:"converge_p50_s"`
+	ConvergeP99 Float   `json:"converge_p99_s"`
 	Changes     int     `json:"changes"`
 	TimedOut    int     `json:"timed_out"`
 	InitialSync float64 `json:"initial_sync_s"`
 	RestartSync float64 `json:"restart_sync_s"`
 	// istiod's own view: mean push time per proxy and type, p99 of its
 	// proxy convergence time, mean config size per push.
-	PushTimeMean   float64 `json:"istiod_push_time_mean_s"`
-	ConvergenceP99 float64 `json:"istiod_convergence_p99_s"`
-	ConfigSizeMean float64 `json:"istiod_config_size_mean_bytes"`
+	PushTimeMean   Float   `json:"istiod_push_time_mean_s"`
+	ConvergenceP99 Float   `json:"istiod_convergence_p99_s"`
+	ConfigSizeMean Float   `json:"istiod_config_size_mean_bytes"`
 	MonthlyUSD     float64 `json:"monthly_usd"`
 }
 
@@ -80,7 +81,7 @@ func Summarize(r *Results, prices cost.UnitPrices) []Summary {
 		for i, b := range p.ConfigBytes {
 			bytes[i] = float64(b)
 		}
-		s.BytesP50, s.BytesP99 = percentile(bytes, 0.5), percentile(bytes, 0.99)
+		s.BytesP50, s.BytesP99 = Float(percentile(bytes, 0.5)), Float(percentile(bytes, 0.99))
 		var conv []float64
 		for _, c := range p.Changes {
 			if c.Affected == 0 {
@@ -93,14 +94,25 @@ func Summarize(r *Results, prices cost.UnitPrices) []Summary {
 			}
 			conv = append(conv, *c.Converged)
 		}
-		s.ConvergeP50, s.ConvergeP99 = percentile(conv, 0.5), percentile(conv, 0.99)
-		s.PushTimeMean = p.IstiodMetrics["pilot_xds_push_time"].Mean()
-		s.ConvergenceP99 = p.IstiodMetrics["pilot_proxy_convergence_time"].Quantile(0.99)
-		s.ConfigSizeMean = p.IstiodMetrics["pilot_xds_config_size_bytes"].Mean()
+		s.ConvergeP50, s.ConvergeP99 = Float(percentile(conv, 0.5)), Float(percentile(conv, 0.99))
+		s.PushTimeMean = Float(p.IstiodMetrics["pilot_xds_push_time"].Mean())
+		s.ConvergenceP99 = Float(p.IstiodMetrics["pilot_proxy_convergence_time"].Quantile(0.99))
+		s.ConfigSizeMean = Float(p.IstiodMetrics["pilot_xds_config_size_bytes"].Mean())
 		s.MonthlyUSD = s.CPU.Median*prices.PerVCPUMonth + s.PeakGiB*prices.PerGBMonth
 		out = append(out, s)
 	}
 	return out
+}
+
+// Float is a figure that may be missing (NaN), written to JSON as null.
+type Float float64
+
+// MarshalJSON writes NaN as null.
+func (f Float) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
 }
 
 // percentile is the nearest-rank percentile, NaN when xs is empty.
@@ -133,7 +145,7 @@ func WriteReport(dir string) error {
 	charts := map[string]string{
 		"cpu.svg":         curve(sums, "istiod CPU while churning", "cores", func(s Summary) chart.Point { return est(s.Pods, s.CPU) }, publishedCores),
 		"memory.svg":      curve(sums, "istiod working set while idle and churning", "GiB", func(s Summary) chart.Point { return est(s.Pods, s.Memory) }, publishedGB*1e9/(1<<30)),
-		"convergence.svg": curve(sums, "change to every affected proxy's ACK, p50 over changes", "seconds", func(s Summary) chart.Point { return chart.Point{X: float64(s.Pods), Y: s.ConvergeP50} }, math.NaN()),
+		"convergence.svg": curve(sums, "change to every affected proxy's ACK, p50 over changes", "seconds", func(s Summary) chart.Point { return chart.Point{X: float64(s.Pods), Y: float64(s.ConvergeP50)} }, math.NaN()),
 	}
 	for name, svg := range charts {
 		if err := writeFile(filepath.Join(dir, name), []byte(svg)); err != nil {
@@ -191,14 +203,14 @@ func markdown(r *Results, sums []Summary, prices cost.UnitPrices) string {
 	for _, s := range sums {
 		f("| %s | %d | %d | %d | %s | %s | %s | %.2f | %s | %s | %s | %s | %d/%d | %.1f | %.1f | %.0f |\n",
 			s.Mode, s.Pods, s.Services, s.Proxies, ci(s.CPU, 2), ci(s.Idle, 2), ci(s.Memory, 2), s.PeakGiB,
-			chart.Number(s.BytesP50), chart.Number(s.BytesP99), num(s.ConvergeP50), num(s.ConvergeP99),
+			chart.Number(float64(s.BytesP50)), chart.Number(float64(s.BytesP99)), num(s.ConvergeP50), num(s.ConvergeP99),
 			s.TimedOut, s.Changes, s.InitialSync, s.RestartSync, s.MonthlyUSD)
 	}
 	f("\nIntervals are 95%% bootstrap intervals of the median over %s samples. Monthly dollars price the median churn CPU and the peak working set at $%.2f per vCPU-month and $%.2f per GB-month (%s).\n\n",
 		r.Settings.SampleInterval, prices.PerVCPUMonth, prices.PerGBMonth, prices.Source)
 	f("## istiod's own metrics\n\n| mode | pods | pilot_xds_push_time mean (s) | pilot_proxy_convergence_time p99 (s) | pilot_xds_config_size_bytes mean |\n|---|---:|---:|---:|---:|\n")
 	for _, s := range sums {
-		f("| %s | %d | %s | %s | %s |\n", s.Mode, s.Pods, num(s.PushTimeMean), num(s.ConvergenceP99), chart.Number(s.ConfigSizeMean))
+		f("| %s | %d | %s | %s | %s |\n", s.Mode, s.Pods, num(s.PushTimeMean), num(s.ConvergenceP99), chart.Number(float64(s.ConfigSizeMean)))
 	}
 	f("\n![istiod CPU](cpu.svg)\n\n![istiod memory](memory.svg)\n\n![convergence](convergence.svg)\n\n")
 	f("The dashed point is %s.\n\n", publishedSource)
@@ -216,8 +228,8 @@ func ci(e analysis.Estimate, digits int) string {
 	return fmt.Sprintf("%.*f [%.*f, %.*f]", digits, e.Median, digits, e.Lo, digits, e.Hi)
 }
 
-func num(v float64) string {
-	if math.IsNaN(v) {
+func num(v Float) string {
+	if math.IsNaN(float64(v)) {
 		return "–"
 	}
 	return fmt.Sprintf("%.3f", v)
