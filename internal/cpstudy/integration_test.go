@@ -32,6 +32,7 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 	c.Idle = 2 * time.Second
 	c.SyncTimeout = 3 * time.Minute
 	c.Dir = t.TempDir()
+	c.Keep = os.Getenv("MESHBENCH_KUBE_IT_KEEP") != ""
 	if testing.Verbose() {
 		c.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}

@@ -175,6 +175,7 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local control plane: %w", err)
 	}
+	c.Log.Info("local control plane up", "dir", cluster.Dir, "keep", c.Keep)
 	dyn, err := dynamic.NewForConfig(cluster.Config)
 	if err != nil {
 		return nil, err
