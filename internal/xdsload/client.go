@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -113,6 +114,11 @@ func NewFleet(o Options, proxies []Proxy) (*Fleet, error) {
 				grpc.WithTransportCredentials(insecure.NewCredentials()),
 				grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return o.Dial(ctx, "tcp", addr) }),
 				grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<24),
+				// Reconnect within a second of the control plane's return, as
+				// the streams themselves retry, rather than after gRPC's
+				// default backoff of up to two minutes.
+				grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 5 * time.Second,
+					Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}}),
 				grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30), grpc.ForceCodec(rawCodec{})))
 			if err != nil {
 				f.Close()
@@ -193,7 +199,7 @@ func (f *Fleet) Close() {
 }
 
 func (c *client) run(ctx context.Context) {
-	backoff := 100 * time.Millisecond
+	delay := 100 * time.Millisecond
 	for first := true; ctx.Err() == nil; first = false {
 		if !first {
 			c.mu.Lock()
@@ -207,14 +213,14 @@ func (c *client) run(ctx context.Context) {
 		}
 		c.f.o.Log.Debug("xds stream ended", "proxy", c.p.Node.ID, "err", err)
 		if time.Since(start) > 10*time.Second {
-			backoff = 100 * time.Millisecond
+			delay = 100 * time.Millisecond
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff + rand.N(backoff)):
+		case <-time.After(delay + rand.N(delay)):
 		}
-		backoff = min(2*backoff, 2*time.Second)
+		delay = min(2*delay, time.Second)
 	}
 }
 
