@@ -29,7 +29,7 @@ stage "race detector"
 t=$SECONDS
 CGO_ENABLED=1 go test -race -short -count=1 \
 	./internal/load/... ./internal/app/... ./internal/platform/lab/cluster/... \
-	./internal/study/... ./internal/analysis/... ./internal/results/...
+	./internal/study/... ./internal/analysis/... ./internal/results/... ./internal/xdsload/...
 took "race detector" $t
 
 # Each fuzz target runs for $FUZZTIME from its seed corpus
@@ -58,6 +58,14 @@ stage "control plane for the Kubernetes tests"
 t=$SECONDS
 scripts/k8s-testbin.sh >/dev/null
 took "control plane" $t
+
+# istiod (Istio's pilot-discovery) for the control-plane study's test,
+# built from the Go module proxy in a module of its own and cached the same
+# way.
+stage "istiod for the control-plane study"
+t=$SECONDS
+scripts/istiod-build.sh >/dev/null
+took "istiod" $t
 
 stage "integration tests (MESHBENCH_REQUIRE_INTEGRATION=$MESHBENCH_REQUIRE_INTEGRATION)"
 t=$SECONDS

@@ -33,6 +33,9 @@ Meshery reads; docs/report.md lists what SMP cannot hold.`,
   meshbench report --compare results/last results/new --fail-on-regression`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && isControlPlaneResults(args[0]) {
+				return controlPlaneReport(s, args[0])
+			}
 			o.Dirs, o.Stdout, o.Logger = args, s.Out, g.logger(s)
 			files, err := report.Generate(cmd.Context(), o)
 			// With the SMP export on stdout, the list of files is status.

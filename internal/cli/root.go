@@ -72,6 +72,7 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newCostCmd(s, g),
 		newProfileCmd(s, g),
 		newPredictCmd(s, g),
+		newXDSLoadCmd(s, g),
 	)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)

@@ -30,6 +30,8 @@ type runFlags struct {
 	scale      float64
 	platform   study.PlatformOverride
 	sharedHost bool
+
+	controlPlane controlPlaneFlags
 }
 
 func newRunCmd(s Streams, g *globals) *cobra.Command {
@@ -98,11 +100,15 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 	fl.BoolVar(&f.anyway, "resume-anyway", false, "with --resume, continue on another host, CPU, kernel, Envoy or Kubernetes context than the run started on (each cell then records its own)")
 	fl.Float64Var(&f.scale, "scale", 0, "scale open-loop rates and request counts by this factor instead of calibrating")
 	addPlatformFlags(cmd, &f)
+	addControlPlaneFlags(fl, &f.controlPlane)
 	return cmd
 }
 
 // runStudy maps the flags onto the study package: validate, plan or run.
 func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
+	if f.preset == controlPlaneStudy {
+		return runControlPlane(ctx, s, g, f)
+	}
 	if f.output != "text" && f.output != "json" {
 		return fmt.Errorf("--output %q: want text or json", f.output)
 	}

@@ -1,0 +1,65 @@
+//go:build !labonly
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/cpstudy"
+)
+
+// runControlPlane runs the control-plane study, which has no study file:
+// it measures istiod against a local API server, not a mesh's data plane.
+func runControlPlane(ctx context.Context, s Streams, g *globals, f runFlags) error {
+	if f.file != "" || f.resume != "" {
+		return fmt.Errorf("the %s study takes no study file and cannot resume; run it again into a new --out", cpstudy.Name)
+	}
+	c := cpstudy.DefaultConfig()
+	if len(f.controlPlane.pods) > 0 {
+		c.Scales = f.controlPlane.pods
+	}
+	if len(f.controlPlane.modes) > 0 {
+		c.Modes = nil
+		for _, m := range f.controlPlane.modes {
+			c.Modes = append(c.Modes, cpstudy.Mode(m))
+		}
+	}
+	if f.controlPlane.changes > 0 {
+		c.Changes = f.controlPlane.changes
+	}
+	c.Keep = f.controlPlane.keep
+	c.Dir = f.out
+	if c.Dir == "" {
+		c.Dir = fmt.Sprintf("results/%s-%s", cpstudy.Name, time.Now().Format("20060102-150405"))
+	}
+	c.Log = g.logger(s)
+	if f.validate || f.plan {
+		if f.output == "json" {
+			enc := json.NewEncoder(s.Out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(c)
+		}
+		_, err := fmt.Fprintf(s.Out, "study %s: pods %v, modes %v, %d changes per point, one every %s\n",
+			cpstudy.Name, c.Scales, c.Modes, c.Changes, c.ChangeInterval)
+		return err
+	}
+	if _, err := cpstudy.Run(ctx, c); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(s.Out, "%s\n", c.Dir)
+	return err
+}
+
+// controlPlaneReport writes a control-plane study's report.md and charts
+// again from its raw data.
+func controlPlaneReport(s Streams, dir string) error {
+	if err := cpstudy.WriteReport(dir); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(s.Out, filepath.Join(dir, "report.md"))
+	return err
+}

@@ -1,0 +1,16 @@
+//go:build labonly
+
+package cli
+
+import (
+	"context"
+	"errors"
+)
+
+func runControlPlane(context.Context, Streams, *globals, runFlags) error {
+	return errors.New("the control-plane study runs a local Kubernetes control plane, left out of this lab-only meshbench; " + labOnlyFix)
+}
+
+func controlPlaneReport(Streams, string) error {
+	return errors.New("a control-plane study's report needs the study, left out of this lab-only meshbench; " + labOnlyFix)
+}

@@ -1,0 +1,357 @@
+package cpstudy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshbench/meshbench/internal/xdsload"
+)
+
+// The kinds of change the study makes, in the order it cycles through
+// them: each added pod is removed again three changes later, so that the
+// population stays the same.
+const (
+	PodAdd      = "pod-add"
+	AuthzChange = "authz-change"
+	ServiceAdd  = "service-add"
+	PodRemove   = "pod-remove"
+)
+
+var changeCycle = []string{PodAdd, AuthzChange, ServiceAdd, PodRemove}
+
+// ChangeResult is one change and how long the affected proxies took to
+// ACK configuration that reflects it.
+type ChangeResult struct {
+	Seq       int       `json:"seq"`
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace"`
+	Object    string    `json:"object"`
+	At        time.Time `json:"at"`
+	Affected  int       `json:"affected"`
+	Acked     int       `json:"acked"`
+	// Converged is the time from the change's API call until the last
+	// affected proxy ACKed it, in seconds; absent when some did not within
+	// the timeout.
+	Converged *float64 `json:"converged_s,omitempty"`
+	// AckSeconds are every affected proxy's times, sorted.
+	AckSeconds []float64 `json:"ack_s"`
+}
+
+// waiter watches the clients' responses for one change.
+type waiter struct {
+	typeURL string
+	match   func(*xdsload.Response) bool
+	start   time.Time
+
+	mu      sync.Mutex
+	pending []bool
+	left    int
+	acks    []float64
+	done    chan struct{}
+}
+
+func (w *waiter) observe(i int, r *xdsload.Response, at time.Time) {
+	if r.TypeURL != w.typeURL {
+		return
+	}
+	w.mu.Lock()
+	want := w.pending[i]
+	w.mu.Unlock()
+	if !want || !w.match(r) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.pending[i] {
+		return
+	}
+	w.pending[i] = false
+	w.acks = append(w.acks, at.Sub(w.start).Seconds())
+	w.left--
+	if w.left == 0 {
+		close(w.done)
+	}
+}
+
+// tracker hands every response to the active waiters; the set is copied
+// on write so that the clients' goroutines read it without a lock.
+type tracker struct {
+	mu      sync.Mutex
+	waiters atomic.Pointer[[]*waiter]
+}
+
+func (t *tracker) onResponse(i int, r *xdsload.Response, at time.Time) {
+	if ws := t.waiters.Load(); ws != nil {
+		for _, w := range *ws {
+			w.observe(i, r, at)
+		}
+	}
+}
+
+func (t *tracker) add(w *waiter) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ws []*waiter
+	if cur := t.waiters.Load(); cur != nil {
+		ws = slices.Clone(*cur)
+	}
+	ws = append(ws, w)
+	t.waiters.Store(&ws)
+}
+
+func (t *tracker) drop(w *waiter) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur := t.waiters.Load()
+	if cur == nil {
+		return
+	}
+	ws := slices.DeleteFunc(slices.Clone(*cur), func(x *waiter) bool { return x == w })
+	t.waiters.Store(&ws)
+}
+
+// churn makes the changes, one every interval whatever the previous ones
+// are doing (a stated, open-loop rate), and waits for each to converge or
+// time out.
+type churn struct {
+	k       kube
+	l       *layout
+	mode    Mode
+	tiers   []int // each client's namespace tier; -1 for a node proxy
+	tr      *tracker
+	timeout time.Duration
+
+	added    []addedPod // pods added and not yet removed
+	services []addedPod // services added (svc holds the name)
+}
+
+type addedPod struct{ name, ns, svc string }
+
+func (c *churn) run(ctx context.Context, n int, interval time.Duration) ([]ChangeResult, error) {
+	results := make([]ChangeResult, n)
+	var wg sync.WaitGroup
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var firstErr error
+	for seq := range n {
+		if seq > 0 {
+			select {
+			case <-ctx.Done():
+				wg.Wait()
+				return nil, ctx.Err()
+			case <-tick.C:
+			}
+		}
+		w, res, err := c.make(ctx, seq)
+		if err != nil {
+			firstErr = err
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[seq] = c.await(ctx, w, res)
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return results, nil
+}
+
+// affected marks the clients a change in namespace tier u must reach.
+func (c *churn) affected(u int, wholeNamespaceOnly bool) ([]bool, int) {
+	p := make([]bool, len(c.tiers))
+	n := 0
+	for i, t := range c.tiers {
+		var hit bool
+		switch {
+		case t < 0: // ztunnel: every node proxy gets every address and policy
+			hit = true
+		case wholeNamespaceOnly: // a policy applies to its namespace's pods
+			hit = t == u
+		case c.mode == SidecarScoped: // a Sidecar shows its own tier and the one it calls
+			hit = t == u || t == u-1
+		default:
+			hit = true
+		}
+		if hit {
+			p[i] = true
+			n++
+		}
+	}
+	return p, n
+}
+
+// make performs change seq and returns a waiter registered before the API
+// call, so that no response can slip past it.
+func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error) {
+	kind := changeCycle[seq%len(changeCycle)]
+	if kind == PodRemove && len(c.added) == 0 {
+		kind = PodAdd
+	}
+	tier := seq % len(c.l.Namespaces)
+	ns := c.l.Namespaces[tier]
+	ambient := c.mode == Ambient
+	res := ChangeResult{Seq: seq, Kind: kind, Namespace: ns}
+	w := &waiter{done: make(chan struct{})}
+	var act func() error
+	switch kind {
+	case PodAdd:
+		var svcs []service
+		for _, s := range c.l.Services {
+			if s.Namespace == ns {
+				svcs = append(svcs, s)
+			}
+		}
+		s := svcs[seq%len(svcs)]
+		name := fmt.Sprintf("mbx-%05d", seq)
+		res.Object = name
+		c.added = append(c.added, addedPod{name: name, ns: ns, svc: s.Name})
+		w.pending, _ = c.affected(tier, false)
+		if ambient {
+			needle := []byte("Pod/" + ns + "/" + name)
+			w.typeURL, w.match = xdsload.TypeAddress, func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		} else {
+			// Istio labels each endpoint with "workload;namespace;...".
+			needle := []byte(name + ";" + ns + ";")
+			w.typeURL, w.match = xdsload.TypeEndpoint, func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		}
+		p := pod{Name: name, Namespace: ns, Service: s.Name, Node: c.l.Nodes[seq%len(c.l.Nodes)]}
+		act = func() error {
+			_, err := c.k.cs.CoreV1().Pods(ns).Create(ctx, podObject(p, nil), metav1.CreateOptions{})
+			return err
+		}
+	case PodRemove:
+		a := c.added[0]
+		c.added = c.added[1:]
+		ns = a.ns
+		tier = slices.Index(c.l.Namespaces, ns)
+		res.Namespace, res.Object = ns, a.name
+		w.pending, _ = c.affected(tier, false)
+		if ambient {
+			suffix := "Pod/" + ns + "/" + a.name
+			w.typeURL, w.match = xdsload.TypeAddress, func(r *xdsload.Response) bool {
+				return slices.ContainsFunc(r.Removed, func(n string) bool { return strings.HasSuffix(n, suffix) })
+			}
+		} else {
+			cluster := []byte(fmt.Sprintf("outbound|%d||%s", servicePort, fqdn(a.svc, ns)))
+			needle := []byte(a.name + ";" + ns + ";")
+			w.typeURL, w.match = xdsload.TypeEndpoint, func(r *xdsload.Response) bool {
+				return bytes.Contains(r.Raw, cluster) && !bytes.Contains(r.Raw, needle)
+			}
+		}
+		act = func() error { return c.k.cs.CoreV1().Pods(ns).Delete(ctx, a.name, metav1.DeleteOptions{}) }
+	case AuthzChange:
+		token := fmt.Sprintf("mbchg-%05d", seq)
+		res.Object = "tier-allow"
+		w.pending, _ = c.affected(tier, true)
+		w.typeURL = xdsload.TypeListener
+		if ambient {
+			w.typeURL = xdsload.TypeAuthorization
+		}
+		needle := []byte(token)
+		w.match = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		caller := c.l.Namespaces[(tier+len(c.l.Namespaces)-1)%len(c.l.Namespaces)]
+		act = func() error {
+			cur, err := c.k.dyn.Resource(gvrAuthz).Namespace(ns).Get(ctx, "tier-allow", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			next := authzPolicy(ns, caller, []string{"cluster.local/ns/" + ns + "/sa/" + token})
+			next.SetResourceVersion(cur.GetResourceVersion())
+			_, err = c.k.dyn.Resource(gvrAuthz).Namespace(ns).Update(ctx, next, metav1.UpdateOptions{})
+			return err
+		}
+	case ServiceAdd:
+		name := fmt.Sprintf("mbsvc-%05d", seq)
+		res.Object = name
+		w.pending, _ = c.affected(tier, false)
+		needle := []byte(name + "." + ns + ".svc")
+		w.typeURL = xdsload.TypeCluster
+		if ambient {
+			w.typeURL = xdsload.TypeAddress
+		}
+		w.match = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		var selector string
+		for _, s := range c.l.Services {
+			if s.Namespace == ns {
+				selector = s.Name
+				break
+			}
+		}
+		c.services = append(c.services, addedPod{ns: ns, svc: name})
+		act = func() error {
+			_, err := c.k.cs.CoreV1().Services(ns).Create(ctx, serviceObject(name, ns, selector), metav1.CreateOptions{})
+			return err
+		}
+	}
+	for _, p := range w.pending {
+		if p {
+			w.left++
+		}
+	}
+	res.Affected = w.left
+	if w.left == 0 {
+		close(w.done)
+	}
+	w.start = time.Now()
+	res.At = w.start
+	c.tr.add(w)
+	if err := act(); err != nil {
+		c.tr.drop(w)
+		return nil, res, fmt.Errorf("change %d (%s in %s): %w", seq, kind, ns, err)
+	}
+	return w, res, nil
+}
+
+// undo deletes what the churn added and did not remove, so that the next
+// mode starts from the same workload.
+func (c *churn) undo(ctx context.Context) error {
+	for _, a := range c.added {
+		if err := c.k.cs.CoreV1().Pods(a.ns).Delete(ctx, a.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	for _, s := range c.services {
+		if err := c.k.cs.CoreV1().Services(s.ns).Delete(ctx, s.svc, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	c.added, c.services = nil, nil
+	return nil
+}
+
+func (c *churn) await(ctx context.Context, w *waiter, res ChangeResult) ChangeResult {
+	t := time.NewTimer(c.timeout)
+	defer t.Stop()
+	select {
+	case <-w.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	c.tr.drop(w)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	res.Acked = len(w.acks)
+	res.AckSeconds = slices.Clone(w.acks)
+	slices.Sort(res.AckSeconds)
+	if w.left == 0 {
+		v := 0.0
+		if len(res.AckSeconds) > 0 {
+			v = res.AckSeconds[len(res.AckSeconds)-1]
+		}
+		res.Converged = &v
+	}
+	return res
+}

@@ -1,0 +1,116 @@
+package cpstudy
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/localkube"
+	"github.com/meshbench/meshbench/internal/testenv"
+	"github.com/meshbench/meshbench/internal/xdsload"
+)
+
+// TestIntegrationControlPlaneStudy runs the study at its smallest scale,
+// every mode, against real istiod and a real API server, and checks that
+// every proxy got configuration and every change reached every proxy it
+// concerns.
+func TestIntegrationControlPlaneStudy(t *testing.T) {
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
+	c := DefaultConfig()
+	k8sErr := localkube.CheckBinaries(c.K8sBinDir)
+	testenv.Need(t, k8sErr == nil, "%v", k8sErr)
+	_, istiodErr := findIstiod(c.IstiodDir)
+	testenv.Need(t, istiodErr == nil, "%v", istiodErr)
+
+	c.Scales = []int{100}
+	c.Changes = 8
+	c.Idle = 2 * time.Second
+	c.SyncTimeout = 3 * time.Minute
+	c.Dir = t.TempDir()
+	c.Keep = os.Getenv("MESHBENCH_KUBE_IT_KEEP") != ""
+	if testing.Verbose() {
+		c.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != len(Modes) {
+		t.Fatalf("%d points, want one per mode (%d)", len(res.Points), len(Modes))
+	}
+	total := map[Mode]int64{}
+	for _, p := range res.Points {
+		want := p.Pods
+		if p.Mode == Ambient {
+			want = p.Nodes
+		}
+		if p.Proxies != want || len(p.ConfigBytes) != want {
+			t.Errorf("%s: %d proxies with %d byte counts, want %d", p.Mode, p.Proxies, len(p.ConfigBytes), want)
+		}
+		for i, b := range p.ConfigBytes {
+			if b <= 0 {
+				t.Errorf("%s: proxy %d received no configuration", p.Mode, i)
+				break
+			}
+		}
+		for _, b := range p.ConfigBytes {
+			total[p.Mode] += b
+		}
+		kinds := map[string]bool{}
+		for _, ch := range p.Changes {
+			kinds[ch.Kind] = true
+			if ch.Affected == 0 || ch.Converged == nil {
+				t.Errorf("%s: change %d (%s %s in %s): %d of %d affected proxies ACKed it", p.Mode, ch.Seq, ch.Kind, ch.Object, ch.Namespace, ch.Acked, ch.Affected)
+			}
+		}
+		if len(kinds) != len(changeCycle) {
+			t.Errorf("%s: change kinds %v, want all of %v", p.Mode, kinds, changeCycle)
+		}
+		var churnCPU float64
+		for _, s := range p.Samples {
+			if s.Phase == "churn" {
+				churnCPU += s.CPUCores
+			}
+			if s.WorkingSet <= 0 {
+				t.Errorf("%s: a sample at %.1fs has no working set", p.Mode, s.T)
+				break
+			}
+		}
+		if churnCPU <= 0 {
+			t.Errorf("%s: istiod used no CPU while the churn ran, by its cgroup", p.Mode)
+		}
+		if p.IstiodMetrics["pilot_xds_push_time"].Count == 0 {
+			t.Errorf("%s: istiod reports no pushes (pilot_xds_push_time)", p.Mode)
+		}
+		if p.RestartSync <= 0 {
+			t.Errorf("%s: no push after restart recorded", p.Mode)
+		}
+		if p.Mode != Ambient && p.BytesByType[xdsload.TypeEndpoint] == 0 {
+			t.Errorf("%s: sidecars received no endpoints", p.Mode)
+		}
+		if p.Mode == Ambient && p.BytesByType[xdsload.TypeAddress] == 0 {
+			t.Errorf("ambient: node proxies received no workload addresses")
+		}
+	}
+	// The last tier's Sidecar shows it its own namespace only, so scoping
+	// must shrink what the sidecars receive in all.
+	if !(total[SidecarScoped] < total[Sidecar]) {
+		t.Errorf("config bytes in all: sidecar-scoped %d, sidecar %d; scoping should shrink them", total[SidecarScoped], total[Sidecar])
+	}
+	report, err := os.ReadFile(filepath.Join(c.Dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Modes {
+		if !strings.Contains(string(report), "| "+string(m)+" | 100 |") {
+			t.Errorf("report.md has no row for %s at 100 pods", m)
+		}
+	}
+}

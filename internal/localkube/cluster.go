@@ -1,0 +1,331 @@
+package localkube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// K8sVersion is the Kubernetes version scripts/k8s-testbin.sh builds; its
+// cache directory is named after it.
+const K8sVersion = "v1.34.4"
+
+// BinDirEnv overrides where the control plane's binaries are looked for.
+const BinDirEnv = "MESHBENCH_K8S_BIN"
+
+// BinDir returns the cache directory scripts/k8s-testbin.sh builds into
+// (holding bin/ and stages/), or $MESHBENCH_K8S_BIN.
+func BinDir() string {
+	if d := os.Getenv(BinDirEnv); d != "" {
+		return d
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(cache, "meshbench", "k8s", K8sVersion)
+}
+
+// CheckBinaries reports, as one error naming the fix, which of the
+// control plane's binaries and kwok's stage files are missing from dir.
+func CheckBinaries(dir string) error {
+	var missing []string
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
+		if st, err := os.Stat(filepath.Join(dir, "bin", b)); err != nil || st.Mode()&0o111 == 0 {
+			missing = append(missing, b)
+		}
+	}
+	if st, _ := filepath.Glob(filepath.Join(dir, "stages", "*.yaml")); len(st) == 0 {
+		missing = append(missing, "kwok stages")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("local Kubernetes control plane: %s missing in %s; build it with scripts/k8s-testbin.sh (or set %s)",
+			strings.Join(missing, ", "), dir, BinDirEnv)
+	}
+	return nil
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	Dir        string // its working directory: data, logs, certificates
+	Kubeconfig string // an admin kubeconfig, for processes in the namespace
+	Netns      *Netns
+	Client     kubernetes.Interface
+	Config     *rest.Config // dials through the namespace
+	procs      []*exec.Cmd
+	log        *slog.Logger
+}
+
+// Options configure Start.
+type Options struct {
+	BinDir string // see BinDir
+	Dir    string // working directory; a new temporary one when empty
+	Log    *slog.Logger
+}
+
+// Start creates the namespace and starts etcd, kube-apiserver,
+// kube-controller-manager and kwok in it. The caller must Stop it, also
+// after an error.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	if err := CheckBinaries(o.BinDir); err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "meshbench-localkube-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	ns, err := NewNetns()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Netns: ns, log: o.Log}
+	return c, c.start(ctx, o.BinDir)
+}
+
+func (c *Cluster) start(ctx context.Context, root string) error {
+	p, err := writePKI(c.Dir)
+	if err != nil {
+		return err
+	}
+	if err := writeKubeconfig(c.Kubeconfig, p); err != nil {
+		return err
+	}
+	bin := func(name string) string { return filepath.Join(root, "bin", name) }
+	if _, err := c.StartProcess("etcd", bin("etcd"), nil, "--data-dir", filepath.Join(c.Dir, "etcd"),
+		"--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
+		"--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
+		"--initial-cluster", "default=http://127.0.0.1:2380", "--unsafe-no-fsync", "--log-level", "warn",
+		"--quota-backend-bytes", "8589934592"); err != nil {
+		return err
+	}
+	if err := c.waitHTTP(ctx, "http://127.0.0.1:2379/health", 30*time.Second); err != nil {
+		return c.failed("etcd", err)
+	}
+	if _, err := c.StartProcess("kube-apiserver", bin("kube-apiserver"), nil,
+		"--etcd-servers", "http://127.0.0.1:2379", "--secure-port", "6443", "--bind-address", "127.0.0.1",
+		"--advertise-address", "127.0.0.1", "--tls-cert-file", p.ServerCert, "--tls-private-key-file", p.ServerKey,
+		"--client-ca-file", p.CA, "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file", p.SAPub, "--service-account-signing-key-file", p.SAKey,
+		"--service-cluster-ip-range", "10.96.0.0/16", "--authorization-mode", "RBAC",
+		// The study writes thousands of objects in bursts.
+		"--max-requests-inflight", "2000", "--max-mutating-requests-inflight", "1000"); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.Dial = c.Netns.DialContext
+	cfg.QPS, cfg.Burst = 500, 1000
+	c.Config = cfg
+	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	err = wait.PollUntilContextCancel(rctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, nil
+	})
+	if err != nil {
+		return c.failed("kube-apiserver", err)
+	}
+	// Only the controllers the study needs: EndpointSlices for Services,
+	// ServiceAccounts for pod admission, namespace deletion and garbage
+	// collection.
+	if _, err := c.StartProcess("kube-controller-manager", bin("kube-controller-manager"), nil, "--kubeconfig", c.Kubeconfig,
+		"--leader-elect=false", "--root-ca-file", p.CA, "--service-account-private-key-file", p.SAKey,
+		"--bind-address", "127.0.0.1", "--controllers", "endpointslice,serviceaccount,namespace,garbagecollector",
+		"--kube-api-qps", "500", "--kube-api-burst", "1000", "--concurrent-service-endpoint-syncs", "10"); err != nil {
+		return err
+	}
+	stages, err := filepath.Glob(filepath.Join(root, "stages", "*.yaml"))
+	if err != nil || len(stages) == 0 {
+		return fmt.Errorf("kwok stages missing in %s", root)
+	}
+	args := []string{"--kubeconfig", c.Kubeconfig, "--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake", "--node-lease-duration-seconds", "40",
+		"--node-ip", "127.0.0.1"}
+	for _, s := range stages {
+		args = append(args, "--config", s)
+	}
+	if _, err := c.StartProcess("kwok", bin("kwok"), nil, args...); err != nil {
+		return err
+	}
+	return wait.PollUntilContextCancel(rctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+}
+
+// StartProcess runs a process in the namespace, its output to
+// <Dir>/<name>.log, and stops it with the cluster. env, when not nil,
+// replaces the environment.
+func (c *Cluster) StartProcess(name, path string, env []string, args ...string) (*exec.Cmd, error) {
+	logf, err := os.OpenFile(filepath.Join(c.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = env
+	cmd.Dir = c.Dir
+	if err := c.Netns.Start(cmd); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	c.procs = append(c.procs, cmd)
+	c.log.Debug("started", "process", name, "pid", cmd.Process.Pid)
+	return cmd, nil
+}
+
+// StopProcess ends one process the cluster started: SIGTERM, then SIGKILL
+// after grace.
+func (c *Cluster) StopProcess(cmd *exec.Cmd, grace time.Duration) {
+	for i, p := range c.procs {
+		if p == cmd {
+			c.procs = append(c.procs[:i], c.procs[i+1:]...)
+			break
+		}
+	}
+	stop(cmd, grace)
+}
+
+func stop(cmd *exec.Cmd, grace time.Duration) {
+	p := cmd.Process
+	_ = p.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-done
+	}
+}
+
+// Stop ends every process, newest first, closes the namespace and removes
+// the working directory unless keep.
+func (c *Cluster) Stop(keep bool) {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		stop(c.procs[i], 10*time.Second)
+	}
+	c.procs = nil
+	c.Netns.Close()
+	if !keep {
+		_ = os.RemoveAll(c.Dir)
+	}
+}
+
+// LogTail returns the last lines of a process's log.
+func (c *Cluster) LogTail(name string, lines int) string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+func (c *Cluster) failed(name string, err error) error {
+	return fmt.Errorf("%s: %w; log tail:\n%s", name, err, c.LogTail(name, 15))
+}
+
+// HTTPClient returns a client that dials through the namespace.
+func (c *Cluster) HTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: c.Netns.DialContext, DisableKeepAlives: true}}
+}
+
+func (c *Cluster) waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+	hc := c.HTTPClient(2 * time.Second)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("not healthy after " + timeout.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// WaitHTTP polls url from inside the namespace until it answers 200.
+func (c *Cluster) WaitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+	return c.waitHTTP(ctx, url, timeout)
+}
+
+// AddNodes creates n fake nodes managed by kwok, named prefix-<i>, each
+// with its own /24 pod CIDR (so at most 250 pods a node), and waits until
+// they are Ready.
+func (c *Cluster) AddNodes(ctx context.Context, prefix string, from, n int) error {
+	for i := from; i < from+n; i++ {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		cidr := fmt.Sprintf("10.%d.%d.0/24", 64+i/256, i%256)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name,
+				Labels: map[string]string{"kubernetes.io/hostname": name, "type": "kwok",
+					"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+			},
+			Spec: corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
+		}
+		if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create node %s: %w", name, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	err := wait.PollUntilContextCancel(wctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for i := from; i < from+n; i++ {
+			node, err := c.Client.CoreV1().Nodes().Get(ctx, fmt.Sprintf("%s-%d", prefix, i), metav1.GetOptions{})
+			if err != nil || !nodeReady(node) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return c.failed("kwok", fmt.Errorf("nodes not Ready: %w", err))
+	}
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
