@@ -201,7 +201,7 @@ func markdown(r *Results, sums []Summary, prices cost.UnitPrices) string {
 	f("| mode | pods | services | proxies | istiod CPU (cores, churn) | idle CPU | working set (GiB) | peak GiB | config bytes/proxy p50 | p99 | change→ACK p50 (s) | p99 (s) | timed out | initial push (s) | push after restart (s) | $/month |\n")
 	f("|---|---:|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range sums {
-		f("| %s | %d | %d | %d | %s | %s | %s | %.2f | %s | %s | %s | %s | %d/%d | %.1f | %.1f | %.0f |\n",
+		f("| %s | %d | %d | %d | %s | %s | %s | %.2f | %s | %s | %s | %s | %d/%d | %.1f | %.1f | %.2f |\n",
 			s.Mode, s.Pods, s.Services, s.Proxies, ci(s.CPU, 2), ci(s.Idle, 2), ci(s.Memory, 2), s.PeakGiB,
 			chart.Number(float64(s.BytesP50)), chart.Number(float64(s.BytesP99)), num(s.ConvergeP50), num(s.ConvergeP99),
 			s.TimedOut, s.Changes, s.InitialSync, s.RestartSync, s.MonthlyUSD)
