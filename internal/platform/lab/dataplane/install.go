@@ -106,11 +106,6 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
 	}
-	if s.profile().Sidecars() {
-		if err := checkTraversable(o.Dir); err != nil {
-			return nil, nil, fmt.Errorf("mesh install: %w", err)
-		}
-	}
 	if err := in.install(ctx); err != nil {
 		in.rollback()
 		return nil, nil, fmt.Errorf("mesh install %s: %w", s.Profile, err)

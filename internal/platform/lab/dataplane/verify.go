@@ -29,7 +29,7 @@ const (
 func (in *Installation) Verify(ctx context.Context) []mesh.Check {
 	f := in.settings.profile()
 	checks := append([]func(context.Context) mesh.Check{in.checkConfig, in.checkReady}, in.dp.Checks(in)...)
-	if f.Sidecars() || f.NodeProxies() {
+	if in.dp.Upstream() != plainUpstream {
 		checks = append(checks, in.checkPlaintext, in.checkIdentity)
 	}
 	if f.L4Policy || f.L7Policy {
