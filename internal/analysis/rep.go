@@ -69,6 +69,13 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	for _, p := range Percentiles {
 		r.Values[p.Metric] = ms(h.Percentile(p.Percentile))
 	}
+	var offered float64
+	for _, g := range c.Generators {
+		offered += g.Options.Rate
+	}
+	if offered > 0 {
+		r.Values[Offered] = offered
+	}
 	if m.Requests > 0 {
 		r.Values[ErrorPct] = 100 * float64(m.Errors) / float64(m.Requests)
 	}

@@ -113,9 +113,12 @@ func loadText(g *analysis.Group) string {
 	}
 	o := g.Reps[0].Load.Options
 	var parts []string
-	if o.Rate > 0 {
-		parts = append(parts, fmt.Sprintf("open loop at %s req/s", num(o.Rate)))
-	} else {
+	switch offered := g.Reps[0].Values[analysis.Offered]; {
+	case offered > 0:
+		parts = append(parts, fmt.Sprintf("open loop offering %s req/s in total", num(offered)))
+	case o.Rate > 0:
+		parts = append(parts, fmt.Sprintf("open loop offering %s req/s per generator", num(o.Rate)))
+	default:
 		parts = append(parts, "closed loop")
 	}
 	parts = append(parts, fmt.Sprintf("%d connections", o.Connections))

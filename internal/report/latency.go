@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/report/chart"
@@ -124,8 +127,18 @@ func (b *builder) latencyVsLoad() Section {
 	if !ok {
 		return s
 	}
+	axis, against := valueAxis(p, chart.Log), p.Name
+	at := func(c analysis.LoadConfig, _ string) (float64, bool) { return c.Value(p.Name) }
+	if offered, ok := b.offeredRates(p); ok {
+		// A rate sweep is drawn at the rate sent, as the text and tables
+		// give it: the study's values scaled for the run, over every
+		// generator.
+		axis = offeredAxis(offered)
+		at = func(_ analysis.LoadConfig, v string) (float64, bool) { x, ok := offered[v]; return x, ok }
+		against = "the offered rate (" + p.Name + " scaled for the run, over every generator)"
+	}
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf("p50 (solid) and p99 (dashed) against %s, medians with 95%% intervals as whiskers. "+
-		"In a closed loop the latency at saturation is connections / throughput (Little's law): compare QPS too.", p.Name)))
+		"In a closed loop the latency at saturation is connections / throughput (Little's law): compare QPS too.", against)))
 	for _, other := range b.d.Slices(p.Name) {
 		var series []chart.Series
 		for _, m := range b.d.Meshes {
@@ -134,8 +147,8 @@ func (b *builder) latencyVsLoad() Section {
 				for _, v := range p.Values {
 					c := other.With(p.Name, v)
 					g := b.d.Group(m, c)
-					x, _ := c.Value(p.Name)
-					if g == nil {
+					x, ok := at(c, v)
+					if g == nil || !ok {
 						continue
 					}
 					if e := g.Estimate(pm); e.Valid() {
@@ -155,13 +168,59 @@ func (b *builder) latencyVsLoad() Section {
 			File: "latency-vs-load-" + fileSlug(other), Title: title,
 			SVG: chart.Line{
 				Title:  title,
-				X:      valueAxis(p, chart.Log),
+				X:      axis,
 				Y:      chart.Axis{Label: "latency (ms)", Scale: chart.Log},
 				Series: series,
 			}.SVG(),
 		}))
 	}
 	return s
+}
+
+// offeredRates maps each value of a swept rate to the rate its cells
+// offered in total (analysis.Offered); false unless p is a rate and every
+// value's cells offered one alike.
+func (b *builder) offeredRates(p analysis.Param) (map[string]float64, bool) {
+	if last := p.Name[strings.LastIndex(p.Name, ".")+1:]; last != "rate" {
+		return nil, false
+	}
+	out := map[string]float64{}
+	for _, c := range b.d.Configs {
+		v, ok := c.Params[p.Name]
+		if !ok {
+			continue
+		}
+		for _, m := range b.d.Meshes {
+			g := b.d.Group(m, c)
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Reps {
+				x := r.Values[analysis.Offered]
+				if prev, seen := out[v]; x <= 0 || (seen && prev != x) {
+					return nil, false
+				}
+				out[v] = x
+			}
+		}
+	}
+	return out, len(out) == len(p.Values)
+}
+
+// offeredAxis is a log axis over offered rates with a tick at each.
+func offeredAxis(offered map[string]float64) chart.Axis {
+	a := chart.Axis{Label: analysis.Offered.Label(), Scale: chart.Log}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range offered {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	for _, x := range slices.Sorted(maps.Values(offered)) {
+		if n := len(a.Ticks); n == 0 || a.Ticks[n-1].Value != x {
+			a.Ticks = append(a.Ticks, chart.Tick{Value: x, Label: num(x)})
+		}
+	}
+	a.Min, a.Max = lo/1.25, hi*1.25
+	return a
 }
 
 // valueAxis is an axis over a swept parameter with a tick at each of its
