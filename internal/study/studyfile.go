@@ -98,6 +98,10 @@ type Kubernetes struct {
 	// GatewayImage is the plain ingress gateway's Envoy image, for the
 	// ingress path under baseline, Linkerd and Cilium.
 	GatewayImage string `json:"gateway_image,omitempty"`
+	// NamespacePrefix names the workload's namespaces, PREFIX1 ...
+	// PREFIXn, in place of ns-1 ... ns-N, for a cluster where those
+	// exist already (meshbench never uses a namespace it did not make).
+	NamespacePrefix string `json:"namespace_prefix,omitempty"`
 }
 
 // Workload is the application under test.

@@ -55,14 +55,7 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 	}
 	o := Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
-		Prometheus: emptyPrometheus(t),
-		Charts: map[string]mesh.ChartSource{
-			mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},
-			mesh.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
-			mesh.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
-			mesh.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
-			mesh.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
-		},
+		Prometheus: emptyPrometheus(t), Charts: testCharts(c),
 	}
 	set(&o)
 	p, err := newPlatform(o)
@@ -77,6 +70,17 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 		}
 	})
 	return p
+}
+
+// testCharts are Istio's charts from the module cache.
+func testCharts(c *testCluster) map[string]platform.ChartSource {
+	return map[string]platform.ChartSource{
+		platform.ChartIstioBase:    {Chart: c.Charts + "/base"},
+		platform.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
+		platform.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
+		platform.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
+		platform.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
+	}
 }
 
 func TestIntegrationUpChecksRoles(t *testing.T) {

@@ -132,7 +132,7 @@ func (p *kubePlatform) runJobs(ctx context.Context, specs []jobSpec) ([]jobResul
 			p.log.Warn("deleting jobs", "err", err)
 		}
 	}()
-	if err := p.c.apply(ctx, jobs, false); err != nil {
+	if err := p.apply(ctx, jobs); err != nil {
 		return nil, err
 	}
 	out := make([]jobResult, len(specs))

@@ -45,7 +45,7 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	// A mesh left by an earlier run (crashed, or not removed) would clash.
+	// The mesh of this run's previous cell would clash.
 	if err := p.RemoveMesh(ctx); err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	if err := p.labelNamespaces(ctx, pl.NSLabels, pl.NSAnnotations); err != nil {
 		return err
 	}
-	if err := p.c.apply(ctx, pl.Objects, false); err != nil {
+	if err := p.apply(ctx, pl.Objects); err != nil {
 		return err
 	}
 	if err := p.restartWorkload(ctx, podDataplane(pl.Profile)); err != nil {
@@ -104,7 +104,7 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	}
 	if pl.Ingress && pl.Profile.Family().IngressChart == "" {
 		// The plain gateway is applied, not a chart: wait for it here.
-		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, selectorManaged+","+labelComponent+"="+componentIngress); err != nil {
+		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, p.selector(componentIngress)); err != nil {
 			return fmt.Errorf("ingress gateway: %w", err)
 		}
 	}
@@ -129,7 +129,7 @@ func (p *kubePlatform) ensureNamespace(ctx context.Context, name string, labels 
 	l := managedLabels(labels)
 	l[labelComponent] = componentMesh
 	ns.SetLabels(l)
-	return p.c.apply(ctx, []*unstructured.Unstructured{ns}, false)
+	return p.apply(ctx, []*unstructured.Unstructured{ns})
 }
 
 // labelNamespaces sets the mesh's labels and annotations on every
@@ -201,7 +201,7 @@ func (p *kubePlatform) restartWorkload(ctx context.Context, dataplane string) er
 // and the system namespaces meshbench created. The workload's pods are
 // re-created without sidecars.
 func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
-	if err := p.removeMeshObjects(ctx); err != nil {
+	if err := p.removeMeshObjects(ctx, p.opts.RunID); err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
 	if p.namespaces != nil {
@@ -209,7 +209,7 @@ func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
 	}
-	rels, err := p.installedReleases(ctx)
+	rels, err := p.installedReleases(ctx, p.opts.RunID)
 	if err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
@@ -217,11 +217,11 @@ func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
 		if err := p.uninstallRelease(rels[i]); err != nil {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
-		if err := p.deleteKeptCRDs(ctx, rels[i].Name); err != nil {
+		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
 	}
-	if err := p.deleteNamespaces(ctx, selectorManaged+","+labelComponent+"="+componentMesh); err != nil {
+	if err := p.deleteNamespaces(ctx, p.selector(componentMesh)); err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
 	p.c.resetDiscovery()

@@ -98,13 +98,13 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Che
 	if err != nil {
 		return nil, err
 	}
-	if err := p.c.apply(ctx, objs, false); err != nil {
+	if err := p.apply(ctx, objs); err != nil {
 		return nil, err
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 		defer cancel()
-		if err := p.deleteNamespaces(dctx, selectorManaged+","+labelComponent+"="+componentProbe); err != nil {
+		if err := p.deleteNamespaces(dctx, p.selector(componentProbe)); err != nil {
 			p.log.Warn("deleting the probe namespace", "err", err)
 		}
 	}()
