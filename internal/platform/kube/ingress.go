@@ -181,11 +181,12 @@ func plainIngress(namespaces []string, entry string, port int, place placement, 
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: managedLabels(labels), Annotations: annotations},
 					Spec: corev1.PodSpec{
+						SecurityContext:    podSecurity(envoyUID),
 						ServiceAccountName: plainIngressName,
 						NodeSelector:       place.NodeSelector,
 						Tolerations:        place.Tolerations,
 						Containers: []corev1.Container{{
-							Name: "envoy", Image: image,
+							Name: "envoy", Image: image, SecurityContext: gatewaySecurity(),
 							Args:  []string{"-c", "/etc/envoy/envoy.yaml", "--log-level", "warn"},
 							Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: plainIngressListen, Protocol: corev1.ProtocolTCP}},
 							ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{

@@ -68,7 +68,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 	labels := map[string]string{labelComponent: js.Component}
 	c := corev1.Container{
 		Name: jobContainer, Image: image, ImagePullPolicy: pull, Resources: js.Resources,
-		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey),
+		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey), SecurityContext: containerSecurity(),
 	}
 	var volumes []corev1.Volume
 	if cm := bodyConfigMap(js); cm != nil {
@@ -91,6 +91,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 				},
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
+					SecurityContext:    podSecurity(nonRootUID),
 					ServiceAccountName: js.ServiceAccount,
 					NodeSelector:       js.Place.NodeSelector,
 					Tolerations:        js.Place.Tolerations,

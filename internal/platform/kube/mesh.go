@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -75,7 +76,12 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh
 func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	p.mesh = &installedMesh{Plan: pl, Versions: map[string]string{}}
 	for _, ns := range pl.Namespaces {
-		if err := p.ensureNamespace(ctx, ns, pl.SystemLabels[ns]); err != nil {
+		labels := maps.Clone(pl.SystemLabels[ns])
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[labelPSS] = systemPodSecurity(pl, ns)
+		if err := p.ensureNamespace(ctx, ns, labels); err != nil {
 			return err
 		}
 	}
@@ -93,7 +99,12 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 		p.mesh.Charts = append(p.mesh.Charts, ic)
 	}
 	p.c.resetDiscovery() // the charts brought CRDs
-	if err := p.labelNamespaces(ctx, pl.NSLabels, pl.NSAnnotations); err != nil {
+	nsLabels := maps.Clone(pl.NSLabels)
+	if nsLabels == nil {
+		nsLabels = map[string]string{}
+	}
+	nsLabels[labelPSS] = podSecurityLevel(pl.Profile)
+	if err := p.labelNamespaces(ctx, nsLabels, pl.NSAnnotations); err != nil {
 		return err
 	}
 	if err := p.apply(ctx, pl.Objects); err != nil {

@@ -106,7 +106,7 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Che
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe})}
+	ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe, labelPSS: pssRestrict})}
 	objs, err := toUnstructured([]runtime.Object{ns})
 	if err != nil {
 		return nil, err

@@ -173,11 +173,12 @@ func deployment(ns string, d topology.Deployment, mp manifestParams) (*appsv1.De
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: managedLabels(podLabels)},
 				Spec: corev1.PodSpec{
+					SecurityContext:    podSecurity(nonRootUID),
 					ServiceAccountName: d.ServiceAccount,
 					NodeSelector:       mp.Place.NodeSelector,
 					Tolerations:        mp.Place.Tolerations,
 					Containers: []corev1.Container{{
-						Name: appContainer, Image: mp.Image, ImagePullPolicy: mp.PullPolicy, Args: args,
+						Name: appContainer, Image: mp.Image, ImagePullPolicy: mp.PullPolicy, Args: args, SecurityContext: containerSecurity(),
 						Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: int32(d.Port), Protocol: corev1.ProtocolTCP}},
 						Resources:      res,
 						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}}, PeriodSeconds: 2},
