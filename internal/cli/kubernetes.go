@@ -41,6 +41,7 @@ func kubeOptions(k *study.Kubernetes) kube.Options {
 		Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image,
 		ImagePullPolicy: k.ImagePullPolicy, Prometheus: k.Prometheus,
 		Charts: k.Charts, Timeout: k.Timeout.D(), GatewayImage: k.GatewayImage, NamespacePrefix: k.NamespacePrefix,
+		SampleInterval: k.SampleInterval.D(),
 	}
 }
 

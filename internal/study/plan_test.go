@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // parseStudy parses a study written in a test, with the small graph.
@@ -290,5 +292,48 @@ func TestPlanEstimate(t *testing.T) {
 	p50 := plan(t, s50, s50.ScalingFor(0))
 	if grow := p50.Estimate - p.Estimate; grow < 2*(50-1)*2*lab.perProxy {
 		t.Errorf("50 namespaces add %s to the estimate, want at least the time to start 196 more sidecars", grow)
+	}
+}
+
+// TestPlanFitsPhasesToKubernetesMetrics: quick's 6-second phases on
+// Kubernetes would have no CPU or memory sample; the plan lengthens them
+// to four sampling intervals, and says so.
+func TestPlanFitsPhasesToKubernetesMetrics(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		platform string
+		interval string
+		want     time.Duration
+		note     bool
+	}{
+		{"lab", "", 6 * time.Second, false},
+		{"kubernetes", "", 4 * infra.KubernetesSampleInterval, true},
+		{"kubernetes", "1s", 6 * time.Second, false},
+		{"kubernetes", "10s", 40 * time.Second, true},
+	} {
+		o := PlatformOverride{Type: tc.platform}
+		if tc.platform == PlatformKubernetes {
+			o.Image = "registry.example/meshbench:v0"
+		}
+		s, _, err := Preset("quick", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.interval != "" {
+			d, _ := time.ParseDuration(tc.interval)
+			s.Platform.Kubernetes.SampleInterval = topology.Duration(d)
+		}
+		p, err := NewPlan(s, s.ScalingFor(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Cells {
+			if c.Load.Options.Duration != tc.want {
+				t.Fatalf("%s every %q: cell %s measures %s, want %s", tc.platform, tc.interval, c.ID, c.Load.Options.Duration, tc.want)
+			}
+		}
+		if got := len(p.Notes) == 1 && strings.Contains(p.Notes[0], "lengthened to "+tc.want.String()); got != tc.note {
+			t.Errorf("%s every %q: notes %q, want a note: %v", tc.platform, tc.interval, p.Notes, tc.note)
+		}
 	}
 }

@@ -102,6 +102,10 @@ type Kubernetes struct {
 	// PREFIXn, in place of ns-1 ... ns-N, for a cluster where those
 	// exist already (meshbench never uses a namespace it did not make).
 	NamespacePrefix string `json:"namespace_prefix,omitempty"`
+	// SampleInterval is how often the metrics source resolves CPU and
+	// memory (the metrics API's window, Prometheus's scrape interval);
+	// default 15s. Measured phases are at least four of it.
+	SampleInterval topology.Duration `json:"sample_interval,omitempty"`
 }
 
 // Workload is the application under test.

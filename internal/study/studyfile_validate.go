@@ -371,6 +371,9 @@ func (k *Kubernetes) validate() error {
 	if k.NamespacePrefix != "" && !namespacePrefix.MatchString(k.NamespacePrefix) {
 		return fieldError("platform.kubernetes.namespace_prefix", "%q: want lower-case letters, digits and '-', starting with a letter, such as \"mb-\"", k.NamespacePrefix)
 	}
+	if k.SampleInterval < 0 {
+		return fieldError("platform.kubernetes.sample_interval", "must not be negative, got %s", k.SampleInterval)
+	}
 	if k.Timeout < 0 {
 		return fieldError("platform.kubernetes.timeout", "must not be negative, got %s", k.Timeout)
 	}

@@ -56,6 +56,9 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 	o := Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
 		Prometheus: emptyPrometheus(t), Charts: testCharts(c),
+		// The tests' phases are short: a test Prometheus that scrapes
+		// this often would sample them.
+		SampleInterval: 500 * time.Millisecond,
 	}
 	set(&o)
 	p, err := newPlatform(o)

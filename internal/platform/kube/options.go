@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -68,7 +69,7 @@ type Options struct {
 // Defaults.
 const (
 	defaultTimeout        = 5 * time.Minute
-	defaultSampleInterval = 15 * time.Second
+	defaultSampleInterval = infra.KubernetesSampleInterval
 )
 
 // Compile-time check that the platform implements the interface.
