@@ -66,6 +66,7 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newAppCmd(s, g),
 		newLabCmd(s, g),
 		newKubernetesCmd(s, g),
+		newImageCmd(s),
 		newDoctorCmd(s, g),
 		newRunCmd(s, g),
 		newStudiesCmd(s, g),
