@@ -337,3 +337,41 @@ func TestPlanFitsPhasesToKubernetesMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestSoloTieredLinkerdOnKubernetes: the seed's Linkerd figures are
+// compared where Linkerd runs, and the lab's plan leaves Linkerd out.
+func TestSoloTieredLinkerdOnKubernetes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		platform string
+		linkerd  bool
+	}{{PlatformKubernetes, true}, {PlatformLab, false}} {
+		o := PlatformOverride{Type: tc.platform}
+		if tc.platform == PlatformKubernetes {
+			o.Image = "registry.example/meshbench:v0"
+		}
+		s, _, err := Preset("solo-tiered", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(s, s.ScalingFor(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := 0
+		for _, c := range p.Cells {
+			if c.Mesh.Profile == platform.ProfileLinkerd {
+				cells++
+			}
+		}
+		figures := 0
+		for _, f := range s.Published {
+			if f.Mesh == "linkerd" {
+				figures++
+			}
+		}
+		if (cells > 0) != tc.linkerd || (figures == 2) != tc.linkerd {
+			t.Errorf("%s: %d Linkerd cells and %d published Linkerd figures; want Linkerd: %v", tc.platform, cells, figures, tc.linkerd)
+		}
+	}
+}

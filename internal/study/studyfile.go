@@ -131,6 +131,10 @@ type Workload struct {
 // can be compared with itself under other settings.
 type Mesh struct {
 	Name string `json:"name,omitempty"`
+	// Platforms, when set, are the only platforms the mesh is part of
+	// the study on, for a study that runs everywhere but compares a mesh
+	// only one platform runs (Linkerd, on Kubernetes).
+	Platforms []string `json:"platforms,omitempty"`
 	mesh.MeshSpec
 }
 
