@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/kube"
 	"github.com/meshbench/meshbench/internal/study"
-	"github.com/spf13/cobra"
 )
 
 // openKubernetes opens the Kubernetes platform a study's platform section
@@ -50,7 +53,55 @@ func newKubernetesCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "kubernetes",
 		Short: "Manage what meshbench runs made in a Kubernetes cluster",
 	}
-	cmd.AddCommand(newKubernetesDownCmd(s, g))
+	cmd.AddCommand(newKubernetesDownCmd(s, g), newKubernetesRBACCmd(s))
+	return cmd
+}
+
+func newKubernetesRBACCmd(s Streams) *cobra.Command {
+	var user, group, serviceAccount string
+	cmd := &cobra.Command{
+		Use:   "rbac --user NAME | --group NAME | --service-account NAMESPACE/NAME",
+		Short: "Print the ClusterRole a run needs, and its binding, for kubectl apply",
+		Long: `Print a ClusterRole holding exactly the permissions a meshbench run uses
+(the list 'meshbench doctor' checks), and a ClusterRoleBinding of it to
+the user, group or service account that runs meshbench:
+
+  meshbench kubernetes rbac --user perf | kubectl apply -f -
+
+Installing the meshes' charts creates their ClusterRoles, which needs the
+escalate and bind verbs: the role is as strong as cluster-admin in effect.
+It keeps a mistake within what meshbench touches, not a compromised
+meshbench.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var subject rbacv1.Subject
+			given := 0
+			for _, f := range []string{user, group, serviceAccount} {
+				if f != "" {
+					given++
+				}
+			}
+			switch {
+			case given != 1:
+				return errors.New("give exactly one of --user, --group and --service-account")
+			case user != "":
+				subject = rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+			case group != "":
+				subject = rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: group}
+			default:
+				ns, name, ok := strings.Cut(serviceAccount, "/")
+				if !ok || ns == "" || name == "" {
+					return fmt.Errorf("--service-account %q: want NAMESPACE/NAME", serviceAccount)
+				}
+				subject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+			}
+			return kube.WriteRBAC(s.Out, subject)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&user, "user", "", "bind the role to this user")
+	fl.StringVar(&group, "group", "", "bind the role to this group")
+	fl.StringVar(&serviceAccount, "service-account", "", "bind the role to this service account, NAMESPACE/NAME")
 	return cmd
 }
 
