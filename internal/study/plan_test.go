@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -360,7 +361,7 @@ func TestSoloTieredLinkerdOnKubernetes(t *testing.T) {
 		}
 		cells := 0
 		for _, c := range p.Cells {
-			if c.Mesh.Profile == platform.ProfileLinkerd {
+			if c.Mesh.Profile == mesh.ProfileLinkerd {
 				cells++
 			}
 		}

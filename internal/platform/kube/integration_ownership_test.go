@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -124,7 +125,7 @@ func TestIntegrationDownAfterKill(t *testing.T) {
 	}
 	// Ambient's checks fail on kwok (no CNI agent enrols pods); what it
 	// installed stays, as a killed run's would.
-	_, _ = killed.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileAmbient})
+	_, _ = killed.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileAmbient})
 	close(killed.lease.stop)
 	<-killed.lease.done
 	l, err := c.Client.CoordinationV1().Leases(lockNamespace).Get(ctx, lockName, metav1.GetOptions{})

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -29,7 +31,7 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := plainIngress([]string{"ns-1"}, "tier-1-app-a", 8080, placement{}, defaultGatewayImage, mustProfile(t, platform.ProfileBaseline))
+	gw, err := plainIngress([]string{"ns-1"}, "tier-1-app-a", 8080, placement{}, defaultGatewayImage, mustProfile(t, mesh.ProfileBaseline))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 		}
 		specs = append(specs, d.Spec.Template.Spec)
 	}
-	job := jobManifest(jobSpec{Namespace: "ns-1", Name: "load", Component: componentLoad, ServiceAccount: "default", Args: []string{"load"}, Deadline: time.Minute},
+	job := jobManifest(jobSpec{Namespace: "ns-1", Name: "load", Component: componentLoad, ServiceAccount: "default", Load: load.Options{URL: "http://tier-1-app-a.ns-1:8080/", Requests: 1}, Deadline: time.Minute},
 		"meshbench.test/meshbench:it", corev1.PullIfNotPresent)
 	specs = append(specs, job.Spec.Template.Spec)
 

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
@@ -70,7 +71,7 @@ func TestIntegrationLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Ambient's checks fail on kwok; the install itself must not.
-	if _, err := p.InstallMesh(ctx, platform.MeshSpec{Profile: platform.ProfileAmbient}); err != nil && !strings.Contains(err.Error(), "is not in force") {
+	if _, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: mesh.ProfileAmbient}); err != nil && !strings.Contains(err.Error(), "is not in force") {
 		t.Fatalf("InstallMesh as the runner: %v", err)
 	}
 	if err := p.RemoveMesh(ctx); err != nil {

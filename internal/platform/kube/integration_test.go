@@ -76,13 +76,13 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 }
 
 // testCharts are Istio's charts from the module cache.
-func testCharts(c *testCluster) map[string]platform.ChartSource {
-	return map[string]platform.ChartSource{
-		platform.ChartIstioBase:    {Chart: c.Charts + "/base"},
-		platform.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
-		platform.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
-		platform.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
-		platform.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
+func testCharts(c *testCluster) map[string]mesh.ChartSource {
+	return map[string]mesh.ChartSource{
+		mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},
+		mesh.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
+		mesh.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
+		mesh.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
+		mesh.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
 	}
 }
 

@@ -11,14 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // A run owns what it makes: every object carries the run's id, and
@@ -179,7 +178,7 @@ func (p *kubePlatform) refuseForeignMeshes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if pr.Mesh != "" && pr.Plane != platform.PlaneCNI {
+		if pr.Mesh != "" && pr.Plane != mesh.PlaneCNI {
 			meshes[pr.Mesh] = true
 		}
 	}

@@ -131,7 +131,7 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Che
 }
 
 // withControls fails each check whose control check did not pass.
-func withControls(ps []probe, checks []platform.Check) []platform.Check {
+func withControls(ps []probe, checks []mesh.Check) []mesh.Check {
 	passed := map[string]bool{}
 	for _, c := range checks {
 		passed[c.Name] = c.Pass

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -55,9 +56,9 @@ func TestJudgeProbe(t *testing.T) {
 // that succeeded.
 func TestRefusalNeedsControl(t *testing.T) {
 	t.Parallel()
-	ps := []probe{{Check: controlCheck}, {Check: platform.CheckPlaintextRefused, Control: controlCheck}}
+	ps := []probe{{Check: controlCheck}, {Check: mesh.CheckPlaintextRefused, Control: controlCheck}}
 	for _, control := range []bool{true, false} {
-		checks := withControls(ps, []platform.Check{{Name: controlCheck, Pass: control}, {Name: platform.CheckPlaintextRefused, Pass: true}})
+		checks := withControls(ps, []mesh.Check{{Name: controlCheck, Pass: control}, {Name: mesh.CheckPlaintextRefused, Pass: true}})
 		if checks[1].Pass != control {
 			t.Errorf("control passed %v: plaintext-refused passed %v (%s)", control, checks[1].Pass, checks[1].Detail)
 		}

@@ -1,9 +1,8 @@
 package kube
 
 import (
+	"github.com/meshbench/meshbench/internal/mesh"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // Every pod meshbench makes runs as a hardened cluster demands, so that
@@ -42,7 +41,7 @@ func containerSecurity() *corev1.SecurityContext {
 // ("baseline" forbids those capabilities). Ambient, Cilium and no mesh
 // leave the pods as meshbench made them: "restricted".
 func podSecurityLevel(pr profile) string {
-	if pr.Plane == platform.PlaneSidecar {
+	if pr.Plane == mesh.PlaneSidecar {
 		return pssPrivilege
 	}
 	return pssRestrict
