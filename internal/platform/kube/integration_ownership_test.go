@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
@@ -25,7 +26,15 @@ func TestIntegrationRefusesForeignNamespace(t *testing.T) {
 	if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns-1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = nss.Delete(context.Background(), "ns-1", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		// Gone, not terminating, before the next test deploys its own ns-1.
+		ctx := context.Background()
+		_ = nss.Delete(ctx, "ns-1", metav1.DeleteOptions{})
+		_ = wait.PollUntilContextTimeout(ctx, pollInterval, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := nss.Get(ctx, "ns-1", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	})
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "users-data"}, Data: map[string]string{"k": "v"}}
 	if _, err := c.Client.CoreV1().ConfigMaps("ns-1").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
