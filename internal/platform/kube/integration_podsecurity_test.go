@@ -31,7 +31,7 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := plainIngress([]string{"ns-1"}, "tier-1-app-a", 8080, placement{}, defaultGatewayImage, mustProfile(t, mesh.ProfileBaseline))
+	gw, err := plainIngress([]string{"ns-1"}, "tier-1-app-a", 8080, defaultClusterDomain, placement{}, defaultGatewayImage, mustProfile(t, mesh.ProfileBaseline))
 	if err != nil {
 		t.Fatal(err)
 	}
