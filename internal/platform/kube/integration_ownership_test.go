@@ -93,6 +93,7 @@ func TestIntegrationRunsSerialise(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "another meshbench run holds the cluster: "+first.opts.RunID) {
 		t.Fatalf("second run's Up while the first holds the cluster: %v, want a refusal naming run %s", err, first.opts.RunID)
 	}
+	second.opts.Timeout = 2 * time.Minute // for its clean-up's waits
 	if err := second.Down(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -153,14 +153,15 @@ func TestIntegrationManifestsDryRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := tc.objects(t)
 			// Namespaced objects are only checked in a namespace that
-			// exists: create those for real (Down removes them).
+			// exists: create those for real, as this run's (Down removes
+			// them).
 			var nss []*unstructured.Unstructured
 			for _, o := range objs {
 				if o.GetKind() == "Namespace" {
 					nss = append(nss, o)
 				}
 			}
-			if err := p.c.apply(ctx, nss, false); err != nil {
+			if err := p.apply(ctx, nss); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.c.apply(ctx, objs, true); err != nil {
