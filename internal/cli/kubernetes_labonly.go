@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/study"
+	"github.com/spf13/cobra"
 )
 
 // A lab-only build (`make demo` makes one) leaves out the Kubernetes
@@ -24,4 +25,12 @@ func openKubernetes(study.Platform, *slog.Logger) (platform.Platform, error) {
 
 func kubernetesFindings(context.Context, study.Platform) []platform.Finding {
 	return []platform.Finding{{Check: "kubernetes", Detail: "this meshbench was built for the lab only", Fix: labOnlyFix}}
+}
+
+func newKubernetesCmd(Streams, *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "kubernetes",
+		Short: "Manage what meshbench runs made in a Kubernetes cluster (not in a lab-only build)",
+		RunE:  func(*cobra.Command, []string) error { return errLabOnly },
+	}
 }

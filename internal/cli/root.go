@@ -65,6 +65,8 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newLoadCmd(s, g),
 		newAppCmd(s, g),
 		newLabCmd(s, g),
+		newKubernetesCmd(s, g),
+		newImageCmd(s),
 		newDoctorCmd(s, g),
 		newRunCmd(s, g),
 		newStudiesCmd(s, g),

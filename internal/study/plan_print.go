@@ -43,6 +43,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "meshes: %s, %s; %s\n", strings.Join(p.Meshes, ", "), order, reps)
 	fmt.Fprintf(&b, "scaling: %s\n", p.scalingText())
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload deployment"), round(p.Estimate))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err

@@ -98,6 +98,14 @@ type Kubernetes struct {
 	// GatewayImage is the plain ingress gateway's Envoy image, for the
 	// ingress path under baseline, Linkerd and Cilium.
 	GatewayImage string `json:"gateway_image,omitempty"`
+	// NamespacePrefix names the workload's namespaces, PREFIX1 ...
+	// PREFIXn, in place of ns-1 ... ns-N, for a cluster where those
+	// exist already (meshbench never uses a namespace it did not make).
+	NamespacePrefix string `json:"namespace_prefix,omitempty"`
+	// SampleInterval is how often the metrics source resolves CPU and
+	// memory (the metrics API's window, Prometheus's scrape interval);
+	// default 15s. Measured phases are at least four of it.
+	SampleInterval topology.Duration `json:"sample_interval,omitempty"`
 }
 
 // Workload is the application under test.
@@ -123,6 +131,10 @@ type Workload struct {
 // can be compared with itself under other settings.
 type Mesh struct {
 	Name string `json:"name,omitempty"`
+	// Platforms, when set, are the only platforms the mesh is part of
+	// the study on, for a study that runs everywhere but compares a mesh
+	// only one platform runs (Linkerd, on Kubernetes).
+	Platforms []string `json:"platforms,omitempty"`
 	mesh.MeshSpec
 }
 

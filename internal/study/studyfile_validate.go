@@ -359,11 +359,20 @@ func (l Load) validate(path string) error {
 	return nil
 }
 
+// namespacePrefix is a namespace name once a number follows it.
+var namespacePrefix = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
+
 // validate checks a Kubernetes section; a study on Kubernetes must have
 // one, as it must name meshbench's image.
 func (k *Kubernetes) validate() error {
 	if k == nil || k.Image == "" {
 		return fieldError("platform.kubernetes.image", "required on Kubernetes: the registry and tag of meshbench's image (or --image)")
+	}
+	if k.NamespacePrefix != "" && !namespacePrefix.MatchString(k.NamespacePrefix) {
+		return fieldError("platform.kubernetes.namespace_prefix", "%q: want lower-case letters, digits and '-', starting with a letter, such as \"mb-\"", k.NamespacePrefix)
+	}
+	if k.SampleInterval < 0 {
+		return fieldError("platform.kubernetes.sample_interval", "must not be negative, got %s", k.SampleInterval)
 	}
 	if k.Timeout < 0 {
 		return fieldError("platform.kubernetes.timeout", "must not be negative, got %s", k.Timeout)
