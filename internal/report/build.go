@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/report/chart"
 )
 
 // builder assembles one study's document.
@@ -18,15 +17,13 @@ type builder struct {
 // Build turns a dataset into the report's document: a summary, the
 // study-shaped tables and charts, the excluded cells and the provenance.
 func Build(d *analysis.Dataset) *Document {
-	b := &builder{d: d, colour: map[string]string{}}
-	for i, m := range d.Meshes {
-		b.colour[m] = chart.Colour(i)
-	}
+	b := &builder{d: d, colour: meshColours(d)}
 	doc := &Document{
 		Title:    "meshbench report: " + d.Index.Study,
 		Subtitle: b.subtitle(),
+		Banner:   b.banner(),
 	}
-	sections := []Section{b.capacity()}
+	sections := []Section{b.verdict(), b.capacity()}
 	if len(d.Configs) > 0 {
 		sections = append(sections, b.summary(), b.published(), b.latency(), b.overhead(), b.churn(), b.bulk(), b.latencyVsLoad(), b.resources(), b.tenants(),
 			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost())

@@ -1,10 +1,15 @@
 package report
 
+import "strings"
+
 // Document is a report as data; the HTML and Markdown renderers draw the
 // same document, so the two never disagree.
 type Document struct {
 	Title    string
 	Subtitle string
+	// Banner says, above everything else, what the platform emulates and
+	// what the results do not hold.
+	Banner   []string
 	Sections []Section
 }
 
@@ -82,6 +87,12 @@ func (t *Table) Numeric() []bool {
 func looksNumeric(s string) bool {
 	if s == "" || s == "—" || s == "n/a" {
 		return true
+	}
+	if strings.HasPrefix(s, "≥ ") || strings.HasPrefix(s, "≤ ") || strings.HasPrefix(s, "$") {
+		s = strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(s, "≥ "), "≤ "), "$")
+	}
+	if s == "" {
+		return false
 	}
 	c := s[0]
 	return (c >= '0' && c <= '9') || c == '+' || c == '-'
