@@ -38,24 +38,24 @@ func Build(d *analysis.Dataset) *Document {
 			doc.Sections = append(doc.Sections, s)
 		}
 	}
-	doc.Sections = append(doc.Sections, b.excluded(), b.provenance())
+	doc.Sections = append(doc.Sections, b.excluded(), b.reproduce(), b.provenance(), b.glossary())
 	return doc
 }
 
 func (b *builder) subtitle() string {
 	ix := b.d.Index
-	cells := fmt.Sprintf("%d cells", len(ix.Cells))
+	cells := plural(len(ix.Cells), "cell", "cells")
 	if ix.Planned > len(ix.Cells) {
-		cells = fmt.Sprintf("%d of %d planned cells", len(ix.Cells), ix.Planned)
+		cells = fmt.Sprintf("%d of %s", len(ix.Cells), plural(ix.Planned, "planned cell", "planned cells"))
 	}
-	s := fmt.Sprintf("%s (%d excluded), %d meshes, %d load configurations; run %s",
-		cells, len(b.d.Excluded), len(b.d.Meshes), len(b.d.Configs), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+	s := fmt.Sprintf("%s (%d excluded), %s, %s; run %s",
+		cells, len(b.d.Excluded), plural(len(b.d.Meshes), "mesh", "meshes"), plural(len(b.d.Configs), "load configuration", "load configurations"), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
 	if len(ix.Cells) == 0 && len(ix.Capacity) > 0 {
 		trials := 0
 		for _, c := range ix.Capacity {
 			trials += len(c.Trials)
 		}
-		s = fmt.Sprintf("capacity search: %d trials, %d meshes; run %s", trials, len(ix.Capacity), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+		s = fmt.Sprintf("capacity search: %s, %s; run %s", plural(trials, "trial", "trials"), plural(len(ix.Capacity), "mesh", "meshes"), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	if !ix.End.IsZero() {
 		s += " to " + ix.End.UTC().Format("2006-01-02 15:04 MST")

@@ -10,6 +10,7 @@ import (
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/report/chart"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -88,6 +89,7 @@ func (b *builder) verdict() Section {
 		"Throughput (req/s)", "vs " + b.reference(),
 		"Data-plane CPU (cores per 1,000 req/s)", "Data-plane memory (MiB per 1,000 req/s)",
 		"Data plane (USD per month)", "USD per million requests", "Verdict"}}
+	costs := map[string][3]analysis.Estimate{}
 	for _, m := range d.Meshes {
 		row := []string{m, "—", "—", "—", "—", "—", "—", "—", "—", "—", ""}
 		var g *analysis.Group
@@ -111,6 +113,7 @@ func (b *builder) verdict() Section {
 		if g != nil && len(g.Reps) > 0 && d.HasPart(m, analysis.PartDataPlane) {
 			cpu, mem, month, million := perRequestCosts(g, prices)
 			row[6], row[7], row[8], row[9] = est(cpu, 1), est(mem, 1), usdEst(month, dollars), usdEst(million, usd)
+			costs[m] = [3]analysis.Estimate{cpu, mem, million}
 		} else if c := b.capacityOf(m); c != nil {
 			if cpu, ok := capacityDataPlaneCPU(c); ok {
 				row[6] = cpu
@@ -137,7 +140,46 @@ func (b *builder) verdict() Section {
 	notes = append(notes, kind.note)
 	t.Notes = notes
 	s.Blocks = append(s.Blocks, table(t))
+	if ch := b.costChart(costs); ch != nil {
+		s.Blocks = append(s.Blocks, chartBlock(ch))
+	}
 	return s
+}
+
+// costChart sets the meshes' data-plane CPU, memory and dollars side by
+// side, each as a share of the costliest mesh's figure, so that three
+// units fit one axis; the verdict table has the figures themselves.
+func (b *builder) costChart(costs map[string][3]analysis.Estimate) *Chart {
+	if len(costs) == 0 {
+		return nil
+	}
+	cats := []string{"CPU per 1,000 req/s", "memory per 1,000 req/s", "USD per million requests"}
+	var top [3]float64
+	for _, e := range costs {
+		for i := range top {
+			top[i] = max(top[i], e[i].Median)
+		}
+	}
+	var series []chart.BarSeries
+	for _, m := range b.d.Meshes {
+		e, ok := costs[m]
+		if !ok {
+			continue
+		}
+		bs := chart.BarSeries{Name: m, Colour: b.colour[m]}
+		for i := range cats {
+			if top[i] <= 0 || !e[i].Valid() {
+				bs.Bars = append(bs.Bars, chart.Bar{V: nan})
+				continue
+			}
+			bs.Bars = append(bs.Bars, chart.Bar{V: 100 * e[i].Median / top[i], Lo: 100 * e[i].Lo / top[i], Hi: 100 * e[i].Hi / top[i]})
+		}
+		series = append(series, bs)
+	}
+	title := "Data plane's CPU, memory and dollars per request, by mesh"
+	return &Chart{File: "verdict-costs", Title: title,
+		Caption: "Each figure as a percentage of the costliest mesh's, whiskers its 95% interval; the verdict table above gives the figures in their units.",
+		SVG:     chart.Bars{Title: title, X: "figure", Y: chart.Axis{Label: "% of the costliest mesh"}, Categories: cats, Series: series}.SVG()}
 }
 
 // throughputKind is what the verdict's throughput column holds: capacity
