@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // VersionInfo is what `meshbench version` prints.
@@ -29,11 +30,17 @@ type VersionInfo struct {
 	Envoy        string `json:"envoy,omitempty"`
 	EnvoyVersion string `json:"envoy_version,omitempty"`
 	EnvoyError   string `json:"envoy_error,omitempty"`
+	// Pins are the versions this build installs and expects (package
+	// versions' table).
+	Pins map[string]string `json:"pins"`
 }
 
 // versionInfo reads the build's own facts and looks for Envoy.
 func versionInfo(ctx context.Context) VersionInfo {
-	v := VersionInfo{Version: Version, Commit: Commit, GoVersion: runtime.Version(), BuildTags: []string{}, Platforms: buildPlatforms()}
+	v := VersionInfo{Version: Version, Commit: Commit, GoVersion: runtime.Version(), BuildTags: []string{}, Platforms: buildPlatforms(), Pins: map[string]string{}}
+	for _, p := range versions.Table {
+		v.Pins[p.Name] = p.Version
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -97,6 +104,9 @@ func newVersionCmd(s Streams) *cobra.Command {
 				fmt.Fprintf(s.Out, "envoy:      %s (%s)\n", v.EnvoyVersion, v.Envoy)
 			} else {
 				fmt.Fprintf(s.Out, "envoy:      none found: %s\n", v.EnvoyError)
+			}
+			for _, p := range versions.Table {
+				fmt.Fprintf(s.Out, "pin:        %s %s\n", p.Name, p.Version)
 			}
 			return nil
 		},
