@@ -355,7 +355,7 @@ func phraseShort(d analysis.Diff) string {
 // addedText is a difference in ms with its interval.
 func addedText(e analysis.Estimate) string {
 	if !e.Interval() {
-		return signed(e.Median) + " (too few runs for an interval)"
+		return signed(e.Median) + " (too few runs)"
 	}
 	return fmt.Sprintf("%s [%s, %s]", signed(e.Median), signed(e.Lo), signed(e.Hi))
 }
