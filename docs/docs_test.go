@@ -119,7 +119,7 @@ var pinPatterns = []struct {
 
 // historical marks a line about what a published study ran, or what an
 // Istio release ships, rather than what meshbench pins.
-var historical = regexp.MustCompile(`(?i)published|another release|the study ran|studies ran|ships|shipped|as the study|wheel exists|versions? 1\.3[0-9]`)
+var historical = regexp.MustCompile(`(?i)published|another release|another host|the study ran|studies ran|ships|shipped|as the study|wheel exists|versions? 1\.3[0-9]`)
 
 // TestDocsQuoteThePins fails when README.md, docs/*.md or
 // scripts/setup.sh quotes a pinned version other than package versions'.

@@ -18,7 +18,7 @@ func (b *builder) glossary() Section {
 		{"Closed-loop capacity", "the requests a second a fixed number of connections complete back to back with no latency limit: how fast a mesh goes flat out, not what it sustains at an acceptable latency."},
 		{"Capacity at the SLO", "the highest open-loop rate at which a mesh meets a service-level objective (a p99 limit and an error rate), found by search."},
 		{"HDR", "High Dynamic Range histogram: every request's latency kept to three significant digits, so that any percentile can be read afterwards and runs can be merged."},
-		{"SMP", "Service Mesh Performance, the CNCF format Meshery reads; `meshbench report --smp` exports to it."},
+		{"SMP", "Service Mesh Performance, the CNCF format Meshery reads; meshbench report --smp exports to it."},
 		{"Tenant", "one namespace with its own copy of the application and its own load generator, as in the 50-tenant study."},
 		{"Calibration", "a short closed-loop measurement of each mesh before the cells, to scale the study's load to the machine: the open-loop rate is set to a fraction of the slowest mesh's capacity."},
 		{"Data plane", "the proxies that carry requests: sidecars, node proxies and waypoints. Not the application, the ingress gateway, the control plane or the load generators."},
@@ -53,7 +53,7 @@ func (b *builder) reproduce() Section {
 		run += " --platform " + pv.Platform.Name
 	}
 	code := run + "\nmeshbench report " + dir + "-again"
-	versions := []string{"meshbench " + orUnknown(pv.MeshbenchVersion) + " (`meshbench version` prints yours), built with " + orUnknown(pv.GoVersion)}
+	versions := []string{"meshbench " + orUnknown(pv.MeshbenchVersion) + " (meshbench version prints yours), built with " + orUnknown(pv.GoVersion)}
 	if v := pv.Platform.EnvoyVersion; v != "" {
 		versions = append(versions, "Envoy "+v)
 	}
@@ -62,7 +62,7 @@ func (b *builder) reproduce() Section {
 	}
 	return Section{ID: "reproduce", Title: "Reproduce", Blocks: []Block{
 		text("RESULTS is this results directory. The study file this run used is kept in it as " + results.StudyFile + "; these commands run it again into a new directory and write its report. " +
-			"`meshbench report RESULTS` regenerates this report, figure for figure, from the raw results."),
+			"\"meshbench report RESULTS\" regenerates this report, figure for figure, from the raw results."),
 		{Code: code},
 		heading("Versions"),
 		{List: versions},

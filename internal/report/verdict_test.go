@@ -32,13 +32,13 @@ func TestVerdictOfCellsThenSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := results.WriteFile(filepath.Join(dir, tr.File), b); err != nil {
+			if err := results.WriteFile(dir, tr.File, b); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	ix.Capacity = cix.Capacity
-	if err := results.WriteJSON(filepath.Join(dir, results.IndexFile), ix); err != nil {
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
 	d, err := analysis.Load(dir, analysis.Options{})
