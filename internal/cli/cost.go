@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 func newCostCmd(s Streams, _ *globals) *cobra.Command {
@@ -42,7 +43,7 @@ skipped and counted:
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Example, "example", "", "a built-in study's inputs: solo-2024")
-	f.StringVar(&o.Workload, "workload", "", "service graph: tiered, bookinfo, boutique or a graph file")
+	f.StringVar(&o.Workload, "workload", "", "service graph: a built-in one ("+strings.Join(topology.BuiltinNames(), ", ")+") or a graph file")
 	f.IntVar(&o.Namespaces, "namespaces", 0, "copies of the workload, one per namespace (default 1)")
 	f.StringVar(&o.PodCPU, "pod-cpu", "", "CPU request of every application pod, replacing the graph's (e.g. 700m)")
 	f.StringVar(&o.PodMemory, "pod-mem", "", "memory request of every application pod, replacing the graph's (e.g. 500Mi)")

@@ -18,6 +18,15 @@ import (
 	"github.com/meshbench/meshbench/internal/study"
 )
 
+const labOnly = false
+
+const (
+	labOnlyNote = ""
+	labOnlyFix  = ""
+)
+
+func buildPlatforms() []string { return []string{infra.Lab, infra.Kubernetes} }
+
 // openKubernetes opens the Kubernetes platform a study's platform section
 // describes.
 func openKubernetes(p study.Platform, log *slog.Logger) (platform.Platform, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/study"
 	"github.com/spf13/cobra"
@@ -16,6 +17,13 @@ import (
 // platform, whose client-go and Helm libraries are two thirds of what a
 // cold build compiles.
 const labOnlyFix = "build the whole binary with: make build"
+
+const labOnly = true
+
+// labOnlyNote is what --help says of this build.
+const labOnlyNote = "This build is LAB-ONLY (built with -tags labonly, as make demo builds it): the kubernetes platform is left out; " + labOnlyFix + "."
+
+func buildPlatforms() []string { return []string{infra.Lab} }
 
 var errLabOnly = errors.New("this meshbench was built for the lab only (make demo builds it so); for the kubernetes platform, " + labOnlyFix)
 

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/report"
 )
 
 // Streams are the standard streams a command reads and writes. Results go to
@@ -18,8 +20,13 @@ type Streams struct {
 	ErrOut io.Writer
 }
 
-// Version is the meshbench version, set at build time with -ldflags.
-var Version = "dev"
+// Version and Commit are the meshbench version and the commit it was
+// built from, set at build time with -ldflags (the Makefile does); Commit
+// falls back to the Go toolchain's VCS stamp.
+var (
+	Version = "dev"
+	Commit  = ""
+)
 
 // globals are the flags every subcommand shares.
 type globals struct {
@@ -50,8 +57,12 @@ func (g *globals) bind(root *cobra.Command) {
 func Run(ctx context.Context, s Streams, args []string) error {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:           "meshbench",
-		Short:         "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
+		Use:   "meshbench",
+		Short: "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
+		Long: `Measure what a service mesh costs: latency, throughput, CPU, memory and money.
+
+Exit codes: 0 success; 1 failure; 2 a command line meshbench does not
+accept; 3 a comparison found a measurable regression (--fail-on-regression).`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -75,7 +86,13 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newProfileCmd(s, g),
 		newPredictCmd(s, g),
 		newXDSLoadCmd(s, g),
+		newCompareCmd(s, g),
+		newVersionCmd(s),
 	)
+	if labOnly {
+		root.Long += "\n\n" + labOnlyNote
+	}
+	markUsage(root)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
@@ -88,8 +105,15 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(s.ErrOut, "meshbench: interrupted")
-		return 130
+		return exitInterrupt
 	}
 	fmt.Fprintf(s.ErrOut, "meshbench: %v\n", err)
-	return 1
+	switch {
+	case isUsage(err):
+		fmt.Fprintln(s.ErrOut, "Run 'meshbench --help' or 'meshbench COMMAND --help' for usage.")
+		return ExitUsage
+	case errors.Is(err, report.ErrRegression):
+		return ExitRegression
+	}
+	return ExitFailure
 }

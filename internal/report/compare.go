@@ -35,6 +35,16 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	}
 	c := analysis.Compare(ds[0], ds[1], compareMetrics)
 	doc := BuildComparison(c)
+	n := regressions(c)
+	regressed := func(err error) error {
+		if err == nil && o.FailOnRegression && n > 0 {
+			return fmt.Errorf("%d figures of %s are measurably worse than in %s: %w", n, o.Dirs[1], o.Dirs[0], ErrRegression)
+		}
+		return err
+	}
+	if o.Print != "" {
+		return nil, regressed(printDocument(o, doc))
+	}
 	out := cmp.Or(o.Out, o.Dirs[1])
 	var written []string
 	err := writeDocument(doc, []string{FormatHTML, FormatMarkdown}, func(name string, data []byte) error {
@@ -54,10 +64,7 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	if err != nil {
 		return written, err
 	}
-	if n := regressions(c); o.FailOnRegression && n > 0 {
-		return written, fmt.Errorf("%d figures of %s are measurably worse than in %s: %w", n, o.Dirs[1], o.Dirs[0], ErrRegression)
-	}
-	return written, nil
+	return written, regressed(nil)
 }
 
 func regressions(c *analysis.Comparison) int {

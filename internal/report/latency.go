@@ -17,13 +17,13 @@ import (
 // spectrum of every mesh beside it.
 func (b *builder) latency() Section {
 	s := Section{ID: "latency", Title: "Latency and throughput per load configuration"}
-	s.Blocks = append(s.Blocks, text(intervalNote+" Latencies in ms, read off each run's full histogram; Time is the measured phase in seconds; QPS counts completed requests, errors included."))
+	s.Blocks = append(s.Blocks, text(intervalNote+" Latencies in ms, read off each run's full histogram; Time is the measured phase in seconds; Completed counts the requests a second completed, errors included: at an open-loop rate that is the offered load, not a throughput."))
 	for _, c := range b.d.Configs {
 		s.Blocks = append(s.Blocks, heading(c.Label()))
 		if lt := loadText(b.firstGroup(c)); lt != "" {
 			s.Blocks = append(s.Blocks, text("Load: "+lt+"."))
 		}
-		t := &Table{Header: []string{"Service mesh", "Time (s)", "QPS", "p50", "p90", "p99", "p99.9", "Errors (%)", "Runs"}}
+		t := &Table{Header: []string{"Service mesh", "Time (s)", "Completed (req/s)", "p50 (ms)", "p90 (ms)", "p99 (ms)", "p99.9 (ms)", "Errors (%)", "Runs"}}
 		short := false
 		for _, m := range b.d.Meshes {
 			g := b.d.Group(m, c)
@@ -87,9 +87,12 @@ func (b *builder) spectrum(c analysis.LoadConfig) *Chart {
 	if len(series) == 0 {
 		return nil
 	}
+	end := spectrumMax(series)
 	var ticks []chart.Tick
 	for i, l := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"} {
-		ticks = append(ticks, chart.Tick{Value: math.Pow(10, float64(i)), Label: l})
+		if v := math.Pow(10, float64(i)); v <= end*(1+1e-9) {
+			ticks = append(ticks, chart.Tick{Value: v, Label: l})
+		}
 	}
 	ticks[0].Value, ticks[0].Label = 2, "50%"
 	title := "Latency by percentile, " + c.Label()
@@ -100,15 +103,15 @@ func (b *builder) spectrum(c analysis.LoadConfig) *Chart {
 			"The tail to the right is where meshes usually differ most.",
 		SVG: chart.Line{
 			Title:  title,
-			X:      chart.Axis{Label: "percentile", Scale: chart.Log, Ticks: ticks, Min: 1.5, Max: spectrumMax(series)},
+			X:      chart.Axis{Label: "percentile", Scale: chart.Log, Ticks: ticks, Min: 1.5, Max: end},
 			Y:      chart.Axis{Label: "latency (ms)", Scale: chart.Log},
 			Series: series,
 		}.SVG(),
 	}
 }
 
-// spectrumMax ends the percentile axis at the next decade past the
-// deepest percentile any series reaches.
+// spectrumMax ends the percentile axis where the data end: at the
+// deepest percentile any series reaches, and at least at 90%.
 func spectrumMax(series []chart.Series) float64 {
 	hi := 10.0
 	for _, s := range series {
@@ -116,7 +119,7 @@ func spectrumMax(series []chart.Series) float64 {
 			hi = math.Max(hi, p.X)
 		}
 	}
-	return math.Pow(10, math.Ceil(math.Log10(hi)))
+	return hi
 }
 
 // latencyVsLoad draws p50 and p99 against the swept load parameter, once
@@ -259,7 +262,7 @@ func fileSlug(c analysis.LoadConfig) string {
 // perNamespace is the table of per-namespace latencies at a load
 // configuration, or nil when no run had a generator per namespace.
 func (b *builder) perNamespace(c analysis.LoadConfig) *Table {
-	t := &Table{Header: []string{"Service mesh", "p50", "p95", "p99", "Runs"}}
+	t := &Table{Header: []string{"Service mesh", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Runs"}}
 	for _, m := range b.d.Meshes {
 		g := b.d.Group(m, c)
 		if g == nil || len(g.Values(analysis.NamespaceP50)) == 0 {

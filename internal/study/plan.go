@@ -130,7 +130,9 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 		cfg := s.Search.Config()
 		p.Search, p.Estimate = &cfg, s.searchEstimate(cfg)
 		p.SearchOver = s.Search.Over
-		return p, nil
+		if !s.HasCells() {
+			return p, nil
+		}
 	}
 	var groups [][]point
 	byKey := map[string]int{}
@@ -168,6 +170,9 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 		}
 	}
 	p.estimate(s)
+	if p.Search != nil {
+		p.Estimate += s.searchEstimate(*p.Search)
+	}
 	return p, nil
 }
 

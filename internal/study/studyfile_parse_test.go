@@ -176,12 +176,12 @@ func TestPresets(t *testing.T) {
 			if s.Name != name {
 				t.Errorf("preset %s is named %q", name, s.Name)
 			}
-			// A search finds its own rates, the profile's rates are what it
-			// measures unit costs at, churn's what it opens connections at,
-			// and bulk's closed loop finds its own; every other preset
-			// scales its rates to the lab.
+			// A pure search finds its own rates, the profile's rates are
+			// what it measures unit costs at, churn's what it opens
+			// connections at, and bulk's closed loop finds its own; every
+			// other preset scales its cells' rates to the lab.
 			fixed := name == "profile" || name == "churn" || name == "bulk"
-			if s.Description == "" || (s.Scaling == nil) == (s.Search == nil && !fixed) {
+			if s.Description == "" || (s.Scaling != nil) != (s.HasCells() && !fixed) {
 				t.Errorf("preset %s needs a description, and a scaling section for the lab unless it searches", name)
 			}
 			if _, err := NewPlan(s, s.ScalingFor(0)); err != nil {
@@ -202,8 +202,8 @@ func TestPresetShapes(t *testing.T) {
 		namespaces int
 		groups     int
 	}{
-		// 3 meshes x 5 repetitions.
-		{"quick", 15, 1, 1},
+		// 3 meshes x 3 repetitions, then the search.
+		{"quick", 9, 1, 1},
 		// 5 meshes x 5 repetitions x 2 loaded-tenant counts (1 and 2),
 		// only the loaded tenants deployed: 2 deployments.
 		{"solo-tiered", 50, 1, 2},

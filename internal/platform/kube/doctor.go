@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -60,6 +61,9 @@ func doctorCluster(ctx context.Context, opts Options, cluster infra.ClusterSpec)
 		opts.Image = "(doctor)" // the image is the study's to check, not the cluster's
 	}
 	p, err := newPlatform(opts)
+	if errors.Is(err, errNoKube) {
+		return []platform.Finding{{Check: "kubeconfig", Detail: err.Error()}}
+	}
 	if err != nil {
 		return []platform.Finding{{Check: "kubeconfig", Detail: err.Error(),
 			Fix: "give --kubeconfig FILE (or set $KUBECONFIG) and --context NAME of a context in it"}}

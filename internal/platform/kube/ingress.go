@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +47,7 @@ const (
 	labelIngressUseWaypoint = "istio.io/ingress-use-waypoint"
 
 	// defaultGatewayImage is the plain gateway's Envoy.
-	defaultGatewayImage = "docker.io/envoyproxy/envoy:v1.34.1"
+	defaultGatewayImage = versions.GatewayImage
 )
 
 // ingressPlace is where the gateway runs: the ingress node, else the mesh

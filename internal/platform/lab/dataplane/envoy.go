@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // EnvoyEnv names the variable that overrides the Envoy binary.
@@ -20,7 +22,7 @@ const EnvoyEnv = "MESHBENCH_ENVOY"
 
 // ExpectedEnvoy is the Envoy release (major.minor) the data planes
 // configurations are written for, the one scripts/setup.sh installs.
-const ExpectedEnvoy = "1.40"
+const ExpectedEnvoy = versions.EnvoyMinor
 
 // defaultEnvoy is where scripts/setup.sh installs Envoy.
 const defaultEnvoy = ".venv/bin/envoy"
