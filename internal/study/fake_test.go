@@ -33,6 +33,9 @@ type fakePlatform struct {
 	// failing, by profile, is the share of requests that get a 503 after
 	// failFast; the others take the profile's latency.
 	failing map[string]float64
+	// faults, by profile, are the measurement's faults on the nth
+	// measurement (from 1); nil for none.
+	faults func(profile string, n int) []string
 	// capacity, by profile, makes an open loop's p99 rise with the total
 	// rate as an M/M/1 queue's does, ln(100) / (capacity - rate), and the
 	// app's CPU 0.1 cores idle plus 1 core per 1000 req/s.
@@ -188,6 +191,9 @@ func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 		appCPU = 0.1 + total/1000
 	}
 	m := platform.Measurement{Start: start, End: start.Add(window)}
+	if f.faults != nil {
+		m.Faults = f.faults(f.mesh, n)
+	}
 	if f.host != nil {
 		m.Host = f.host(f.mesh, n)
 	}

@@ -62,3 +62,52 @@ repetitions: 2
 		t.Errorf("sidecar group %+v; want 2 repetitions at p50 2ms", g)
 	}
 }
+
+// A cell during which a proxy restarted is excluded with the cause, its
+// figures whatever they were; the mesh's other cells stay in.
+func TestCellWithProxyRestartIsExcluded(t *testing.T) {
+	t.Parallel()
+	const src = `apiVersion: meshbench.dev/v1alpha1
+kind: Study
+name: restart
+workload: {graph: small-graph.yaml}
+meshes: [{profile: baseline}, {profile: sidecar}]
+load: {rate: 100, duration: 10s}
+repetitions: 2
+order: {shuffle: false}
+`
+	f := newFake()
+	const fault = "proxy restarted: ns-1/front-0/istio-proxy (restarts and failed exits: 0 before the measurement, 1 after)"
+	var hit string
+	f.faults = func(profile string, n int) []string {
+		if profile == "sidecar" && hit == "" {
+			hit = profile
+			return []string{fault}
+		}
+		return nil
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	ix := run(t, runOptions(t, src, f, dir, nil))
+	var failed int
+	for _, s := range ix.Cells {
+		if s.Status == results.StatusFailed {
+			failed++
+			if s.Mesh != "sidecar" || s.Reason != "the data plane did not hold: "+fault {
+				t.Errorf("cell %s (%s) failed: %q", s.ID, s.Mesh, s.Reason)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d cells failed, want the one with the restart", failed)
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, "proxy restarted") {
+		t.Fatalf("excluded %+v; want the sidecar cell, for its proxy restart", d.Excluded)
+	}
+	if g := d.Group("sidecar", d.Representative()); g == nil || len(g.Reps) != 1 {
+		t.Errorf("sidecar keeps %+v; want its other repetition", g)
+	}
+}

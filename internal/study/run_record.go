@@ -13,7 +13,8 @@ import (
 )
 
 // record fills a cell's result from its measurement and decides its
-// status: failed when more than maxErrorRate of its requests failed (its
+// status: failed when the platform saw a fault during it (a proxy
+// restarted), or when more than maxErrorRate of its requests failed (its
 // latency, of the requests that succeeded, would say nothing of the mesh
 // that failed the others), distorted when a generator
 // says it shaped the result (saturated, or short of its rate), when the
@@ -45,7 +46,7 @@ func record(cell *results.Cell, m platform.Measurement, noiseThreshold, maxError
 		}
 	}
 	cell.NamespaceLatencyMs = perNamespace(m.Generators)
-	cell.Status, cell.Reason = status(m.Generators, merged, m.Host, maxErrorRate)
+	cell.Status, cell.Reason = status(m.Generators, merged, m.Host, m.Faults, maxErrorRate)
 }
 
 // perNamespace is the mean over several generators (one per namespace)
@@ -83,8 +84,14 @@ func merge(gens []load.Result) *load.Result {
 	return m
 }
 
-func status(gens []load.Result, merged *load.Result, host *infra.HostCPU, maxErrorRate float64) (string, string) {
+// notHeld begins the reason of a cell during which the platform saw its
+// data plane fault.
+const notHeld = "the data plane did not hold: "
+
+func status(gens []load.Result, merged *load.Result, host *infra.HostCPU, faults []string, maxErrorRate float64) (string, string) {
 	switch {
+	case len(faults) > 0:
+		return results.StatusFailed, notHeld + strings.Join(faults, "; ")
 	case merged == nil || merged.Requests == 0:
 		return results.StatusFailed, "no request completed"
 	case merged.Failed() >= merged.Requests:

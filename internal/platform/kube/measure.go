@@ -65,6 +65,10 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 		js.Load = o
 		specs = append(specs, js)
 	}
+	podsBefore, err := p.watchedPods(ctx)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
 	rec := p.newRecorder(p.watchedNamespaces())
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -76,6 +80,11 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 	if err != nil {
 		return m, fmt.Errorf("kubernetes: measure: %w", err)
 	}
+	podsAfter, err := p.watchedPods(ctx)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
+	m.Faults = restartFaults(podsAfter, restartCounts(podsBefore))
 	var loadPods []corev1.Pod
 	for _, r := range results {
 		loadPods = append(loadPods, *r.Pod)

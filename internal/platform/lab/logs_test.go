@@ -5,6 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 func TestGeneratorLog(t *testing.T) {
@@ -62,5 +65,32 @@ func TestGeneratorLog(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFaultsSince(t *testing.T) {
+	t.Parallel()
+	pod := func(name string, cs ...cluster.Container) cluster.Pod {
+		return cluster.Pod{Namespace: "ns-1", Name: name, Containers: cs}
+	}
+	before := faultCounts([]cluster.Pod{
+		pod("front-0", cluster.Container{Name: "app", Role: metrics.RoleApp}, cluster.Container{Name: "istio-proxy", Role: metrics.RoleSidecar, Restarts: 1}),
+		pod("back-0", cluster.Container{Name: "app", Role: metrics.RoleApp}),
+	})
+	after := []cluster.Pod{
+		pod("front-0", cluster.Container{Name: "app", Role: metrics.RoleApp}, cluster.Container{Name: "istio-proxy", Role: metrics.RoleSidecar, Restarts: 2}),
+		pod("back-0", cluster.Container{Name: "app", Role: metrics.RoleApp, Exited: true, ExitCode: 1}),
+		pod("load", cluster.Container{Name: "load-1", Role: metrics.RoleLoad, Exited: true, ExitCode: 3}),
+	}
+	got := faultsSince(after, before)
+	want := []string{
+		"proxy restarted: ns-1/front-0/istio-proxy (restarts and failed exits: 1 before the measurement, 2 after)",
+		"container exited 1: ns-1/back-0/app (restarts and failed exits: 0 before the measurement, 1 after)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("faults:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if f := faultsSince(after, faultCounts(after)); f != nil {
+		t.Errorf("no change, faults %v", f)
 	}
 }
