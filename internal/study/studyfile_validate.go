@@ -301,6 +301,9 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	if m.Context != "" && platformType != PlatformKubernetes {
 		return fieldError(mp+".context", "%q: a kubeconfig context is only for platform %s", m.Context, PlatformKubernetes)
 	}
+	if m.AccessLog && platformType != PlatformLab {
+		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)
+	}
 	if m.Workers < 0 {
 		return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)
 	}

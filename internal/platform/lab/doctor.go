@@ -14,7 +14,7 @@ import (
 // on the lab: the host's kernel features, root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
-// the study installs a mesh), and free disk for the results. self names
+// the study installs a mesh), and free disk for the lab's state and the results. self names
 // the caller's own lab, which is not counted as another.
 func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Finding {
 	var cpus []string
@@ -27,7 +27,20 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	if n.Meshes() {
 		out = append(out, envoyFinding(ctx))
 	}
+	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
 	return append(out, platform.DiskFinding(n.ResultsDir, platform.MinFreeDisk))
+}
+
+// MinFreeState is the free space a lab wants for its state directory:
+// proxy files and sockets, the pods' live logs, and the HBONE logs, each
+// at most 16 MiB with access logs on.
+const MinFreeState = 128 << 20
+
+// stateDiskFinding checks the free space where the lab keeps its state
+// (under /run: a tmpfs the host's services share, on most hosts).
+func stateDiskFinding(root string) platform.Finding {
+	return platform.SpaceFinding("state-disk", root, MinFreeState, "make "+root+" a directory on a mounted file system",
+		"free space under "+root+" (on a tmpfs, grow it: mount -o remount,size=<more> /run)")
 }
 
 // envoyFinding finds Envoy as the data planes will and runs it once.

@@ -3,6 +3,7 @@ package lab
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,5 +93,17 @@ func TestFaultsSince(t *testing.T) {
 	}
 	if f := faultsSince(after, faultCounts(after)); f != nil {
 		t.Errorf("no change, faults %v", f)
+	}
+}
+
+func TestStateDiskFinding(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := stateDiskFinding(filepath.Join(dir, "not-yet"))
+	if f.Check != "state-disk" || !strings.Contains(f.Detail, "MiB free under "+dir) {
+		t.Errorf("finding %+v", f)
+	}
+	if !f.OK && !strings.Contains(f.Fix, "free space under") {
+		t.Errorf("a failed finding without the fix: %+v", f)
 	}
 }

@@ -130,7 +130,13 @@ func adminClient(sock string) *http.Client {
 
 // adminGet fetches an admin path ("/ready", "/stats?filter=...").
 func adminGet(ctx context.Context, sock, path string) (string, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://envoy"+path, nil)
+	return adminDo(ctx, http.MethodGet, sock, path)
+}
+
+// adminDo sends one admin request: GET for what reads, POST for what
+// changes ("/runtime_modify?key=value").
+func adminDo(ctx context.Context, method, sock, path string) (string, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://envoy"+path, nil)
 	if err != nil {
 		return "", 0, err
 	}
