@@ -1,8 +1,10 @@
 package kube
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,5 +29,24 @@ func TestRestartFaults(t *testing.T) {
 	}
 	if f := restartFaults(after, restartCounts(after)); f != nil {
 		t.Errorf("no restart, faults %v", f)
+	}
+}
+
+// A Helm action without a context gets the time left before the
+// teardown's deadline, not the platform's whole timeout.
+func TestHelmTimeout(t *testing.T) {
+	t.Parallel()
+	if d, err := helmTimeout(context.Background(), 5*time.Minute); err != nil || d != 5*time.Minute {
+		t.Errorf("no deadline: %v, %v", d, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if d, err := helmTimeout(ctx, 5*time.Minute); err != nil || d > 10*time.Second || d < 9*time.Second {
+		t.Errorf("10s left: %v, %v", d, err)
+	}
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := helmTimeout(done, 5*time.Minute); err == nil {
+		t.Error("a context already done gave a timeout")
 	}
 }

@@ -53,6 +53,11 @@ func envoyFinding(ctx context.Context) platform.Finding {
 		f.Detail, f.Fix = strings.TrimPrefix(err.Error(), "envoy: "), fix
 		return f
 	}
+	if err := dataplane.CheckUnprivileged(bin); err != nil {
+		f.Detail = err.Error()
+		f.Fix = "use an Envoy binary that gains no privileges when it runs (chmod u-s,g-s; setcap -r), or a copy of it without them, in " + dataplane.EnvoyEnv
+		return f
+	}
 	vctx, cancel := context.WithTimeout(ctx, envoyVersionTimeout)
 	defer cancel()
 	v, err := dataplane.EnvoyVersion(vctx, bin)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnvoyEnv names the variable that overrides the Envoy binary.
@@ -46,6 +49,29 @@ func FindEnvoy() (string, error) {
 		return "", fmt.Errorf("envoy %s: %w", path, err)
 	}
 	return unwrapEnvoy(abs)
+}
+
+// CheckUnprivileged refuses a binary that gains privileges when it runs:
+// setuid or setgid, or with file capabilities. The kernel clears the
+// parent-death signal when exec changes credentials, so such a proxy
+// would outlive a killed run; and meshbench runs it as the user and with
+// the capabilities it chooses, which the file would override.
+func CheckUnprivileged(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if m := fi.Mode(); m&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return fmt.Errorf("%s is setuid or setgid (mode %s)", path, m)
+	}
+	n, err := unix.Getxattr(path, "security.capability", nil)
+	switch {
+	case err == nil && n > 0:
+		return fmt.Errorf("%s has file capabilities (getcap %s)", path, path)
+	case err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP):
+		return fmt.Errorf("%s: read its file capabilities: %w", path, err)
+	}
+	return nil
 }
 
 // findUp looks for a relative path in the working directory and its
