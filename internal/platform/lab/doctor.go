@@ -3,6 +3,10 @@ package lab
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/platform"
@@ -28,6 +32,9 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 		out = append(out, envoyFinding(ctx))
 	}
 	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
+	if n.Meshes() {
+		out = append(out, proxyUIDFinding("/etc/passwd", "/proc", dataplane.ProxyUID))
+	}
 	return append(out, platform.DiskFinding(n.ResultsDir, platform.MinFreeDisk))
 }
 
@@ -69,5 +76,47 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	default:
 		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
 	}
+	return f
+}
+
+// proxyUIDFinding warns when the sidecars' UID is not free on this host: a
+// user in passwd has it, or a process runs as it. Such a process could
+// read the sidecars' keys, and the files it owns the sidecars could.
+func proxyUIDFinding(passwd, proc string, uid int) platform.Finding {
+	f := platform.Finding{Check: "proxy-uid", Advisory: true}
+	var users []string
+	if b, err := os.ReadFile(passwd); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if fs := strings.Split(line, ":"); len(fs) > 2 && fs[2] == strconv.Itoa(uid) {
+				users = append(users, fs[0])
+			}
+		}
+	}
+	var pids []string
+	statuses, _ := filepath.Glob(filepath.Join(proc, "[0-9]*", "status"))
+	for _, st := range statuses {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if ids, ok := strings.CutPrefix(line, "Uid:"); ok && slices.Contains(strings.Fields(ids), strconv.Itoa(uid)) {
+				pids = append(pids, filepath.Base(filepath.Dir(st)))
+			}
+		}
+	}
+	switch {
+	case len(users) == 0 && len(pids) == 0:
+		f.OK, f.Detail = true, fmt.Sprintf("UID %d (the sidecars' user) is free", uid)
+		return f
+	case len(users) > 0:
+		f.Detail = fmt.Sprintf("UID %d, which the sidecars run as, is user %s", uid, strings.Join(users, ", "))
+	default:
+		f.Detail = fmt.Sprintf("UID %d, which the sidecars run as, runs processes %s", uid, strings.Join(pids, ", "))
+	}
+	if len(users) > 0 && len(pids) > 0 {
+		f.Detail += fmt.Sprintf(", running processes %s", strings.Join(pids, ", "))
+	}
+	f.Fix = "stop what runs as that user, or give it another UID: it could read the sidecars' keys"
 	return f
 }

@@ -107,3 +107,30 @@ func TestStateDiskFinding(t *testing.T) {
 		t.Errorf("a failed finding without the fix: %+v", f)
 	}
 }
+
+func TestProxyUIDFinding(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	passwd := filepath.Join(dir, "passwd")
+	proc := filepath.Join(dir, "proc")
+	write := func(path, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(passwd, "root:x:0:0::/root:/bin/sh\n")
+	write(filepath.Join(proc, "1", "status"), "Name:\tinit\nUid:\t0\t0\t0\t0\n")
+	if f := proxyUIDFinding(passwd, proc, 1337); !f.OK || !f.Advisory {
+		t.Errorf("free UID: %+v", f)
+	}
+	write(passwd, "root:x:0:0::/root:/bin/sh\nistio:x:1337:1337::/:/bin/false\n")
+	write(filepath.Join(proc, "42", "status"), "Name:\tenvoy\nUid:\t1337\t1337\t1337\t1337\n")
+	f := proxyUIDFinding(passwd, proc, 1337)
+	if f.OK || f.Fix == "" || !strings.Contains(f.Detail, "is user istio, running processes 42") {
+		t.Errorf("taken UID: %+v", f)
+	}
+}
