@@ -13,6 +13,11 @@ type MeshSpec struct {
 	NodeProxyCPU     string `json:"node_proxy_cpu,omitempty"`
 	NodeProxyMemory  string `json:"node_proxy_memory,omitempty"`
 	WaypointReplicas int    `json:"waypoint_replicas,omitempty"`
+	// AccessLog, on the lab, logs every HBONE stream its node proxies and
+	// waypoints terminate (ztunnel's and Istio's default), their cost
+	// inside the measured figures; off, the default, they log only while
+	// verification runs.
+	AccessLog bool `json:"access_log,omitempty"`
 	// Context, on Kubernetes, is the kubeconfig context of the cluster
 	// that runs this mesh, for a mesh that owns its cluster's network
 	// (Cilium); empty is the study's cluster. Cells still interleave

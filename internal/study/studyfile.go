@@ -37,6 +37,11 @@ type Study struct {
 	Order       Order       `json:"order"`
 	// Noise is the host-noise guard, where the platform measures it.
 	Noise *Noise `json:"noise,omitempty"`
+	// MaxErrorRate is the share of a cell's requests that may fail (no
+	// response, or a 5xx) before the cell fails: its latency, from the
+	// requests that succeeded, no longer describes the mesh. Default
+	// DefaultMaxErrorRate, the capacity SLO's.
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
 	// Scaling says how to fit a full-size study to a smaller platform; the
 	// lab applies it, a Kubernetes cluster runs the study as written.
 	Scaling *Scaling `json:"scaling,omitempty"`

@@ -301,6 +301,9 @@ func (s *Study) defaults(seed uint64) {
 		l.Duration = topology.Duration(s.Search.Config().Full)
 	}
 	s.Repetitions.defaults()
+	if s.MaxErrorRate == nil {
+		s.MaxErrorRate = new(float64(DefaultMaxErrorRate))
+	}
 	if s.Noise == nil {
 		s.Noise = &Noise{}
 	}

@@ -57,6 +57,7 @@ func TestParseDefaults(t *testing.T) {
 		{"path", s.Load.Path, infra.PathService},
 		{"generators", s.Load.Generators, GeneratorsOne},
 		{"repetitions", s.Repetitions, Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions}},
+		{"max error rate", *s.MaxErrorRate, DefaultMaxErrorRate},
 		{"noise threshold", s.Noise.Threshold, results.DefaultNoiseThreshold},
 		{"noise retries", *s.Noise.Retries, DefaultNoiseRetries},
 		{"shuffle", *s.Order.Shuffle, true},

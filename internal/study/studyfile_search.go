@@ -74,7 +74,8 @@ type SLOSpec struct {
 // searchOverRate is the default search, over the open-loop rate.
 const searchOverRate = "rate"
 
-// DefaultMaxErrorRate is the SLO's error limit when a search gives none.
+// DefaultMaxErrorRate is the SLO's error limit when a search gives none,
+// and a cell's when the study gives none.
 const DefaultMaxErrorRate = 0.001
 
 // Config is the search's settings for the search package.

@@ -67,6 +67,9 @@ func (s *Study) validate() FieldErrors {
 	if s.Graph != nil && s.Graph.EntryProtocol.Or() != topology.ProtocolHTTP && s.Load.ConnRequests > 0 {
 		add(fieldError("load.conn_requests", "cannot apply: the graph's entry_protocol is %s, whose client keeps its connections", s.Graph.EntryProtocol))
 	}
+	if e := s.MaxErrorRate; e != nil && (*e < 0 || *e >= 1) {
+		add(fieldError("max_error_rate", "want a share of requests in [0, 1) such as 0.001, got %g", *e))
+	}
 	if n := s.Noise; n != nil {
 		switch {
 		case n.Threshold < 0:
@@ -297,6 +300,9 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	}
 	if m.Context != "" && platformType != PlatformKubernetes {
 		return fieldError(mp+".context", "%q: a kubeconfig context is only for platform %s", m.Context, PlatformKubernetes)
+	}
+	if m.AccessLog && platformType != PlatformLab {
+		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)
 	}
 	if m.Workers < 0 {
 		return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)

@@ -134,7 +134,7 @@ func (p *kubePlatform) removeRun(ctx context.Context, run string) error {
 		return err
 	}
 	for i := len(rels) - 1; i >= 0; i-- {
-		if err := p.uninstallRelease(rels[i]); err != nil {
+		if err := p.uninstallRelease(ctx, rels[i]); err != nil {
 			return err
 		}
 		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {

@@ -141,14 +141,20 @@ func (p *kubePlatform) installedReleases(ctx context.Context, run string) ([]ins
 	return out, nil
 }
 
-// uninstallRelease removes a release and waits for its objects to go.
-func (p *kubePlatform) uninstallRelease(r installedRelease) error {
+// uninstallRelease removes a release and waits for its objects to go,
+// within ctx's deadline: Helm's uninstall takes no context, only a
+// timeout, so it gets the time left.
+func (p *kubePlatform) uninstallRelease(ctx context.Context, r installedRelease) error {
+	timeout, err := helmTimeout(ctx, p.opts.Timeout)
+	if err != nil {
+		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
+	}
 	cfg, err := p.helmConfig(r.Namespace)
 	if err != nil {
 		return err
 	}
 	un := action.NewUninstall(cfg)
-	un.Wait, un.Timeout, un.IgnoreNotFound = true, p.opts.Timeout, true
+	un.Wait, un.Timeout, un.IgnoreNotFound = true, timeout, true
 	p.log.Info("uninstalling chart", "release", r.Name, "namespace", r.Namespace)
 	if _, err := un.Run(r.Name); err != nil && !strings.Contains(err.Error(), driver.ErrReleaseNotFound.Error()) {
 		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
@@ -169,6 +175,23 @@ func crdSelector(run, release string) string {
 		sel += "=" + release
 	}
 	return sel
+}
+
+// helmTimeout is the timeout of a Helm action that takes no context: the
+// platform's, cut to the time left before ctx's deadline; an error when
+// ctx is done.
+func helmTimeout(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		if left <= 0 {
+			return 0, context.DeadlineExceeded
+		}
+		timeout = min(timeout, left)
+	}
+	return timeout, nil
 }
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

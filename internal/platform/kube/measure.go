@@ -69,6 +69,10 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 		js.Load = o
 		specs = append(specs, js)
 	}
+	podsBefore, err := p.watchedPods(ctx)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
 	rec := p.newRecorder(p.watchedNamespaces())
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -80,6 +84,11 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 	if err != nil {
 		return m, fmt.Errorf("kubernetes: measure: %w", err)
 	}
+	podsAfter, err := p.watchedPods(ctx)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
+	m.Faults = restartFaults(podsAfter, restartCounts(podsBefore))
 	var loadPods []corev1.Pod
 	for _, r := range results {
 		loadPods = append(loadPods, *r.Pod)

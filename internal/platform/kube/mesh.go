@@ -225,7 +225,7 @@ func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
 	for i := len(rels) - 1; i >= 0; i-- {
-		if err := p.uninstallRelease(rels[i]); err != nil {
+		if err := p.uninstallRelease(ctx, rels[i]); err != nil {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
 		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/versions"
+	"golang.org/x/sys/unix"
 )
 
 // EnvoyEnv names the variable that overrides the Envoy binary.
@@ -48,6 +50,29 @@ func FindEnvoy() (string, error) {
 		return "", fmt.Errorf("envoy %s: %w", path, err)
 	}
 	return unwrapEnvoy(abs)
+}
+
+// CheckUnprivileged refuses a binary that gains privileges when it runs:
+// setuid or setgid, or with file capabilities. The kernel clears the
+// parent-death signal when exec changes credentials, so such a proxy
+// would outlive a killed run; and meshbench runs it as the user and with
+// the capabilities it chooses, which the file would override.
+func CheckUnprivileged(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if m := fi.Mode(); m&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return fmt.Errorf("%s is setuid or setgid (mode %s)", path, m)
+	}
+	n, err := unix.Getxattr(path, "security.capability", nil)
+	switch {
+	case err == nil && n > 0:
+		return fmt.Errorf("%s has file capabilities (getcap %s)", path, path)
+	case err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP):
+		return fmt.Errorf("%s: read its file capabilities: %w", path, err)
+	}
+	return nil
 }
 
 // findUp looks for a relative path in the working directory and its
@@ -132,7 +157,13 @@ func adminClient(sock string) *http.Client {
 
 // adminGet fetches an admin path ("/ready", "/stats?filter=...").
 func adminGet(ctx context.Context, sock, path string) (string, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://envoy"+path, nil)
+	return adminDo(ctx, http.MethodGet, sock, path)
+}
+
+// adminDo sends one admin request: GET for what reads, POST for what
+// changes ("/runtime_modify?key=value").
+func adminDo(ctx context.Context, method, sock, path string) (string, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://envoy"+path, nil)
 	if err != nil {
 		return "", 0, err
 	}
