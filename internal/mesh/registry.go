@@ -104,6 +104,9 @@ type Profile struct {
 	L7Policy  bool // ALLOW by identity and HTTP path, enforced at L7
 	// Platforms are the platforms that run the profile.
 	Platforms []string
+	// Colour is its colour in every chart of every report (an sRGB hex
+	// triplet), whatever order a study ran its meshes in.
+	Colour string
 }
 
 // Sidecars says whether the profile adds a proxy to every pod.
@@ -137,21 +140,21 @@ func init() {
 			panic(err)
 		}
 	}
-	must(Register(Family{}, Profile{Name: ProfileBaseline, Footprint: footprintBaseline, Platforms: everywhere}))
+	must(Register(Family{}, Profile{Name: ProfileBaseline, Footprint: footprintBaseline, Platforms: everywhere, Colour: "#0072B2"}))
 	must(Register(Family{Name: Istio, SidecarContainer: "istio-proxy", Proxy: DefaultProxy, NodeProxy: DefaultNodeProxy,
 		Workers: DefaultWorkers, SMPType: "ISTIO", VersionChart: ChartIstiod, NodeProxyChart: ChartZtunnel, EnvoyProxies: true,
 		Charts: []string{ChartIstioBase, ChartIstiod}, NodeProxyCharts: []string{ChartIstioCNI, ChartZtunnel}, IngressChart: ChartIstioGateway},
-		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, Platforms: everywhere},
-		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbient, Platforms: everywhere},
-		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientL4Policy, L4Policy: true, Platforms: everywhere},
-		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, Platforms: everywhere},
-		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, L7Policy: true, Platforms: everywhere},
-		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, L7Policy: true, Platforms: everywhere}))
+		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, Platforms: everywhere, Colour: "#D55E00"},
+		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbient, Platforms: everywhere, Colour: "#009E73"},
+		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientL4Policy, L4Policy: true, Platforms: everywhere, Colour: "#E69F00"},
+		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, Platforms: everywhere, Colour: "#CC79A7"},
+		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, L7Policy: true, Platforms: everywhere, Colour: "#56B4E9"},
+		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, L7Policy: true, Platforms: everywhere, Colour: "#7F3C8D"}))
 	must(Register(Family{Name: Linkerd, SidecarContainer: "linkerd-proxy", SMPType: "LINKERD", VersionChart: ChartLinkerdControl,
 		Charts: []string{ChartLinkerdCRDs, ChartLinkerdControl}},
-		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Footprint: footprintLinkerd, Platforms: kubeOnly}))
+		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Footprint: footprintLinkerd, Platforms: kubeOnly, Colour: "#8C564B"}))
 	must(Register(Family{Name: Cilium, SMPType: "CILIUM_SERVICE_MESH"},
-		Profile{Name: ProfileCilium, Plane: PlaneCNI, Platforms: kubeOnly}))
+		Profile{Name: ProfileCilium, Plane: PlaneCNI, Platforms: kubeOnly, Colour: "#6B6B00"}))
 }
 
 // Register adds a mesh family and its profiles, each profile's Mesh set

@@ -8,22 +8,6 @@ import (
 	"github.com/meshbench/meshbench/internal/report/chart"
 )
 
-// profileColours gives each mesh profile its colour in every chart of
-// every report, whatever order the meshes ran in, so that sidecar is the
-// same colour in two runs. This table is the one place a profile's colour
-// is set.
-var profileColours = map[string]string{
-	mesh.ProfileBaseline:         chart.Palette[0],
-	mesh.ProfileSidecar:          chart.Palette[1],
-	mesh.ProfileAmbient:          chart.Palette[2],
-	mesh.ProfileAmbientWaypoint:  chart.Palette[3],
-	mesh.ProfileAmbientL4Policy:  chart.Palette[4],
-	mesh.ProfileSidecarL7Policy:  chart.Palette[5],
-	mesh.ProfileWaypointL7Policy: "#7F3C8D",
-	mesh.ProfileLinkerd:          "#8C564B",
-	mesh.ProfileCilium:           "#6B6B00",
-}
-
 // meshColours assigns each mesh its profile's colour. A second mesh of
 // the same profile, or one of no known profile, takes the first palette
 // colour no other mesh has.
@@ -31,9 +15,9 @@ func meshColours(d *analysis.Dataset) map[string]string {
 	out := map[string]string{}
 	var used []string
 	for _, m := range d.Meshes {
-		if c, ok := profileColours[meshProfile(d, m)]; ok && !slices.Contains(used, c) {
-			out[m] = c
-			used = append(used, c)
+		if p, ok := mesh.LookupProfile(meshProfile(d, m)); ok && p.Colour != "" && !slices.Contains(used, p.Colour) {
+			out[m] = p.Colour
+			used = append(used, p.Colour)
 		}
 	}
 	spare := 0
