@@ -7,6 +7,7 @@ import (
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	sfsvalue "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/set_filter_state/v3"
 	sfs "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/set_filter_state/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 )
@@ -71,12 +73,26 @@ func netFilter(name string, cfg *anypb.Any) *listener.Filter {
 func sidecarInbound(t testing.TB) *listener.Listener {
 	conn := &hcm.HttpConnectionManager{
 		StatPrefix: "inbound_0.0.0.0_8080",
+		RouteSpecifier: &hcm.HttpConnectionManager_RouteConfig{RouteConfig: &route.RouteConfiguration{
+			Name: "inbound|8080||",
+			VirtualHosts: []*route.VirtualHost{{
+				Name: "inbound|http|8080", Domains: []string{"*"},
+				Routes: []*route.Route{{
+					Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+					Action: &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: "inbound|8080||"}}},
+				}},
+			}},
+		}},
 		HttpFilters: []*hcm.HttpFilter{
 			httpFilter("istio.metadata_exchange", typedStruct(t, peerMetadataType, map[string]any{"downstream_discovery": []any{}})),
 			httpFilter("istio.alpn", opaque(alpnType)),
 			httpFilter("connect_authority", mustAny(t, &sfs.Config{OnRequestHeaders: []*sfsvalue.FilterStateValue{{
 				Key:        &sfsvalue.FilterStateValue_ObjectKey{ObjectKey: "io.istio.connect_authority"},
 				FactoryKey: "istio.hashable_string",
+				Value: &sfsvalue.FilterStateValue_FormatString{FormatString: &core.SubstitutionFormatString{
+					Format: &core.SubstitutionFormatString_TextFormatSource{TextFormatSource: &core.DataSource{
+						Specifier: &core.DataSource_InlineString{InlineString: "%REQ(:AUTHORITY)%"}}}}},
+				SharedWithUpstream: sfsvalue.FilterStateValue_ONCE,
 			}}})),
 			httpFilter("istio.stats", opaque(statsType)),
 			httpFilter("envoy.filters.http.router", mustAny(t, &router.Router{})),
@@ -85,7 +101,8 @@ func sidecarInbound(t testing.TB) *listener.Listener {
 	return &listener.Listener{
 		Name: "virtualInbound",
 		FilterChains: []*listener.FilterChain{{
-			Name: "0.0.0.0_8080",
+			Name:             "0.0.0.0_8080",
+			FilterChainMatch: &listener.FilterChainMatch{DestinationPort: wrapperspb.UInt32(8080)},
 			Filters: []*listener.Filter{
 				netFilter("istio.metadata_exchange", typedStruct(t, tcpMxType, map[string]any{"protocol": "istio-peer-exchange"})),
 				netFilter("envoy.filters.network.http_connection_manager", mustAny(t, conn)),
@@ -93,7 +110,8 @@ func sidecarInbound(t testing.TB) *listener.Listener {
 		}, {
 			Name: "inbound-catch-all",
 			Filters: []*listener.Filter{
-				netFilter("envoy.filters.network.tcp_proxy", mustAny(t, &tcpproxy.TcpProxy{StatPrefix: "InboundPassthroughCluster"})),
+				netFilter("envoy.filters.network.tcp_proxy", mustAny(t, &tcpproxy.TcpProxy{StatPrefix: "InboundPassthroughCluster",
+					ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: "InboundPassthroughCluster"}})),
 			},
 		}},
 	}
