@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -45,7 +45,7 @@ type mirror struct {
 // profile. Sidecar pods carry the injector's tlsMode label (istiod sends
 // them mTLS); ambient namespaces carry the dataplane-mode label and, with
 // a waypoint, the use-waypoint label naming it.
-func buildMirror(v *view, f platform.Profile) mirror {
+func buildMirror(v *view, f mesh.Profile) mirror {
 	var m mirror
 	namespaces := map[string]bool{systemNamespace: true}
 	accounts := map[string]bool{}
@@ -102,22 +102,34 @@ func buildMirror(v *view, f platform.Profile) mirror {
 	return m
 }
 
-func mirrorPod(v *view, p *Pod, f platform.Profile) *corev1.Pod {
+// appName is a pod's app label: the first Service it backs, else its own
+// name.
+func appName(v *view, p *Pod) string {
+	if svcs := v.servicesOf(p); len(svcs) > 0 {
+		return svcs[0].Name
+	}
+	return p.Name
+}
+
+// podLabels are a pod's labels: its Services' selectors, its app and
+// canonical names, and with a sidecar the injector's tlsMode.
+func podLabels(v *view, p *Pod, sidecar bool) map[string]string {
 	labels := map[string]string{}
-	svcs := v.servicesOf(p)
-	for _, s := range svcs {
+	for _, s := range v.servicesOf(p) {
 		labels[serviceLabel(s)] = "true"
 	}
-	app := p.Name
-	if len(svcs) > 0 {
-		app = svcs[0].Name
-	}
+	app := appName(v, p)
 	labels["app"] = app
 	labels["service.istio.io/canonical-name"] = app
 	labels["service.istio.io/canonical-revision"] = "latest"
-	if f.Sidecars() {
+	if sidecar {
 		labels["security.istio.io/tlsMode"] = "istio"
 	}
+	return labels
+}
+
+func mirrorPod(v *view, p *Pod, f mesh.Profile) *corev1.Pod {
+	labels := podLabels(v, p, f.Sidecars())
 	var ports []corev1.ContainerPort
 	for _, port := range v.podPorts(p) {
 		ports = append(ports, corev1.ContainerPort{ContainerPort: int32(port), Protocol: corev1.ProtocolTCP})
@@ -185,7 +197,7 @@ func strictPeerAuthentication() *unstructured.Unstructured {
 // graph's callers of a Service; under L7 policy only on paths outside
 // /admin/. Under a waypoint it targets the Service (the waypoint enforces
 // it); otherwise it selects the Service's pods.
-func authorizationPolicy(v *view, s *Service, f platform.Profile) *unstructured.Unstructured {
+func authorizationPolicy(v *view, s *Service, f mesh.Profile) *unstructured.Unstructured {
 	var principals []any
 	for _, id := range v.allowedPrincipals(s) {
 		principals = append(principals, strings.TrimPrefix(id, "spiffe://"))

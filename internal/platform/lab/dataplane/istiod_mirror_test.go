@@ -5,18 +5,17 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
-
-	"github.com/meshbench/meshbench/internal/platform"
 )
 
-func profileNamed(t *testing.T, name string) platform.Profile {
+func profileNamed(t *testing.T, name string) mesh.Profile {
 	t.Helper()
-	f, ok := platform.LookupProfile(name)
+	f, ok := mesh.LookupProfile(name)
 	if !ok {
 		t.Fatalf("no profile %s", name)
 	}
