@@ -137,11 +137,26 @@ func serveSocket(path string, serve func(net.Listener) error) error {
 	return nil
 }
 
+// meshConfig is Istio's defaults plus one access log provider: the
+// verification's probe log, written (relative to the proxy's directory)
+// for requests carrying the probe header only, as meshbench's own
+// configuration writes it; the Telemetry resource in buildMirror turns it
+// on for inbound traffic.
+var meshConfig = `trustDomain: cluster.local
+rootNamespace: ` + systemNamespace + `
+extensionProviders:
+- name: ` + probeLogProvider + `
+  envoyFileAccessLog:
+    path: ` + probeLogFile + `
+    logFormat:
+      text: "` + probeLogFormat + `\n"
+`
+
 // startIstiod runs istiod with Istio's defaults, one CPU's worth of Go
 // threads, and no webhooks (nothing patches configurations here).
 func (pl *istiodPlane) startIstiod(ctx context.Context, binary string, f mesh.Profile) error {
 	mesh := filepath.Join(pl.dir, "mesh.yaml")
-	if err := os.WriteFile(mesh, []byte("trustDomain: cluster.local\nrootNamespace: "+systemNamespace+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(mesh, []byte(meshConfig), 0o644); err != nil {
 		return err
 	}
 	env := []string{

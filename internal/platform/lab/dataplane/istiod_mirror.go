@@ -83,7 +83,7 @@ func buildMirror(v *view, f mesh.Profile) mirror {
 		}
 		m.Services = append(m.Services, mirrorService(v, s))
 	}
-	m.Istio = append(m.Istio, strictPeerAuthentication())
+	m.Istio = append(m.Istio, strictPeerAuthentication(), probeTelemetry())
 	if f.L4Policy || f.L7Policy {
 		for i := range v.Services {
 			s := &v.Services[i]
@@ -193,6 +193,21 @@ func strictPeerAuthentication() *unstructured.Unstructured {
 		map[string]any{"mtls": map[string]any{"mode": "STRICT"}})
 }
 
+// probeLogProvider names the probe access log in istiod's mesh config.
+const probeLogProvider = "meshbench-probe"
+
+// probeTelemetry turns the probe log on, mesh-wide, for inbound requests
+// that carry the probe header.
+func probeTelemetry() *unstructured.Unstructured {
+	return istioObject("telemetry.istio.io/v1", "Telemetry", systemNamespace, "meshbench-probe", map[string]any{
+		"accessLogging": []any{map[string]any{
+			"providers": []any{map[string]any{"name": probeLogProvider}},
+			"match":     map[string]any{"mode": "SERVER"},
+			"filter":    map[string]any{"expression": "'" + probeHeader + "' in request.headers"},
+		}},
+	})
+}
+
 // authorizationPolicy is the ALLOW policy allowedPrincipals describes: the
 // graph's callers of a Service; under L7 policy only on paths outside
 // /admin/. Under a waypoint it targets the Service (the waypoint enforces
@@ -245,6 +260,7 @@ func sortedKeys(m map[string]bool) []string {
 var istioResources = map[string]schema.GroupVersionResource{
 	"PeerAuthentication":  {Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"},
 	"AuthorizationPolicy": {Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"},
+	"Telemetry":           {Group: "telemetry.istio.io", Version: "v1", Resource: "telemetries"},
 	"Gateway":             {Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"},
 }
 

@@ -28,9 +28,9 @@ func (IstiodSidecar) Install(ctx context.Context, in *Installation) error {
 	return IstioSidecar{}.Install(ctx, in)
 }
 
-// Checks are IstioSidecar's.
+// Checks are IstioSidecar's plus config-from-istiod.
 func (IstiodSidecar) Checks(in *Installation) []func(context.Context) mesh.Check {
-	return IstioSidecar{}.Checks(in)
+	return append(IstioSidecar{}.Checks(in), in.checkIstiodConfig)
 }
 
 // Cluster names Istio's bootstrap gives its xDS and SDS servers; istiod's
@@ -49,6 +49,7 @@ func buildIstiodSidecar(v *view, pod *Pod, s Settings, dir, planeDir string) *pr
 	app := appName(v, pod)
 	p := newProxy("sidecar/"+pod.Namespace+"/"+pod.Name, dir, metrics.RoleSidecar, nodeID, app+"."+pod.Namespace, s.Workers)
 	p.UID = proxyUID
+	p.InDir = true
 	p.Boot.Node.Metadata = istioNodeMetadata(v, pod, app)
 	p.Boot.DynamicResources = envoycfg.ADS(xdsCluster, true)
 	p.addCluster(grpcCluster(xdsCluster, filepath.Join(planeDir, relaySocket)))
