@@ -116,6 +116,9 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 		}
 	}
 	if err := in.install(ctx); err != nil {
+		if in.plane != nil && in.plane.kube != nil {
+			o.Logger.Warn("istiod's log before rollback", "tail", in.plane.kube.LogTail("istiod", 30))
+		}
 		in.rollback()
 		return nil, nil, fmt.Errorf("mesh install %s: %w", s.Profile, err)
 	}

@@ -73,6 +73,14 @@ func istiodBuild() (binary, crds, version string, err error) {
 	return binary, crds, string(bytes.TrimSpace(v)), nil
 }
 
+// IstiodPrerequisites reports what control_plane istiod needs and is
+// missing: istiod's build and the local API server's binaries, each with
+// the script that builds it.
+func IstiodPrerequisites() error {
+	_, _, _, err := istiodBuild()
+	return errors.Join(err, localkube.CheckBinaries(localkube.BinDir()))
+}
+
 // startIstiod starts the control plane for a profile and mirrors the view
 // into it. The caller stops it, also after an error.
 func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *slog.Logger) (*istiodPlane, error) {
@@ -83,11 +91,12 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := localkube.CheckBinaries(localkube.BinDir()); err != nil {
 		return nil, fmt.Errorf("control_plane istiod: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	kubeDir := filepath.Join(dir, "kube")
+	if err := os.MkdirAll(kubeDir, 0o700); err != nil {
 		return nil, err
 	}
 	pl := &istiodPlane{dir: dir, version: version}
-	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: filepath.Join(dir, "kube"), Log: log})
+	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, Log: log})
 	if err != nil {
 		return pl, fmt.Errorf("control_plane istiod: API server: %w", err)
 	}

@@ -153,17 +153,19 @@ type adsServer struct {
 
 // pump runs the two directions of a relayed stream until either ends; a
 // proxy closing its side cleanly is not an error.
-func pump(up, down func() error) error {
+func (r *Relay) pump(kind string, up, down func() error) error {
 	errc := make(chan error, 2)
 	go func() { errc <- up() }()
 	go func() { errc <- down() }()
 	if err := <-errc; !errors.Is(err, io.EOF) {
+		r.log.Warn("xds relay: stream ended", "stream", kind, "error", err)
 		return err
 	}
 	return nil
 }
 
 func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
+	const kind = "state of the world"
 	ctx, cancel := context.WithCancel(proxy.Context())
 	defer cancel()
 	istiod, err := discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).StreamAggregatedResources(ctx)
@@ -172,7 +174,7 @@ func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscovery
 	}
 	var node string
 	nodeSet := make(chan struct{})
-	return pump(func() error {
+	return s.r.pump(kind, func() error {
 		for first := true; ; first = false {
 			req, err := proxy.Recv()
 			if err != nil {
@@ -214,6 +216,7 @@ func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscovery
 }
 
 func (s adsServer) DeltaAggregatedResources(proxy discovery.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
+	const kind = "delta"
 	ctx, cancel := context.WithCancel(proxy.Context())
 	defer cancel()
 	istiod, err := discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).DeltaAggregatedResources(ctx)
@@ -222,7 +225,7 @@ func (s adsServer) DeltaAggregatedResources(proxy discovery.AggregatedDiscoveryS
 	}
 	var node string
 	nodeSet := make(chan struct{})
-	return pump(func() error {
+	return s.r.pump(kind, func() error {
 		for first := true; ; first = false {
 			req, err := proxy.Recv()
 			if err != nil {
