@@ -91,8 +91,13 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := localkube.CheckBinaries(localkube.BinDir()); err != nil {
 		return nil, fmt.Errorf("control_plane istiod: %w", err)
 	}
+	// The plane's directory holds the sockets the sidecars' user opens;
+	// the API server's keys below it are root's alone.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	kubeDir := filepath.Join(dir, "kube")
-	if err := os.MkdirAll(kubeDir, 0o700); err != nil {
+	if err := os.Mkdir(kubeDir, 0o700); err != nil && !os.IsExist(err) {
 		return nil, err
 	}
 	pl := &istiodPlane{dir: dir, version: version}
