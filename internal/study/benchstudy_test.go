@@ -38,12 +38,12 @@ func TestParityBenchStudy(t *testing.T) {
 	for _, m := range s.Meshes {
 		cp := m.ControlPlane
 		if cp == "" {
-			cp = platform.ControlPlaneMeshbench
+			cp = mesh.ControlPlaneMeshbench
 		}
 		under[m.Profile] = append(under[m.Profile], cp)
 	}
-	for _, p := range platform.IstiodProfiles {
-		if got := under[p]; !slices.Equal(got, []string{platform.ControlPlaneMeshbench, platform.ControlPlaneIstiod}) {
+	for _, p := range mesh.IstiodProfiles {
+		if got := under[p]; !slices.Equal(got, []string{mesh.ControlPlaneMeshbench, mesh.ControlPlaneIstiod}) {
 			t.Errorf("profile %s runs under %v, want meshbench then istiod", p, got)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
@@ -26,11 +26,11 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 	m := newMeshLab(t)
 	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext,
 		dataplane.CheckIdentity, dataplane.CheckIngress, dataplane.CheckIstiodConfig}
-	for _, profile := range platform.IstiodProfiles {
+	for _, profile := range mesh.IstiodProfiles {
 		t.Run(profile, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			spec := platform.MeshSpec{Profile: profile, ControlPlane: platform.ControlPlaneIstiod}
+			spec := mesh.MeshSpec{Profile: profile, ControlPlane: mesh.ControlPlaneIstiod}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			in, checks, err := dataplane.Install(ctx, m.c, spec, dataplane.Options{Dir: m.dir, Logger: log})
 			for _, c := range checks {
@@ -41,7 +41,7 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 			}
 			defer m.remove(t, in)
 			want := all
-			if profile == platform.ProfileSidecarL7Policy {
+			if profile == mesh.ProfileSidecarL7Policy {
 				want = append(want, dataplane.CheckAllowed, dataplane.CheckDenied)
 			}
 			wantChecks(t, checks, want, nil)
