@@ -49,10 +49,10 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 			if !strings.HasPrefix(facts["istiod"], "v0.0.0-") {
 				t.Errorf("istiod's version not recorded: %v", facts)
 			}
-			// istiod's defaults include istio.stats, which upstream Envoy
-			// lacks: the relay must have changed it.
-			if !strings.Contains(facts["xds_relay_changes"], "istio.stats") {
-				t.Errorf("relay changes: %q, want istio.stats among them", facts["xds_relay_changes"])
+			// istiod's defaults include metadata exchange, which upstream
+			// Envoy lacks: the relay must have changed it.
+			if !strings.Contains(facts["xds_relay_changes"], "istio.metadata_exchange") {
+				t.Errorf("relay changes: %q, want istio.metadata_exchange among them", facts["xds_relay_changes"])
 			}
 		})
 	}
