@@ -29,7 +29,8 @@ stage "race detector"
 t=$SECONDS
 CGO_ENABLED=1 go test -race -short -count=1 \
 	./internal/load/... ./internal/app/... ./internal/platform/lab/cluster/... \
-	./internal/study/... ./internal/analysis/... ./internal/results/... ./internal/xdsload/...
+	./internal/study/... ./internal/analysis/... ./internal/results/... ./internal/xdsload/... \
+	./internal/platform/lab/dataplane/xdsrelay/... ./internal/platform/lab/dataplane/sds/...
 took "race detector" $t
 
 # Each fuzz target runs for $FUZZTIME from its seed corpus

@@ -18,12 +18,26 @@ type MeshSpec struct {
 	// inside the measured figures; off, the default, they log only while
 	// verification runs.
 	AccessLog bool `json:"access_log,omitempty"`
+	// ControlPlane, on the lab, says who configures the proxies:
+	// meshbench's own static configuration (ControlPlaneMeshbench, the
+	// default) or real istiod over xDS (ControlPlaneIstiod).
+	ControlPlane string `json:"control_plane,omitempty"`
 	// Context, on Kubernetes, is the kubeconfig context of the cluster
 	// that runs this mesh, for a mesh that owns its cluster's network
 	// (Cilium); empty is the study's cluster. Cells still interleave
 	// across the clusters.
 	Context string `json:"context,omitempty"`
 }
+
+// Control planes a lab mesh can take its proxies' configuration from.
+const (
+	ControlPlaneMeshbench = "meshbench"
+	ControlPlaneIstiod    = "istiod"
+)
+
+// IstiodProfiles are the lab profiles istiod can configure: those whose
+// proxies are all Envoys istiod knows how to configure (no ztunnel).
+var IstiodProfiles = []string{ProfileSidecar, ProfileSidecarL7Policy}
 
 // Check is one verification check's outcome.
 type Check struct {

@@ -310,6 +310,18 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	if m.WaypointReplicas < 0 {
 		return fieldError(mp+".waypoint_replicas", "must not be negative, got %d", m.WaypointReplicas)
 	}
+	switch m.ControlPlane {
+	case "", mesh.ControlPlaneMeshbench:
+	case mesh.ControlPlaneIstiod:
+		if platformType != PlatformLab {
+			return fieldError(mp+".control_plane", "%q is for platform %s; on %s the mesh's own control plane runs", m.ControlPlane, PlatformLab, platformType)
+		}
+		if !slices.Contains(mesh.IstiodProfiles, m.Profile) {
+			return fieldError(mp+".control_plane", "istiod configures profiles %s on the lab, not %q", joinNames(mesh.IstiodProfiles), m.Profile)
+		}
+	default:
+		return fieldError(mp+".control_plane", "unknown control plane %q; known: %s, %s", m.ControlPlane, mesh.ControlPlaneMeshbench, mesh.ControlPlaneIstiod)
+	}
 	for _, q := range []struct{ field, value string }{{"proxy_cpu", m.ProxyCPU}, {"node_proxy_cpu", m.NodeProxyCPU}} {
 		if _, err := resources.ParseCPU(q.value); err != nil {
 			return fieldError(mp+"."+q.field, "%v", err)

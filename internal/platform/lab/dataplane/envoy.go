@@ -134,7 +134,11 @@ func EnvoyVersion(ctx context.Context, bin string) (string, error) {
 // for (xDS, drain coordination): the concurrency, hot restart off so
 // that many instances coexist, and access logs flushed every second.
 func (p *proxy) command(envoy string) []string {
-	return []string{
+	var cd []string
+	if p.InDir {
+		cd = []string{"env", "-C", p.Dir}
+	}
+	return append(cd,
 		envoy, "-c", p.path(configFile),
 		"--concurrency", strconv.Itoa(p.Workers),
 		"--disable-hot-restart",
@@ -142,7 +146,7 @@ func (p *proxy) command(envoy string) []string {
 		"--file-flush-interval-msec", "1000",
 		"--drain-time-s", "1",
 		"-l", "warning",
-	}
+	)
 }
 
 // adminClient talks to a proxy's admin interface over its Unix socket.

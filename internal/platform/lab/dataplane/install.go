@@ -45,7 +45,8 @@ type Installation struct {
 	waypoints map[string][]*Pod // namespace -> waypoint pods
 	wpProxies map[string]*proxy // waypoint pod key -> proxy
 	ingress   *ingressGateway
-	pods      []Pod // pods AddPod made
+	plane     *istiodPlane // control_plane istiod: what configures the sidecars
+	pods      []Pod        // pods AddPod made
 	captures  []capture
 	records   []ProxyRecord
 	removed   bool
@@ -80,6 +81,9 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.ControlPlane == mesh.ControlPlaneIstiod {
+		dp = IstiodSidecar{}
+	}
 	if o.Dir == "" {
 		return nil, nil, errors.New("mesh install: no directory for proxy files")
 	}
@@ -108,6 +112,9 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
 	}
 	if err := in.install(ctx); err != nil {
+		if in.plane != nil && in.plane.kube != nil {
+			o.Logger.Warn("istiod's log before rollback", "tail", in.plane.kube.LogTail("istiod", 30))
+		}
 		in.rollback()
 		return nil, nil, fmt.Errorf("mesh install %s: %w", s.Profile, err)
 	}
@@ -243,8 +250,19 @@ func (in *Installation) startSidecars(ctx context.Context, l7 bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for _, pod := range in.inv.meshedPods("") {
-		p := buildSidecar(in.inv, pod, in.settings, filepath.Join(in.o.Dir, "sidecar", pod.Namespace, pod.Name), l7)
+		dir := filepath.Join(in.o.Dir, "sidecar", pod.Namespace, pod.Name)
+		var p *proxy
+		if in.plane != nil {
+			p = buildIstiodSidecar(in.inv, pod, in.settings, dir, in.plane.dir)
+		} else {
+			p = buildSidecar(in.inv, pod, in.settings, dir, l7)
+		}
 		g.Go(func() error {
+			if in.plane != nil {
+				if err := in.plane.register(p.Boot.Node.ID, pod.Identity(), in.ca); err != nil {
+					return err
+				}
+			}
 			if err := in.prepare(p); err != nil {
 				return err
 			}

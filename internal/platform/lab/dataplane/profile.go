@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -22,6 +23,9 @@ type Settings struct {
 	// terminate, as ztunnel and waypoints do by default; off, they log
 	// only while the identity check runs.
 	AccessLog bool `json:"access_log,omitempty"`
+	// ControlPlane configures the proxies: meshbench's static bootstraps
+	// or istiod over xDS.
+	ControlPlane string `json:"control_plane"`
 }
 
 // SettingsFor validates a mesh spec and fills in the profile's defaults.
@@ -44,6 +48,17 @@ func SettingsFor(spec mesh.MeshSpec) (Settings, error) {
 	}
 	if s.Workers == 0 {
 		s.Workers = mesh.DefaultWorkers
+	}
+	switch spec.ControlPlane {
+	case "", mesh.ControlPlaneMeshbench:
+		s.ControlPlane = mesh.ControlPlaneMeshbench
+	case mesh.ControlPlaneIstiod:
+		if !slices.Contains(mesh.IstiodProfiles, name) {
+			return Settings{}, fmt.Errorf("mesh control_plane istiod configures profiles %v, not %s", mesh.IstiodProfiles, name)
+		}
+		s.ControlPlane = mesh.ControlPlaneIstiod
+	default:
+		return Settings{}, fmt.Errorf("mesh control_plane %q: want %s or %s", spec.ControlPlane, mesh.ControlPlaneMeshbench, mesh.ControlPlaneIstiod)
 	}
 	if spec.Workers < 0 || spec.WaypointReplicas < 0 {
 		return Settings{}, fmt.Errorf("mesh workers and waypoint_replicas must not be negative")

@@ -19,6 +19,9 @@ type proxy struct {
 	Certs   []certFile
 	Workers int
 	UID     int // 0: root (node proxies need CAP_NET_ADMIN for TPROXY and SO_MARK)
+	// InDir runs Envoy in its directory, where relative paths in istiod's
+	// configuration (the probe access log) land.
+	InDir bool
 }
 
 // certFile is a workload certificate a proxy presents.

@@ -51,6 +51,7 @@ func (in *Installation) Remove(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	in.plane.stop() // after the proxies, which would otherwise retry it
 	if err := os.RemoveAll(in.o.Dir); err != nil {
 		errs = append(errs, err)
 	}

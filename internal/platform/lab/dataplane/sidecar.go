@@ -12,6 +12,10 @@ import (
 // without it are not logged (Istio's access log is off by default).
 const probeHeader = "x-meshbench-probe"
 
+// probeLogFormat is a probe log line (without its newline): the probe's
+// nonce, the peer's and the proxy's own certificate identity, the status.
+const probeLogFormat = "probe=%REQ(" + probeHeader + ")% peer=%DOWNSTREAM_PEER_URI_SAN% local=%DOWNSTREAM_LOCAL_URI_SAN% code=%RESPONSE_CODE%"
+
 // sidecarProxy builds the Envoy Istio injects into a pod: virtualOutbound
 // (15001) handing captured connections to per-port HTTP listeners that
 // route by Host to per-Service clusters of the Services' endpoints over
@@ -54,8 +58,7 @@ func addSidecarInbound(p *proxy, v *view, pod *Pod, cert envoycfg.TLSCertificate
 		}, filters...)
 		h.ForwardClientCertDetails = "APPEND_FORWARD"
 		h.SetCurrentClientCertDetails = &envoycfg.ClientCertDetail{Subject: true, URI: true, DNS: true}
-		h.AccessLog = []envoycfg.AccessLog{envoycfg.FileLog(p.path(probeLogFile),
-			"probe=%REQ("+probeHeader+")% peer=%DOWNSTREAM_PEER_URI_SAN% local=%DOWNSTREAM_LOCAL_URI_SAN% code=%RESPONSE_CODE%\n",
+		h.AccessLog = []envoycfg.AccessLog{envoycfg.FileLog(p.path(probeLogFile), probeLogFormat+"\n",
 			&envoycfg.AccessLogFilter{HeaderFilter: &envoycfg.HeaderFilter{Header: envoycfg.HeaderMatcher{Name: probeHeader, PresentMatch: true}}})}
 		chains = append(chains, envoycfg.FilterChain{
 			Name:            fmt.Sprintf("0.0.0.0_%d", port),

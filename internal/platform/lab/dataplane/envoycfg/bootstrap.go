@@ -1,13 +1,14 @@
 package envoycfg
 
-// Bootstrap is an Envoy bootstrap with static resources only: meshbench
-// writes one file per proxy instead of running an xDS server.
+// Bootstrap is an Envoy bootstrap: static resources only when meshbench
+// configures the proxy, plus dynamic ones when istiod does.
 type Bootstrap struct {
-	Node                Node            `json:"node"`
-	Admin               Admin           `json:"admin"`
-	StaticResources     StaticResources `json:"static_resources"`
-	BootstrapExtensions []Extension     `json:"bootstrap_extensions,omitempty"`
-	LayeredRuntime      *LayeredRuntime `json:"layered_runtime,omitempty"`
+	Node                Node              `json:"node"`
+	Admin               Admin             `json:"admin"`
+	StaticResources     StaticResources   `json:"static_resources"`
+	DynamicResources    *DynamicResources `json:"dynamic_resources,omitempty"`
+	BootstrapExtensions []Extension       `json:"bootstrap_extensions,omitempty"`
+	LayeredRuntime      *LayeredRuntime   `json:"layered_runtime,omitempty"`
 }
 
 // LayeredRuntime holds runtime layers.
@@ -27,6 +28,9 @@ type RuntimeLayer struct {
 type Node struct {
 	ID      string `json:"id"`
 	Cluster string `json:"cluster"`
+	// Metadata is what istiod reads about the proxy (namespace, labels,
+	// service account, Istio version...).
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // Admin is the admin interface; meshbench serves it on a Unix socket, so

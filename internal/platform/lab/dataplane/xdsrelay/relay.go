@@ -1,0 +1,268 @@
+package xdsrelay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// maxMessage bounds one xDS message either way; istiod's responses for a
+// sidecar that sees every Service grow with the mesh.
+const maxMessage = 64 << 20
+
+// Options configure a Relay.
+type Options struct {
+	// Istiod is istiod's plaintext xDS address (host:15010).
+	Istiod string
+	// Dial connects to Istiod; nil dials from this network namespace.
+	Dial   func(ctx context.Context, addr string) (net.Conn, error)
+	Logger *slog.Logger
+}
+
+// Rejection is an update a proxy refused: a request carrying an error.
+type Rejection struct {
+	Node    string `json:"node"`
+	TypeURL string `json:"type_url"`
+	Message string `json:"message"`
+}
+
+// Relay relays aggregated xDS streams between proxies and istiod,
+// scrubbing istiod's responses (see Scrub).
+type Relay struct {
+	conn *grpc.ClientConn
+	srv  *grpc.Server
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	changes    map[Change]bool
+	rejections []Rejection
+	responses  map[string]int // node -> responses relayed to it
+}
+
+// New connects (lazily) to istiod. Serve the relay on a listener.
+func New(o Options) (*Relay, error) {
+	if o.Istiod == "" {
+		return nil, errors.New("xds relay: no istiod address")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	dopts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+	}
+	if o.Dial != nil {
+		dopts = append(dopts, grpc.WithContextDialer(o.Dial))
+	}
+	conn, err := grpc.NewClient("passthrough:///"+o.Istiod, dopts...)
+	if err != nil {
+		return nil, fmt.Errorf("xds relay: istiod %s: %w", o.Istiod, err)
+	}
+	r := &Relay{conn: conn, log: o.Logger, changes: map[Change]bool{}, responses: map[string]int{}}
+	r.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
+	discovery.RegisterAggregatedDiscoveryServiceServer(r.srv, adsServer{r: r})
+	return r, nil
+}
+
+// Serve relays the streams proxies open on l until Stop.
+func (r *Relay) Serve(l net.Listener) error { return r.srv.Serve(l) }
+
+// Stop ends every stream and closes the connection to istiod.
+func (r *Relay) Stop() {
+	r.srv.Stop()
+	r.conn.Close()
+}
+
+// Changes is every distinct change made so far, sorted.
+func (r *Relay) Changes() []Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Change, 0, len(r.changes))
+	for c := range r.changes {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Change) int {
+		return cmp.Or(cmp.Compare(a.Extension, b.Extension), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Action, b.Action),
+			cmp.Compare(a.ResourceType, b.ResourceType), cmp.Compare(a.Resource, b.Resource))
+	})
+	return out
+}
+
+// Rejections is every update a proxy refused so far.
+func (r *Relay) Rejections() []Rejection {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.rejections)
+}
+
+// Responses is how many responses from istiod the relay passed to a node.
+func (r *Relay) Responses(node string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.responses[node]
+}
+
+// nack records a proxy's refusal of an update.
+func (r *Relay) nack(node, typeURL, msg string) {
+	if msg == "" {
+		return
+	}
+	r.log.Warn("proxy rejected istiod's update", "node", node, "type", typeURL, "error", msg)
+	r.mu.Lock()
+	r.rejections = append(r.rejections, Rejection{Node: node, TypeURL: typeURL, Message: msg})
+	r.mu.Unlock()
+}
+
+// scrub edits resources in place, recording the changes for node.
+func (r *Relay) scrub(node string, resources []**anypb.Any) {
+	var all []Change
+	for _, res := range resources {
+		out, changes, err := Scrub(*res)
+		if err != nil {
+			// Passed on as istiod sent it: the proxy decides, and a
+			// rejection shows in its counters and in Rejections.
+			r.log.Warn("xds relay: resource left as istiod sent it", "node", node, "error", err)
+			continue
+		}
+		*res = out
+		all = append(all, changes...)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.responses[node]++
+	for _, c := range all {
+		r.changes[c] = true
+	}
+}
+
+type adsServer struct {
+	discovery.UnimplementedAggregatedDiscoveryServiceServer
+	r *Relay
+}
+
+// pump runs the two directions of a relayed stream until either ends; a
+// proxy closing its side cleanly is not an error.
+func (r *Relay) pump(kind string, up, down func() error) error {
+	errc := make(chan error, 2)
+	go func() { errc <- up() }()
+	go func() { errc <- down() }()
+	if err := <-errc; !errors.Is(err, io.EOF) {
+		r.log.Warn("xds relay: stream ended", "stream", kind, "error", err)
+		return err
+	}
+	return nil
+}
+
+func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
+	const kind = "state of the world"
+	ctx, cancel := context.WithCancel(proxy.Context())
+	defer cancel()
+	istiod, err := discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).StreamAggregatedResources(ctx)
+	if err != nil {
+		return err
+	}
+	var node string
+	nodeSet := make(chan struct{})
+	return s.r.pump(kind, func() error {
+		for first := true; ; first = false {
+			req, err := proxy.Recv()
+			if err != nil {
+				return err
+			}
+			if first {
+				// Envoy names itself on its first request only
+				// (set_node_on_first_message_only).
+				node = req.GetNode().GetId()
+				close(nodeSet)
+			}
+			s.r.nack(node, req.GetTypeUrl(), req.GetErrorDetail().GetMessage())
+			if err := istiod.Send(req); err != nil {
+				return err
+			}
+		}
+	}, func() error {
+		for {
+			resp, err := istiod.Recv()
+			if err != nil {
+				return err
+			}
+			// istiod answers only after the first request.
+			select {
+			case <-nodeSet:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			res := make([]**anypb.Any, len(resp.Resources))
+			for i := range resp.Resources {
+				res[i] = &resp.Resources[i]
+			}
+			s.r.scrub(node, res)
+			if err := proxy.Send(resp); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+func (s adsServer) DeltaAggregatedResources(proxy discovery.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
+	const kind = "delta"
+	ctx, cancel := context.WithCancel(proxy.Context())
+	defer cancel()
+	istiod, err := discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).DeltaAggregatedResources(ctx)
+	if err != nil {
+		return err
+	}
+	var node string
+	nodeSet := make(chan struct{})
+	return s.r.pump(kind, func() error {
+		for first := true; ; first = false {
+			req, err := proxy.Recv()
+			if err != nil {
+				return err
+			}
+			if first {
+				// Envoy names itself on its first request only
+				// (set_node_on_first_message_only).
+				node = req.GetNode().GetId()
+				close(nodeSet)
+			}
+			s.r.nack(node, req.GetTypeUrl(), req.GetErrorDetail().GetMessage())
+			if err := istiod.Send(req); err != nil {
+				return err
+			}
+		}
+	}, func() error {
+		for {
+			resp, err := istiod.Recv()
+			if err != nil {
+				return err
+			}
+			select {
+			case <-nodeSet:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			res := make([]**anypb.Any, 0, len(resp.Resources))
+			for _, r := range resp.Resources {
+				if r.Resource != nil {
+					res = append(res, &r.Resource)
+				}
+			}
+			s.r.scrub(node, res)
+			if err := proxy.Send(resp); err != nil {
+				return err
+			}
+		}
+	})
+}
