@@ -14,7 +14,7 @@ import (
 // on the lab: the host's kernel features, root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
-// the study installs a mesh), and free disk for the results. self names
+// the study installs a mesh), each Envoy release its meshes name, and free disk for the results. self names
 // the caller's own lab, which is not counted as another.
 func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Finding {
 	var cpus []string
@@ -26,6 +26,9 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	out = append(out, cluster.ContentionFinding(ctx, cpus, n.SharedHost))
 	if n.Meshes() {
 		out = append(out, envoyFinding(ctx))
+	}
+	for _, v := range n.ProxyVersions {
+		out = append(out, envoyReleaseFinding(ctx, v))
 	}
 	return append(out, platform.DiskFinding(n.ResultsDir, platform.MinFreeDisk))
 }
@@ -51,5 +54,20 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	default:
 		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
 	}
+	return f
+}
+
+// envoyReleaseFinding checks that the Envoy release a mesh names
+// (proxy_version) is installed and runs; the fix installs it.
+func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
+	f := platform.Finding{Check: "envoy " + version}
+	vctx, cancel := context.WithTimeout(ctx, 2*envoyVersionTimeout)
+	defer cancel()
+	bin, _, err := dataplane.EnvoyFor(vctx, version)
+	if err != nil {
+		f.Detail, f.Fix = err.Error(), dataplane.InstallCommand(version)
+		return f
+	}
+	f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
 	return f
 }
