@@ -178,9 +178,10 @@ func TestPresets(t *testing.T) {
 			}
 			// A search finds its own rates, the profile's rates are what it
 			// measures unit costs at, churn's what it opens connections at,
-			// and bulk's closed loop finds its own; every other preset
-			// scales its rates to the lab.
-			fixed := name == "profile" || name == "churn" || name == "bulk"
+			// bulk's closed loop finds its own, and regression compares two
+			// releases at one low rate; every other preset scales its rates
+			// to the lab.
+			fixed := name == "profile" || name == "churn" || name == "bulk" || name == "regression"
 			if s.Description == "" || (s.Scaling == nil) == (s.Search == nil && !fixed) {
 				t.Errorf("preset %s needs a description, and a scaling section for the lab unless it searches", name)
 			}
