@@ -1,6 +1,14 @@
 package analysis
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/mesh"
+)
 
 // The regression gate: what makes a new result set (a new proxy release,
 // a new mesh version) a regression against an old one.
@@ -28,9 +36,15 @@ func (c Change) IsRegression() bool {
 // mesh at each load configuration both hold, on RegressionMetrics, and
 // returns the changes that are regressions; none when b is no worse.
 func Regressions(a, b *Dataset) []Change {
+	return Compare(a, b, RegressionMetrics).Regressions()
+}
+
+// Regressions returns the comparison's changes that the gate counts: on
+// RegressionMetrics, B worse than A (see Change.IsRegression).
+func (c *Comparison) Regressions() []Change {
 	var out []Change
-	for _, ch := range Compare(a, b, RegressionMetrics).Changes {
-		if ch.IsRegression() {
+	for _, ch := range c.Changes {
+		if slices.Contains(RegressionMetrics, ch.Metric) && ch.IsRegression() {
 			out = append(out, ch)
 		}
 	}
@@ -57,4 +71,77 @@ func CompareMeshes(d *Dataset, older, newer string, ms []Metric) []Change {
 		}
 	}
 	return out
+}
+
+// ReleasePair is two meshes of one result set that differ only in the
+// proxy release they ran, such as one profile under two Envoy releases.
+type ReleasePair struct {
+	Older, Newer               string // mesh names
+	OlderRelease, NewerRelease string
+}
+
+// ReleasePairs finds the meshes that share every setting but the proxy
+// release, each pair older first. A mesh's release is what its cells'
+// verification recorded, else its proxy_version; one that ran more than
+// one release (a default Envoy replaced mid-study) is in no pair.
+func (d *Dataset) ReleasePairs() []ReleasePair {
+	type meshRelease struct {
+		name, release string
+		spec          mesh.MeshSpec
+	}
+	var ms []meshRelease
+	for _, name := range d.Meshes {
+		releases := map[string]bool{}
+		var spec mesh.MeshSpec
+		for _, cfg := range d.Configs {
+			g := d.Group(name, cfg)
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Reps {
+				spec = r.MeshSpec
+				releases[cmp.Or(mesh.EnvoyVersion(r.Summary.Verification), r.MeshSpec.ProxyVersion)] = true
+			}
+		}
+		if len(releases) != 1 || releases[""] {
+			continue
+		}
+		for v := range releases {
+			spec.ProxyVersion = ""
+			ms = append(ms, meshRelease{name: name, release: v, spec: spec})
+		}
+	}
+	var out []ReleasePair
+	for i, a := range ms {
+		for _, b := range ms[i+1:] {
+			if a.spec != b.spec || a.release == b.release {
+				continue
+			}
+			if compareReleases(a.release, b.release) > 0 {
+				a, b = b, a
+			}
+			out = append(out, ReleasePair{Older: a.name, Newer: b.name, OlderRelease: a.release, NewerRelease: b.release})
+		}
+	}
+	return out
+}
+
+// compareReleases orders releases such as 1.38.3 and 1.40.0 by their
+// numbers, part by part.
+func compareReleases(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range min(len(pa), len(pb)) {
+		na, ea := strconv.Atoi(pa[i])
+		nb, eb := strconv.Atoi(pb[i])
+		if ea != nil || eb != nil {
+			if c := strings.Compare(pa[i], pb[i]); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := cmp.Compare(na, nb); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(pa), len(pb))
 }

@@ -1,8 +1,13 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
@@ -79,6 +84,76 @@ func TestIsRegressionThreshold(t *testing.T) {
 			t.Parallel()
 			if got := (Change{Metric: tt.m, Diff: tt.d}).IsRegression(); got != tt.want {
 				t.Errorf("IsRegression = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// releaseDataset is one configuration of meshes, each with reps of the
+// given spec and, where set, the release its verification recorded.
+func releaseDataset(specs map[string]mesh.MeshSpec, recorded map[string]string, order []string) *Dataset {
+	d := &Dataset{Meshes: order, groups: map[string]*Group{}}
+	c := newConfig(nil)
+	d.Configs = []LoadConfig{c}
+	for _, m := range order {
+		var checks []mesh.Check
+		if v := recorded[m]; v != "" {
+			checks = []mesh.Check{{Name: "config", Pass: true, Facts: map[string]string{mesh.FactEnvoyVersion: v}}}
+		}
+		for range 3 {
+			h := metrics.NewHistogram()
+			h.RecordN(time.Millisecond, 100)
+			d.group(m, c).add(&Rep{MeshSpec: specs[m], Summary: results.Summary{Mesh: m, Verification: checks}, Values: map[Metric]float64{P50: 1}}, h)
+		}
+	}
+	return d
+}
+
+func TestReleasePairs(t *testing.T) {
+	t.Parallel()
+	sc := func(v string) mesh.MeshSpec { return mesh.MeshSpec{Profile: "sidecar", ProxyVersion: v} }
+	tests := []struct {
+		name     string
+		specs    map[string]mesh.MeshSpec
+		recorded map[string]string
+		order    []string
+		want     []ReleasePair
+	}{
+		{
+			name:  "two releases, newer listed first",
+			specs: map[string]mesh.MeshSpec{"new": sc("1.40.0"), "old": sc("1.38.3")},
+			order: []string{"new", "old"},
+			want:  []ReleasePair{{Older: "old", Newer: "new", OlderRelease: "1.38.3", NewerRelease: "1.40.0"}},
+		},
+		{
+			name:     "the default Envoy, as recorded, against a named release",
+			specs:    map[string]mesh.MeshSpec{"default": sc(""), "old": sc("1.9.0")},
+			recorded: map[string]string{"default": "1.10.0"},
+			order:    []string{"default", "old"},
+			want:     []ReleasePair{{Older: "old", Newer: "default", OlderRelease: "1.9.0", NewerRelease: "1.10.0"}},
+		},
+		{
+			name:  "other settings differ too",
+			specs: map[string]mesh.MeshSpec{"a": sc("1.40.0"), "b": {Profile: "sidecar", ProxyVersion: "1.38.3", Workers: 4}},
+			order: []string{"a", "b"},
+		},
+		{
+			name:  "other profiles",
+			specs: map[string]mesh.MeshSpec{"a": sc("1.40.0"), "b": {Profile: "ambient", ProxyVersion: "1.38.3"}},
+			order: []string{"a", "b"},
+		},
+		{
+			name:  "no release known",
+			specs: map[string]mesh.MeshSpec{"a": sc(""), "b": sc("1.38.3")},
+			order: []string{"a", "b"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := releaseDataset(tt.specs, tt.recorded, tt.order).ReleasePairs()
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ReleasePairs = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

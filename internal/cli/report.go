@@ -24,7 +24,8 @@ failed cells are listed and left out of every figure.
 
 --compare DIR_A DIR_B compares two runs of the same study figure by figure
 (compare.html and compare.md, in DIR_B or --out); --fail-on-regression
-makes a measurable regression an error, for CI. --smp FILE (or --format
+exits 3 when DIR_B regressed (p50, p99 or data-plane CPU per request
+worse beyond the 95% interval by at least 5%), for CI. --smp FILE (or --format
 smp) exports the results in the Service Mesh Performance format that
 Meshery reads; docs/report.md lists what SMP cannot hold.`,
 		Example: `  meshbench report results/bookinfo-20260101-120000
@@ -54,7 +55,7 @@ Meshery reads; docs/report.md lists what SMP cannot hold.`,
 	f.StringSliceVar(&o.Formats, "format", nil, "what to write: html, md, smp (default html,md)")
 	f.StringVar(&o.SMP, "smp", "", "also export the results in the SMP format to this file; - for stdout")
 	f.BoolVar(&o.Compare, "compare", false, "compare two results directories of the same study: DIR_A DIR_B")
-	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "with --compare, exit non-zero when a figure of DIR_B is measurably worse")
+	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "with --compare, exit 3 when DIR_B regressed: p50, p99 or data-plane CPU per request worse beyond the interval by at least 5%")
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")
 	return cmd
 }

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/report"
 )
 
 // Streams are the standard streams a command reads and writes. Results go to
@@ -89,5 +91,13 @@ func Main(ctx context.Context, s Streams, args []string) int {
 		return 130
 	}
 	fmt.Fprintf(s.ErrOut, "meshbench: %v\n", err)
+	if errors.Is(err, report.ErrRegression) {
+		return ExitRegression
+	}
 	return 1
 }
+
+// ExitRegression is the exit code of a comparison with
+// --fail-on-regression that found a regression, so that a CI job can
+// tell it from a failure to compare (1).
+const ExitRegression = 3

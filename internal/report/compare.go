@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/report/chart"
@@ -17,7 +18,7 @@ import (
 // compareMetrics are the figures a comparison tracks.
 var compareMetrics = []analysis.Metric{
 	analysis.P50, analysis.P90, analysis.P99, analysis.P999, analysis.QPS, analysis.ErrorPct,
-	analysis.CPU(analysis.PartDataPlane), analysis.Memory(analysis.PartDataPlane),
+	analysis.CPU(analysis.PartDataPlane), analysis.CPUPerRequest, analysis.Memory(analysis.PartDataPlane),
 	analysis.CPU("app"), analysis.CPU("load"),
 }
 
@@ -54,20 +55,18 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	if err != nil {
 		return written, err
 	}
-	if n := regressions(c); o.FailOnRegression && n > 0 {
-		return written, fmt.Errorf("%d figures of %s are measurably worse than in %s: %w", n, o.Dirs[1], o.Dirs[0], ErrRegression)
+	if regs := c.Regressions(); o.FailOnRegression && len(regs) > 0 {
+		var l []string
+		for _, ch := range regs[:min(len(regs), 3)] {
+			l = append(l, fmt.Sprintf("%s %s at %s %s%%", ch.Mesh, ch.Metric.Label(), ch.Config.Label(), signed(ch.Diff.Pct.Median)))
+		}
+		if len(regs) > 3 {
+			l = append(l, fmt.Sprintf("and %d more (see %s)", len(regs)-3, CompareMDFile))
+		}
+		return written, fmt.Errorf("%s regressed against %s (p50, p99 or data-plane CPU per request worse beyond its 95%% interval by at least %g%%): %s: %w",
+			o.Dirs[1], o.Dirs[0], analysis.RegressionMinPct, strings.Join(l, "; "), ErrRegression)
 	}
 	return written, nil
-}
-
-func regressions(c *analysis.Comparison) int {
-	n := 0
-	for _, ch := range c.Changes {
-		if ch.Regressed() {
-			n++
-		}
-	}
-	return n
 }
 
 func changeVerdict(ch analysis.Change) string {
