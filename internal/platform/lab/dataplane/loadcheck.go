@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // validation is one role's configuration check, made once per install.
@@ -27,14 +28,20 @@ func (in *Installation) validateOnce(ctx context.Context, p *proxy) error {
 		in.validated[string(p.Role)] = v
 	}
 	in.mu.Unlock()
-	v.once.Do(func() { v.err = checkLoads(ctx, in.envoy, in.version, string(p.Role), p.path(configFile)) })
+	v.once.Do(func() { v.err = checkLoads(ctx, in.envoy, in.version, string(p.Role), p.path(configFile), p.UID) })
 	return v.err
 }
 
-// checkLoads runs `envoy --mode validate` on one configuration.
-func checkLoads(ctx context.Context, bin, version, role, config string) error {
-	out, err := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", config,
-		"--disable-hot-restart", "-l", "error").CombinedOutput()
+// checkLoads runs `envoy --mode validate` on one configuration as the
+// proxy's user: validation opens the access log files, and one it created
+// as root the proxy could not open.
+func checkLoads(ctx context.Context, bin, version, role, config string, uid int) error {
+	cmd := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", config,
+		"--disable-hot-restart", "-l", "error")
+	if uid != 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	}
+	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return nil
 	}

@@ -21,7 +21,7 @@ func validateConfig(t *testing.T, ca *CA, p *proxy) {
 	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := checkLoads(ctx, bin, "test", string(p.Role), p.path(configFile)); err != nil {
+	if err := checkLoads(ctx, bin, "test", string(p.Role), p.path(configFile), 0); err != nil {
 		t.Fatalf("envoy rejects %s: %v", p.Name, err)
 	}
 }
@@ -39,7 +39,7 @@ func TestIntegrationCheckLoadsSaysWhy(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = checkLoads(ctx, bin, "1.99.0", "sidecar", cfg)
+	err = checkLoads(ctx, bin, "1.99.0", "sidecar", cfg, 0)
 	if err == nil {
 		t.Fatal("checkLoads accepted a configuration with an unknown field")
 	}
