@@ -1,7 +1,8 @@
 # meshbench build, set-up and tests. `make demo` and `make test` are the
 # README's two commands; .ci/run runs `make test`.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/meshbench/meshbench/internal/cli.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X github.com/meshbench/meshbench/internal/cli.Version=$(VERSION) -X github.com/meshbench/meshbench/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 
 .PHONY: build build-lab setup setup-demo demo test test-short vet fmt clean
@@ -12,7 +13,7 @@ build:
 # platform: client-go and Helm are two thirds of the packages a cold build
 # compiles. `make build` writes the whole binary over it.
 build-lab:
-	go build -tags labonly -trimpath -ldflags '-s -w -X github.com/meshbench/meshbench/internal/cli.Version=$(VERSION)+labonly' -o bin/meshbench ./cmd/meshbench
+	go build -tags labonly -trimpath -ldflags '$(LDFLAGS) -X github.com/meshbench/meshbench/internal/cli.Version=$(VERSION)+labonly' -o bin/meshbench ./cmd/meshbench
 
 setup:
 	./scripts/setup.sh test

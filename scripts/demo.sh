@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command, `make demo` (after scripts/setup.sh and make
 # build): runs the built-in quick study on the lab (the tiered graph under
-# no mesh, the Istio sidecar and Istio ambient, 3 interleaved repetitions;
-# a few minutes), renders its report and says where the report is.
+# no mesh, the Istio sidecar and Istio ambient, 3 interleaved repetitions,
+# then a short capacity search at an SLO; `meshbench run --study quick
+# --plan` prints its estimate), renders its report and says where it is.
 #
 # Usage: scripts/demo.sh [extra `meshbench run` flags, such as --scale 0.5]
 set -euo pipefail

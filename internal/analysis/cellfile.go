@@ -19,9 +19,15 @@ import (
 // memory while every cell is read.
 type cellFile struct {
 	results.Summary
-	MeshSpec  mesh.MeshSpec           `json:"mesh_spec"`
-	Load      results.Load            `json:"load"`
-	Merged    *mergedResult           `json:"merged"`
+	MeshSpec mesh.MeshSpec `json:"mesh_spec"`
+	Load     results.Load  `json:"load"`
+	Merged   *mergedResult `json:"merged"`
+	// Generators are read for each one's offered rate only.
+	Generators []struct {
+		Options struct {
+			Rate float64 `json:"rate"`
+		} `json:"options"`
+	} `json:"generators"`
 	Resources []metrics.Series        `json:"resources"`
 	Replicas  []infra.ReplicaRequests `json:"replicas"`
 }

@@ -27,7 +27,7 @@ func newConfig(params map[string]string) LoadConfig {
 // Label is the configuration as a reader sees it.
 func (c LoadConfig) Label() string {
 	if c.Key == "" {
-		return "the one load configuration"
+		return "the study's only load configuration"
 	}
 	return strings.ReplaceAll(c.Key, ",", ", ")
 }

@@ -21,9 +21,13 @@ const (
 	MeanLatency Metric = "mean"
 	MinLatency  Metric = "min"
 	MaxLatency  Metric = "max"
-	QPS         Metric = "qps"    // completed requests per second of the measured phase
-	Duration    Metric = "time_s" // length of the measured phase in seconds
-	ErrorPct    Metric = "errors_pct"
+	QPS         Metric = "qps" // completed requests per second of the measured phase
+	// Offered is the open loop's rate as sent: each generator's rate (as
+	// scaled for the run), summed over the cell's generators; absent in a
+	// closed loop. QPS is what was achieved.
+	Offered  Metric = "offered_rps"
+	Duration Metric = "time_s" // length of the measured phase in seconds
+	ErrorPct Metric = "errors_pct"
 	// ConnRate is the new connections the generators opened a second of
 	// the measured phase.
 	ConnRate Metric = "conn_rate"
@@ -143,6 +147,8 @@ func (m Metric) Label() string {
 	switch m {
 	case QPS:
 		return "QPS"
+	case Offered:
+		return "offered req/s"
 	case Duration:
 		return "time"
 	case ErrorPct:

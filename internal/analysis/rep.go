@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/results"
@@ -69,8 +70,15 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	for _, p := range Percentiles {
 		r.Values[p.Metric] = ms(h.Percentile(p.Percentile))
 	}
+	var offered float64
+	for _, g := range c.Generators {
+		offered += g.Options.Rate
+	}
+	if offered > 0 {
+		r.Values[Offered] = offered
+	}
 	if m.Requests > 0 {
-		r.Values[ErrorPct] = 100 * float64(m.Errors) / float64(m.Requests)
+		r.Values[ErrorPct] = 100 * float64(load.Failed(m.Errors, m.StatusCodes)) / float64(m.Requests)
 	}
 	if payload, err := strconv.ParseInt(c.Summary.Params["payload"], 10, 64); err == nil && payload > 0 && secs > 0 {
 		var ok int64

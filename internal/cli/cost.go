@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 func newCostCmd(s Streams, _ *globals) *cobra.Command {
@@ -39,12 +43,16 @@ skipped and counted:
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Example, "example", "", "a built-in study's inputs: solo-2024")
-	f.StringVar(&o.Workload, "workload", "", "service graph: tiered, bookinfo, boutique or a graph file")
+	f.StringVar(&o.Workload, "workload", "", "service graph: a built-in one ("+strings.Join(topology.BuiltinNames(), ", ")+") or a graph file")
 	f.IntVar(&o.Namespaces, "namespaces", 0, "copies of the workload, one per namespace (default 1)")
 	f.StringVar(&o.PodCPU, "pod-cpu", "", "CPU request of every application pod, replacing the graph's (e.g. 700m)")
 	f.StringVar(&o.PodMemory, "pod-mem", "", "memory request of every application pod, replacing the graph's (e.g. 500Mi)")
 	f.StringVar(&o.Node, "node", "", "machine type of the nodes (default "+cost.DefaultNode+")")
-	f.StringSliceVar(&o.Meshes, "mesh", nil, "meshes to price (default all): sidecar, ambient, ambient-l4-policy, ambient-waypoint, linkerd or your own")
+	var priced []string
+	for _, fp := range mesh.Footprints() {
+		priced = append(priced, fp.Name)
+	}
+	f.StringSliceVar(&o.Meshes, "mesh", nil, "meshes to price (default all): "+strings.Join(priced, ", ")+" or your own")
 	f.StringVar(&o.CatalogFile, "catalog", "", "YAML file of machine types and prices that replace or extend the built-in catalog")
 	f.StringVar(&o.FootprintsFile, "footprints", "", "YAML file of mesh footprints that replace or extend the built-in ones")
 	f.StringVarP(&o.Output, "output", "o", "text", "text or json")

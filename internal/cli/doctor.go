@@ -37,15 +37,19 @@ the kubeconfig and context, the API server, the permissions a run needs
 a metrics source (the metrics API or the study's Prometheus), the Gateway
 API CRDs for waypoints, the meshes the cluster can host (Cilium), and the
 chart sources; it only reads the cluster. Each failed check is one line
-with its fix.`,
+with its fix; -o json prints every finding as JSON.`,
 		Example: `  meshbench doctor
   meshbench doctor my-study.yaml
+  meshbench doctor -o json
   meshbench doctor --study livewyer-bookinfo --platform kubernetes --image ghcr.io/you/meshbench:v0.1.0 --context perf
   MESHBENCH_ENVOY=/opt/envoy/bin/envoy meshbench doctor --study solo-tiered`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				f.file = args[0]
+			}
+			if err := checkOutput(f.output, outText, outJSON); err != nil {
+				return err
 			}
 			st, _, _, err := loadStudy(f)
 			if err != nil {
@@ -56,7 +60,23 @@ with its fix.`,
 				dir = "results"
 			}
 			fs := preflight(cmd.Context(), st, dir, f.sharedHost)
+			failed := platform.Problems(fs) != nil
+			if f.output == outJSON {
+				if fs == nil {
+					fs = []platform.Finding{}
+				}
+				if err := writeJSON(s, struct {
+					OK       bool               `json:"ok"`
+					Platform string             `json:"platform"`
+					Findings []platform.Finding `json:"findings"`
+				}{!failed, st.Platform.Type, fs}); err != nil {
+					return err
+				}
+			}
 			for _, x := range fs {
+				if f.output == outJSON {
+					break
+				}
 				mark := "ok  "
 				switch {
 				case !x.OK && x.Advisory:
@@ -66,7 +86,7 @@ with its fix.`,
 				}
 				fmt.Fprintf(s.Out, "%s %s\n", mark, x.Line())
 			}
-			if platform.Problems(fs) != nil {
+			if failed {
 				return errors.New("some checks failed: fix them as each line says")
 			}
 			return nil
@@ -74,7 +94,8 @@ with its fix.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.preset, "study", "", "check for a built-in study; default "+study.DefaultPreset)
-	fl.StringVar(&f.out, "out", "", "where the results would go (default results)")
+	fl.StringVar(&f.out, "out", "", "the results directory a run would write into, for the free-disk check (default results)")
+	fl.StringVarP(&f.output, "output", "o", outText, "output format: text or json")
 	addPlatformFlags(cmd, &f)
 	return cmd
 }

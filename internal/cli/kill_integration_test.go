@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,9 +92,55 @@ func TestIntegrationKillRunInEveryPhase(t *testing.T) {
 	}
 }
 
+// TestIntegrationSignalsCleanUp sends `meshbench run` SIGHUP (a dropped
+// ssh session) and SIGTERM while it measures: each is handled as Ctrl-C
+// is, so the run removes its lab itself before it exits, leaving no
+// namespace, process, cgroup or state, and its results resumable.
+func TestIntegrationSignalsCleanUp(t *testing.T) {
+	testenv.Integration(t)
+	testenv.NeedRoot(t)
+	bin := os.Getenv("MESHBENCH_BIN")
+	testenv.Need(t, bin != "", "MESHBENCH_BIN, the built binary (make build; scripts/test.sh sets it)")
+	dir := t.TempDir()
+	studyFile := filepath.Join(dir, "signal.yaml")
+	const study = `apiVersion: meshbench.dev/v1alpha1
+kind: Study
+name: signal
+workload: {graph: tiered}
+meshes: [{profile: baseline}]
+load: {rate: 20, connections: 4, duration: 5s, warmup: 1s}
+repetitions: 2
+`
+	if err := os.WriteFile(studyFile, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(sig.String(), " ", "-"))
+			cmd := exec.Command(bin, "run", studyFile, "--out", out, "--shared-host", "-v")
+			name := signalAt(t, cmd, regexp.MustCompile(`msg=measuring`), time.Second, sig)
+			if cmd.ProcessState.Success() {
+				t.Errorf("the run exited 0 after %s", sig)
+			}
+			assertNothingLeft(t, name)
+			if ix, err := results.ReadIndex(out); err != nil || ix.Complete {
+				t.Errorf("results after %s: complete %v, %v; want an incomplete index to resume", sig, ix != nil && ix.Complete, err)
+			}
+		})
+	}
+}
+
 // killAt starts cmd, SIGKILLs it once a stderr line matches trigger and
 // after has passed, and returns the name of the run's lab.
 func killAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Duration) string {
+	t.Helper()
+	return signalAt(t, cmd, trigger, after, syscall.SIGKILL)
+}
+
+// signalAt starts cmd, sends it sig once a stderr line matches trigger
+// and after has passed, waits for it to exit, and returns the name of the
+// run's lab.
+func signalAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Duration, sig syscall.Signal) string {
 	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -122,7 +169,7 @@ func killAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Dura
 		if trigger.MatchString(line) {
 			hit = true
 			time.Sleep(after)
-			_ = cmd.Process.Kill()
+			_ = cmd.Process.Signal(sig)
 			break
 		}
 	}

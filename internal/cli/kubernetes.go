@@ -4,13 +4,28 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/kube"
 	"github.com/meshbench/meshbench/internal/study"
 )
+
+const labOnly = false
+
+const (
+	labOnlyNote = ""
+	labOnlyFix  = ""
+)
+
+func buildPlatforms() []string { return []string{infra.Lab, infra.Kubernetes} }
 
 // openKubernetes opens the Kubernetes platform a study's platform section
 // describes.
@@ -37,6 +52,121 @@ func kubeOptions(k *study.Kubernetes) kube.Options {
 	return kube.Options{
 		Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image,
 		ImagePullPolicy: k.ImagePullPolicy, Prometheus: k.Prometheus,
-		Charts: k.Charts, Timeout: k.Timeout.D(), GatewayImage: k.GatewayImage,
+		Charts: k.Charts, Timeout: k.Timeout.D(), GatewayImage: k.GatewayImage, NamespacePrefix: k.NamespacePrefix,
+		SampleInterval: k.SampleInterval.D(),
 	}
+}
+
+func newKubernetesCmd(s Streams, g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kubernetes",
+		Short: "Manage what meshbench runs made in a Kubernetes cluster",
+	}
+	cmd.AddCommand(newKubernetesDownCmd(s, g), newKubernetesRBACCmd(s))
+	return cmd
+}
+
+func newKubernetesRBACCmd(s Streams) *cobra.Command {
+	var user, group, serviceAccount string
+	cmd := &cobra.Command{
+		Use:   "rbac --user NAME | --group NAME | --service-account NAMESPACE/NAME",
+		Short: "Print the ClusterRole a run needs, and its binding, for kubectl apply",
+		Long: `Print a ClusterRole holding exactly the permissions a meshbench run uses
+(the list 'meshbench doctor' checks), and a ClusterRoleBinding of it to
+the user, group or service account that runs meshbench:
+
+  meshbench kubernetes rbac --user perf | kubectl apply -f -
+
+Installing the meshes' charts creates their ClusterRoles, which needs the
+escalate and bind verbs: the role is as strong as cluster-admin in effect.
+It keeps a mistake within what meshbench touches, not a compromised
+meshbench.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var subject rbacv1.Subject
+			given := 0
+			for _, f := range []string{user, group, serviceAccount} {
+				if f != "" {
+					given++
+				}
+			}
+			switch {
+			case given != 1:
+				return errors.New("give exactly one of --user, --group and --service-account")
+			case user != "":
+				subject = rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+			case group != "":
+				subject = rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: group}
+			default:
+				ns, name, ok := strings.Cut(serviceAccount, "/")
+				if !ok || ns == "" || name == "" {
+					return fmt.Errorf("--service-account %q: want NAMESPACE/NAME", serviceAccount)
+				}
+				subject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+			}
+			return kube.WriteRBAC(s.Out, subject)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&user, "user", "", "bind the role to this user")
+	fl.StringVar(&group, "group", "", "bind the role to this group")
+	fl.StringVar(&serviceAccount, "service-account", "", "bind the role to this service account, NAMESPACE/NAME")
+	return cmd
+}
+
+func newKubernetesDownCmd(s Streams, g *globals) *cobra.Command {
+	var (
+		o           kube.Options
+		all, dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "down RUN | --all",
+		Short: "Remove exactly what a meshbench run made in the cluster, even after a crash",
+		Long: `Every object a run makes carries its run id (the label meshbench.io/run),
+which the run logs and which a later run's refusal names. 'down RUN' removes
+what that run made: its namespaces and everything in them, its Helm
+releases with the CRDs they kept, and its mesh objects; --all removes what
+every run made. Nothing without meshbench's labels is touched, and a run
+that still holds the cluster's lease is refused. --dry-run lists instead.`,
+		Example: `  meshbench kubernetes down --all --dry-run
+  meshbench kubernetes down 20261127-031500-a1b2c3`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run := ""
+			switch {
+			case len(args) == 1 && all:
+				return errors.New("give a run id or --all, not both")
+			case len(args) == 1:
+				run = args[0]
+			case !all:
+				return errors.New("give the run id to remove, or --all for every run (see them with: meshbench kubernetes down --all --dry-run)")
+			}
+			o.Logger = g.logger(s)
+			items, err := kube.Inventory(cmd.Context(), o, run)
+			if err != nil {
+				return err
+			}
+			verb := "removing"
+			if dryRun {
+				verb = "would remove"
+			}
+			for _, it := range items {
+				fmt.Fprintf(s.Out, "%s %s (run %s)\n", verb, it.What, it.Run)
+			}
+			if len(items) == 0 {
+				fmt.Fprintln(s.Out, "nothing of meshbench's to remove")
+			}
+			if dryRun {
+				return nil
+			}
+			return kube.Teardown(cmd.Context(), o, run)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&all, "all", false, "remove what every meshbench run made")
+	fl.BoolVar(&dryRun, "dry-run", false, "list what would be removed, and remove nothing")
+	fl.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&o.Context, "context", "", "kubeconfig context (default the current one)")
+	fl.DurationVar(&o.Timeout, "timeout", 0, "bound on each wait for objects to go (default 5m)")
+	return cmd
 }

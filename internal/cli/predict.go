@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -12,9 +13,9 @@ import (
 )
 
 func newProfileCmd(s Streams, _ *globals) *cobra.Command {
-	var out string
+	var out, file string
 	cmd := &cobra.Command{
-		Use:   "profile RESULTS_DIR",
+		Use:   "profile RESULTS_DIR [--out DIR | --file FILE]",
 		Short: "Extract a profile file for 'meshbench predict' from a profiling run's results",
 		Long: `Read a profiling run's results (meshbench run --study profile) and write
 the profile file 'meshbench predict --profile' reads: per mesh, each proxy
@@ -33,17 +34,19 @@ the results directory directly.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Join(args[0], "profile.json")
+			if file == "" {
+				file = filepath.Join(cmp.Or(out, args[0]), "profile.json")
 			}
-			if err := p.Write(out); err != nil {
+			if err := p.Write(file); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(s.Out, "%s: %d meshes, protocols %v, payloads %v B\n", out, len(p.Meshes), p.Protocols, p.Payloads)
+			_, err = fmt.Fprintf(s.Out, "%s: %d meshes, protocols %v, payloads %v B\n", file, len(p.Meshes), p.Protocols, p.Payloads)
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "profile file to write (default RESULTS_DIR/profile.json)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write profile.json into (default RESULTS_DIR)")
+	cmd.Flags().StringVar(&file, "file", "", "profile file to write, instead of profile.json in --out")
+	cmd.MarkFlagsMutuallyExclusive("out", "file")
 	return cmd
 }
 

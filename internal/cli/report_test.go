@@ -54,9 +54,53 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("stderr does not list report.md: %q", stderr)
 	}
 
-	_, _, err = run("report", "--compare", dir, dirB, "--out", t.TempDir(), "--fail-on-regression")
-	if err == nil || !strings.Contains(err.Error(), "regressed against") {
-		t.Errorf("a regression passed: %v", err)
+	// -o json prints the report, verdict first, and writes nothing.
+	empty := t.TempDir()
+	stdout, _, err = run("report", dir, "-o", "json", "--out", empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Banner   []string `json:"banner"`
+		Sections []struct {
+			ID     string `json:"id"`
+			Blocks []struct {
+				Table *struct {
+					Header []string   `json:"header"`
+					Rows   [][]string `json:"rows"`
+				} `json:"table"`
+			} `json:"blocks"`
+		} `json:"sections"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("report -o json is not JSON: %v", err)
+	}
+	if len(doc.Banner) == 0 || doc.Sections[0].ID != "verdict" || doc.Sections[0].Blocks[0].Table == nil || len(doc.Sections[0].Blocks[0].Table.Rows) != 3 {
+		t.Errorf("report -o json does not lead with the banner and a verdict row per mesh: %.400s", stdout)
+	}
+	if files, _ := os.ReadDir(empty); len(files) > 0 {
+		t.Errorf("report -o json wrote %d files", len(files))
+	}
+	stdout, _, err = run("report", dir, "-o", "markdown")
+	if err != nil || !strings.HasPrefix(stdout, "# meshbench report") {
+		t.Errorf("report -o markdown: %v, %.80q", err, stdout)
+	}
+
+	// compare finds the slowed-down sidecar; with --fail-on-regression
+	// that is exit code 3. The deprecated report --compare does the same.
+	var errOut bytes.Buffer
+	code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut},
+		[]string{"compare", dir, dirB, "--out", t.TempDir(), "--fail-on-regression"})
+	if code != ExitRegression || !strings.Contains(errOut.String(), "regressed against") {
+		t.Errorf("compare with a regression: exit %d, %q", code, errOut.String())
+	}
+	stdout, _, err = run("compare", dir, dirB, "-o", "markdown")
+	if err != nil || !strings.Contains(stdout, "istio-sidecar") {
+		t.Errorf("compare -o markdown: %v, %.200q", err, stdout)
+	}
+	_, stderr, err = run("report", "--compare", dir, dirB, "--out", t.TempDir(), "--fail-on-regression")
+	if err == nil || !strings.Contains(err.Error(), "regressed against") || !strings.Contains(stderr, "deprecated") {
+		t.Errorf("report --compare: a regression passed or no deprecation: %v, %q", err, stderr)
 	}
 	if _, _, err := run("report"); err == nil {
 		t.Error("report without a directory succeeded")
@@ -82,10 +126,52 @@ func TestFailOnRegressionExitCodes(t *testing.T) {
 		code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 		return code, errOut.String()
 	}
-	if code, stderr := main("report", "--compare", old, slower, "--out", t.TempDir(), "--fail-on-regression"); code != ExitRegression {
+	if code, stderr := main("compare", old, slower, "--out", t.TempDir(), "--fail-on-regression"); code != ExitRegression {
 		t.Errorf("a synthetic regression: exit %d, want %d; stderr:\n%s", code, ExitRegression, stderr)
 	}
-	if code, stderr := main("report", "--compare", old, same, "--out", t.TempDir(), "--fail-on-regression"); code != 0 {
+	if code, stderr := main("compare", old, same, "--out", t.TempDir(), "--fail-on-regression"); code != 0 {
 		t.Errorf("no regression: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"version", []string{"version"}, ExitOK},
+		{"unknown command", []string{"frobnicate"}, ExitUsage},
+		{"unknown flag", []string{"report", "--frob"}, ExitUsage},
+		{"too many arguments", []string{"version", "x"}, ExitUsage},
+		{"bad -o", []string{"version", "-o", "yaml"}, ExitUsage},
+		{"no such results", []string{"report", "/nonexistent/results"}, ExitFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var errOut bytes.Buffer
+			if got := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut}, tc.args); got != tc.want {
+				t.Errorf("meshbench %v: exit %d, want %d (%s)", tc.args, got, tc.want, errOut.String())
+			}
+		})
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}}, []string{"version", "-o", "json"}); err != nil {
+		t.Fatal(err)
+	}
+	var v VersionInfo
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("version -o json is not JSON: %v\n%s", err, out.String())
+	}
+	if v.Version != Version || v.GoVersion == "" || len(v.Platforms) == 0 || (v.EnvoyVersion == "" && v.EnvoyError == "") {
+		t.Errorf("version -o json lacks a field: %+v", v)
+	}
+	if labOnly != (len(v.Platforms) == 1) {
+		t.Errorf("a lab-only build (%v) lists platforms %v", labOnly, v.Platforms)
 	}
 }

@@ -20,8 +20,13 @@ type Streams struct {
 	ErrOut io.Writer
 }
 
-// Version is the meshbench version, set at build time with -ldflags.
-var Version = "dev"
+// Version and Commit are the meshbench version and the commit it was
+// built from, set at build time with -ldflags (the Makefile does); Commit
+// falls back to the Go toolchain's VCS stamp.
+var (
+	Version = "dev"
+	Commit  = ""
+)
 
 // globals are the flags every subcommand shares.
 type globals struct {
@@ -52,8 +57,12 @@ func (g *globals) bind(root *cobra.Command) {
 func Run(ctx context.Context, s Streams, args []string) error {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:           "meshbench",
-		Short:         "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
+		Use:   "meshbench",
+		Short: "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
+		Long: `Measure what a service mesh costs: latency, throughput, CPU, memory and money.
+
+Exit codes: 0 success; 1 failure; 2 a command line meshbench does not
+accept; 3 a comparison found a measurable regression (--fail-on-regression).`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -67,6 +76,8 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newLoadCmd(s, g),
 		newAppCmd(s, g),
 		newLabCmd(s, g),
+		newKubernetesCmd(s, g),
+		newImageCmd(s),
 		newDoctorCmd(s, g),
 		newRunCmd(s, g),
 		newStudiesCmd(s, g),
@@ -75,7 +86,13 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		newProfileCmd(s, g),
 		newPredictCmd(s, g),
 		newXDSLoadCmd(s, g),
+		newCompareCmd(s, g),
+		newVersionCmd(s),
 	)
+	if labOnly {
+		root.Long += "\n\n" + labOnlyNote
+	}
+	markUsage(root)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
@@ -88,16 +105,15 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(s.ErrOut, "meshbench: interrupted")
-		return 130
+		return exitInterrupt
 	}
 	fmt.Fprintf(s.ErrOut, "meshbench: %v\n", err)
-	if errors.Is(err, report.ErrRegression) {
+	switch {
+	case isUsage(err):
+		fmt.Fprintln(s.ErrOut, "Run 'meshbench --help' or 'meshbench COMMAND --help' for usage.")
+		return ExitUsage
+	case errors.Is(err, report.ErrRegression):
 		return ExitRegression
 	}
-	return 1
+	return ExitFailure
 }
-
-// ExitRegression is the exit code of a comparison with
-// --fail-on-regression that found a regression, so that a CI job can
-// tell it from a failure to compare (1).
-const ExitRegression = 3

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"math"
@@ -65,9 +66,13 @@ func (m MachineType) validate() error {
 	return err
 }
 
-// Catalog is the machine types meshbench can price, with a note saying
-// where their prices come from.
+// Catalog is the machine types meshbench can price, with the price
+// table's name and date and a note saying where its prices come from.
 type Catalog struct {
+	// PricesName and PricesDate name the price table and the day its
+	// prices were read, for every figure priced with it.
+	PricesName string        `json:"prices_name,omitempty"`
+	PricesDate string        `json:"prices_date,omitempty"`
 	PricesNote string        `json:"prices_note,omitempty"`
 	Machines   []MachineType `json:"machines"`
 }
@@ -101,6 +106,11 @@ func LoadCatalog(path string) (*Catalog, error) {
 	if extra.PricesNote != "" {
 		c.PricesNote = extra.PricesNote
 	}
+	if len(extra.Machines) > 0 || extra.PricesName != "" {
+		// Some prices are the file's: the table is named after it, and
+		// dated only if the file says when its prices were read.
+		c.PricesName, c.PricesDate = cmp.Or(extra.PricesName, path), extra.PricesDate
+	}
 	return c, nil
 }
 
@@ -124,4 +134,13 @@ func (c *Catalog) Machine(name string) (MachineType, error) {
 		names = append(names, m.Name)
 	}
 	return MachineType{}, fmt.Errorf("unknown machine type %q; the catalog has %s (add yours with --catalog FILE)", name, strings.Join(names, ", "))
+}
+
+// PriceTable names the catalog's price table and its date, as every priced
+// figure cites it: "meshbench built-in list prices, 2026-11-24".
+func (c *Catalog) PriceTable() string {
+	if c.PricesDate == "" {
+		return c.PricesName + ", undated"
+	}
+	return c.PricesName + ", " + c.PricesDate
 }

@@ -3,6 +3,7 @@ package cost
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -125,21 +126,32 @@ func TestFootprints(t *testing.T) {
 	}
 }
 
-// TestRegistryFootprints checks that each footprint the mesh registry
-// names for a profile is a built-in one.
+// TestRegistryFootprints checks that every registry footprint is one
+// the cost model accepts and that each profile's is listed under its own
+// name or the name of the profile it shares it with.
 func TestRegistryFootprints(t *testing.T) {
 	t.Parallel()
 	fs, err := LoadFootprints("")
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range fs.Meshes {
+		if err := f.validate(); err != nil {
+			t.Error(err)
+		}
+	}
 	for _, name := range mesh.ProfileNames("") {
 		p, _ := mesh.LookupProfile(name)
-		if p.Footprint == "" {
+		if p.Footprint == nil {
 			continue
 		}
-		if _, err := fs.Select([]string{p.Footprint}); err != nil {
-			t.Errorf("profile %s: footprint %q: %v", name, p.Footprint, err)
+		got, err := fs.Select([]string{p.Footprint.Name})
+		if err != nil {
+			t.Errorf("profile %s: %v", name, err)
+			continue
+		}
+		if want := FromMesh(*p.Footprint); !reflect.DeepEqual(got[0], want) {
+			t.Errorf("profile %s: listed %+v, registry %+v", name, got[0], want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ type Example struct {
 
 var examples = []Example{{
 	Name:       "solo-2024",
-	Study:      `Solo.io, "Istio in Ambient Mode - Doing More for Less!" (2024), shared/seeds/002`,
+	Study:      `Solo.io, "Istio in Ambient Mode - Doing More for Less!" (2024), https://github.com/solo-io/service-mesh-for-less-blog`,
 	Workload:   "tiered",
 	Namespaces: 50,
 	Node:       "n2-standard-8",

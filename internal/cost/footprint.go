@@ -1,7 +1,6 @@
 package cost
 
 import (
-	_ "embed"
 	"fmt"
 	"strings"
 
@@ -86,23 +85,36 @@ type Footprints struct {
 	Meshes []Footprint `json:"meshes"`
 }
 
-//go:embed footprints.yaml
-var defaultFootprintsYAML []byte
+// FromMesh is the cost model's footprint for one of the mesh registry's.
+func FromMesh(m mesh.Footprint) Footprint {
+	f := Footprint{Name: m.Name, Description: m.Description}
+	if m.Sidecar != nil {
+		c := component(*m.Sidecar)
+		f.Sidecar = &c
+	}
+	f.PerNode, f.ControlPlane, f.PerNamespace = components(m.PerNode), components(m.ControlPlane), components(m.PerNamespace)
+	return f
+}
 
-// LoadFootprints returns the built-in footprints (the Solo.io 50-tenant
-// study's settings) with the meshes of the YAML file at path, when path is
-// not empty, added; a mesh the file names replaces the built-in one.
+func component(p mesh.Part) Component {
+	return Component{Name: p.Name, Replicas: p.Replicas, Requests: Resources{MilliCPU: p.Requests.CPURequestMilli, Bytes: p.Requests.MemRequestBytes}}
+}
+
+func components(ps []mesh.Part) []Component {
+	var out []Component
+	for _, p := range ps {
+		out = append(out, component(p))
+	}
+	return out
+}
+
+// LoadFootprints returns the mesh registry's footprints with the meshes
+// of the YAML file at path, when path is not empty, added; a mesh the file
+// names replaces the built-in one.
 func LoadFootprints(path string) (*Footprints, error) {
 	fs := &Footprints{}
-	if err := decodeYAML(defaultFootprintsYAML, fs); err != nil {
-		return nil, fmt.Errorf("built-in footprints: %w", err)
-	}
-	// The built-in meshes are the registry's profiles, by the same names
-	// that studies and results use.
-	for _, f := range fs.Meshes {
-		if _, ok := mesh.LookupProfile(f.Name); !ok {
-			return nil, fmt.Errorf("built-in footprint %q: no such mesh profile; known: %s", f.Name, strings.Join(mesh.ProfileNames(""), ", "))
-		}
+	for _, m := range mesh.Footprints() {
+		fs.Meshes = append(fs.Meshes, FromMesh(m))
 	}
 	if path == "" {
 		return fs, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -183,4 +184,13 @@ type ReplicaRequests struct {
 const (
 	Lab        = "lab"
 	Kubernetes = "kubernetes"
+)
+
+// Resource metrics on Kubernetes: the metrics API (metrics-server)
+// resolves CPU and memory every KubernetesSampleInterval by default, and a
+// measured phase shorter than MinSamplesPerPhase samples has too few to
+// tell a mesh's cost, or none at all.
+const (
+	KubernetesSampleInterval = 15 * time.Second
+	MinSamplesPerPhase       = 4
 )

@@ -53,7 +53,7 @@ func TestRunErrorKinds(t *testing.T) {
 				t.Errorf("error histogram holds %d", res.ByClass["error"].Count())
 			}
 			if tt.kind == KindTimeout {
-				if max := res.Latency.Max(); max < o.Timeout || max > 2*o.Timeout {
+				if max := res.ByClass["error"].Max(); max < o.Timeout || max > 2*o.Timeout {
 					t.Errorf("timed-out requests took up to %v with a %v timeout", max, o.Timeout)
 				}
 			}

@@ -27,12 +27,7 @@ func Outcome(gens []Result) (search.Outcome, *Result) {
 		}
 	}
 	o.Reason = strings.Join(why, "; ")
-	o.Achieved, o.Requests, o.Errors = merged.AchievedRate, merged.Requests, merged.Errors
-	for code, n := range merged.StatusCodes {
-		if code >= 500 {
-			o.Errors += n
-		}
-	}
+	o.Achieved, o.Requests, o.Errors = merged.AchievedRate, merged.Requests, merged.Failed()
 	if h := merged.Latency; h != nil && h.Count() > 0 {
 		o.P50 = h.Percentile(50)
 		o.P95 = h.Percentile(95)

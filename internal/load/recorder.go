@@ -16,6 +16,10 @@ const lateThreshold = time.Millisecond
 // errors at index 0.
 var classNames = [...]string{"error", "1xx", "2xx", "3xx", "4xx", "5xx"}
 
+// failedClass says whether requests of class i (an index of classNames)
+// failed: no response, or a 5xx one.
+func failedClass(i int) bool { return i == 0 || i == 5 }
+
 // batchSize is how many samples a connection keeps before it hands them to
 // the shared histograms.
 const batchSize = 64
@@ -72,11 +76,15 @@ func (s *sink) add(batch []sample) {
 	}
 }
 
-// addTo moves the histograms into res.
+// addTo moves the histograms into res. Latency takes only the classes
+// that succeeded: a request that failed fast would otherwise pull the
+// percentiles down, so that a failing system looked faster.
 func (s *sink) addTo(res *Result) {
 	for i, h := range s.byClass {
 		if h != nil {
-			res.Latency.Merge(h)
+			if !failedClass(i) {
+				res.Latency.Merge(h)
+			}
 			res.ByClass[classNames[i]] = h
 		}
 	}

@@ -19,9 +19,11 @@ type Result struct {
 	StatusCodes map[int]int64    `json:"status_codes"`
 	ErrorKinds  map[string]int64 `json:"error_kinds,omitempty"`
 
-	// Latency holds every completed request, measured from its intended send
-	// time in open loop; ByClass splits it by "2xx", "3xx", "4xx", "5xx" and
-	// "error". SendLag holds how late each send left its schedule.
+	// Latency holds every request that succeeded (a response other than a
+	// 5xx), measured from its intended send time in open loop; failures
+	// are counted by Failed, not timed into it. ByClass holds every
+	// completed request by "2xx", "3xx", "4xx", "5xx" and "error". SendLag
+	// holds how late each send left its schedule.
 	Latency *metrics.Histogram            `json:"latency"`
 	ByClass map[string]*metrics.Histogram `json:"by_class"`
 	SendLag *metrics.Histogram            `json:"send_lag"`
@@ -52,4 +54,27 @@ type Result struct {
 	ClientCPU time.Duration `json:"client_cpu"`
 	Distorted bool          `json:"distorted"`
 	Warnings  []string      `json:"warnings,omitempty"`
+}
+
+// Failed is how many requests failed: no response, or a 5xx one.
+func (r *Result) Failed() int64 { return Failed(r.Errors, r.StatusCodes) }
+
+// Failed is how many requests failed of a result's errors (no response)
+// and status codes: the errors and the 5xx responses.
+func Failed(errors int64, statusCodes map[int]int64) int64 {
+	n := errors
+	for code, c := range statusCodes {
+		if code >= 500 {
+			n += c
+		}
+	}
+	return n
+}
+
+// ErrorRate is the share of requests that failed; 0 with no request.
+func (r *Result) ErrorRate() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Failed()) / float64(r.Requests)
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,7 +12,8 @@ import (
 	"github.com/meshbench/meshbench/internal/metrics"
 )
 
-// fakeResult builds a result from n random latencies, as a generator would.
+// fakeResult builds a result from n random latencies, as a generator would,
+// and returns the latencies of the requests that succeeded.
 func fakeResult(seed uint64, n int, rate float64) (*Result, []time.Duration) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	r := newResult(Options{URL: "http://x", Connections: 4, Rate: rate, Duration: time.Second})
@@ -27,7 +29,9 @@ func fakeResult(seed uint64, n int, rate float64) (*Result, []time.Duration) {
 			status = 503
 		}
 		rec.record(0, lag, lag+lat, status, nil)
-		values = append(values, lag+lat)
+		if status < 500 {
+			values = append(values, lag+lat)
+		}
 	}
 	rec.addTo(r)
 	hists.addTo(r)
@@ -174,5 +178,35 @@ func TestAssess(t *testing.T) {
 				t.Errorf("warnings %q, want one with %q", r.Warnings, tt.warning)
 			}
 		})
+	}
+}
+
+// A request that fails is counted, not timed: failures that come back fast
+// must not make a failing system look faster.
+func TestFailuresStayOutOfLatency(t *testing.T) {
+	t.Parallel()
+	r := newResult(Options{URL: "http://x", Connections: 1})
+	hists := newSink(false)
+	rec := newRecorder(hists)
+	for i := range 100 {
+		switch {
+		case i%5 < 2 && i%2 == 0: // 20 resets after 100µs
+			rec.record(0, 0, 100*time.Microsecond, 0, errors.New("connection reset by peer"))
+		case i%5 < 2: // 20 quick 503s
+			rec.record(0, 0, 200*time.Microsecond, 503, nil)
+		default: // 60 successes at 10ms
+			rec.record(0, 0, 10*time.Millisecond, 200, nil)
+		}
+	}
+	rec.addTo(r)
+	hists.addTo(r)
+	if r.Requests != 100 || r.Failed() != 40 || r.ErrorRate() != 0.4 {
+		t.Fatalf("requests %d, failed %d, rate %g; want 100, 40, 0.4", r.Requests, r.Failed(), r.ErrorRate())
+	}
+	if r.Latency.Count() != 60 || r.Latency.Min() < 9*time.Millisecond {
+		t.Errorf("latency holds %d samples, min %s; want the 60 successes only, none under 10ms", r.Latency.Count(), r.Latency.Min())
+	}
+	if r.ByClass["error"].Count()+r.ByClass["5xx"].Count() != 40 {
+		t.Errorf("failures by class: %d errors, %d 5xx; want 40 in all", r.ByClass["error"].Count(), r.ByClass["5xx"].Count())
 	}
 }

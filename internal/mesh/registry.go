@@ -94,15 +94,19 @@ type Profile struct {
 	// LabDataPlane names the lab data plane that installs it, as the lab
 	// registers it; empty for the baseline and off the lab.
 	LabDataPlane string
-	// Footprint names the cost model's footprint that prices it: its own,
-	// or for a policy variant the one of the profile it adds a policy to
-	// (a policy adds no pods); empty where the cost model has none.
-	Footprint string
+	// Footprint is what it adds to a cluster's requests, as the cost
+	// model prices it: its own, or for a policy variant the one of the
+	// profile it adds a policy to (a policy adds no pods); nil where the
+	// cost model has none.
+	Footprint *Footprint
 	Waypoint  bool // an L7 waypoint proxy per namespace
 	L4Policy  bool // ALLOW by SPIFFE identity, enforced at L4
 	L7Policy  bool // ALLOW by identity and HTTP path, enforced at L7
 	// Platforms are the platforms that run the profile.
 	Platforms []string
+	// Colour is its colour in every chart of every report (an sRGB hex
+	// triplet), whatever order a study ran its meshes in.
+	Colour string
 }
 
 // Sidecars says whether the profile adds a proxy to every pod.
@@ -136,21 +140,21 @@ func init() {
 			panic(err)
 		}
 	}
-	must(Register(Family{}, Profile{Name: ProfileBaseline, Footprint: ProfileBaseline, Platforms: everywhere}))
+	must(Register(Family{}, Profile{Name: ProfileBaseline, Footprint: footprintBaseline, Platforms: everywhere, Colour: "#0072B2"}))
 	must(Register(Family{Name: Istio, SidecarContainer: "istio-proxy", Proxy: DefaultProxy, NodeProxy: DefaultNodeProxy,
 		Workers: DefaultWorkers, SMPType: "ISTIO", VersionChart: ChartIstiod, NodeProxyChart: ChartZtunnel, EnvoyProxies: true,
 		Charts: []string{ChartIstioBase, ChartIstiod}, NodeProxyCharts: []string{ChartIstioCNI, ChartZtunnel}, IngressChart: ChartIstioGateway},
-		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: ProfileSidecar, Platforms: everywhere},
-		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbient, Platforms: everywhere},
-		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbientWaypoint, Waypoint: true, Platforms: everywhere},
-		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbientL4Policy, L4Policy: true, Platforms: everywhere},
-		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: ProfileSidecar, L7Policy: true, Platforms: everywhere},
-		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: ProfileAmbientWaypoint, Waypoint: true, L7Policy: true, Platforms: everywhere}))
+		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, Platforms: everywhere, Colour: "#D55E00"},
+		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbient, Platforms: everywhere, Colour: "#009E73"},
+		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientL4Policy, L4Policy: true, Platforms: everywhere, Colour: "#E69F00"},
+		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, Platforms: everywhere, Colour: "#CC79A7"},
+		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, L7Policy: true, Platforms: everywhere, Colour: "#56B4E9"},
+		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, L7Policy: true, Platforms: everywhere, Colour: "#7F3C8D"}))
 	must(Register(Family{Name: Linkerd, SidecarContainer: "linkerd-proxy", SMPType: "LINKERD", VersionChart: ChartLinkerdControl,
 		Charts: []string{ChartLinkerdCRDs, ChartLinkerdControl}},
-		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Footprint: ProfileLinkerd, Platforms: kubeOnly}))
+		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Footprint: footprintLinkerd, Platforms: kubeOnly, Colour: "#8C564B"}))
 	must(Register(Family{Name: Cilium, SMPType: "CILIUM_SERVICE_MESH"},
-		Profile{Name: ProfileCilium, Plane: PlaneCNI, Platforms: kubeOnly}))
+		Profile{Name: ProfileCilium, Plane: PlaneCNI, Platforms: kubeOnly, Colour: "#6B6B00"}))
 }
 
 // Register adds a mesh family and its profiles, each profile's Mesh set

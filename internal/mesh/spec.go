@@ -17,6 +17,11 @@ type MeshSpec struct {
 	// mesh runs, such as "1.38.3", installed by scripts/setup.sh envoy;
 	// empty is the lab's default Envoy (MESHBENCH_ENVOY or .venv).
 	ProxyVersion string `json:"proxy_version,omitempty"`
+	// AccessLog, on the lab, logs every HBONE stream its node proxies and
+	// waypoints terminate (ztunnel's and Istio's default), their cost
+	// inside the measured figures; off, the default, they log only while
+	// verification runs.
+	AccessLog bool `json:"access_log,omitempty"`
 	// Context, on Kubernetes, is the kubeconfig context of the cluster
 	// that runs this mesh, for a mesh that owns its cluster's network
 	// (Cilium); empty is the study's cluster. Cells still interleave

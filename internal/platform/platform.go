@@ -69,6 +69,11 @@ type Measurement struct {
 	// Kubernetes, other tenants' pods and the nodes' own daemons are not
 	// seen).
 	Host *infra.HostCPU `json:"host,omitempty"`
+	// Faults say what broke during the measurement, one line each: a
+	// proxy or app container that restarted or failed ("proxy restarted:
+	// ns-1/front-0/istio-proxy"). A measurement with faults did not run
+	// on the deployed data plane, and its cell fails.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // Workload is the application under test: a service graph stamped into

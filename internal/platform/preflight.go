@@ -93,13 +93,22 @@ func Warnings(fs []Finding) []Finding {
 // logs are kept with the results.
 const MinFreeDisk = 512 << 20
 
-// DiskFinding checks the free space of the file system that will hold dir
-// (its nearest existing parent, as the directory may not exist yet).
+// DiskFinding checks the free space of the file system that will hold the
+// results directory dir (its nearest existing parent, as the directory
+// may not exist yet).
 func DiskFinding(dir string, need uint64) Finding {
-	f := Finding{Check: "disk"}
+	return SpaceFinding("disk", dir, need, "give a results directory on a mounted file system with --out",
+		"free space there, or put the results elsewhere with --out")
+}
+
+// SpaceFinding checks, under the check's name, the free space of the file
+// system that will hold dir (its nearest existing parent); where names
+// the fix when dir cannot be used, free the fix when it lacks space.
+func SpaceFinding(check, dir string, need uint64, where, free string) Finding {
+	f := Finding{Check: check}
 	p, err := filepath.Abs(dir)
 	if err != nil {
-		f.Detail, f.Fix = err.Error(), "give a results directory with --out"
+		f.Detail, f.Fix = err.Error(), where
 		return f
 	}
 	for {
@@ -110,14 +119,14 @@ func DiskFinding(dir string, need uint64) Finding {
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(p, &st); err != nil {
-		f.Detail, f.Fix = fmt.Sprintf("statfs %s: %v", p, err), "give a results directory on a mounted file system with --out"
+		f.Detail, f.Fix = fmt.Sprintf("statfs %s: %v", p, err), where
 		return f
 	}
-	free := st.Bavail * uint64(st.Bsize)
-	f.Detail = fmt.Sprintf("%d MiB free under %s", free>>20, p)
-	if free < need {
+	avail := st.Bavail * uint64(st.Bsize)
+	f.Detail = fmt.Sprintf("%d MiB free under %s", avail>>20, p)
+	if avail < need {
 		f.Detail += fmt.Sprintf(", want %d MiB", need>>20)
-		f.Fix = "free space there, or put the results elsewhere with --out"
+		f.Fix = free
 		return f
 	}
 	f.OK = true

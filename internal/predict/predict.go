@@ -112,10 +112,6 @@ func Predict(p *UnitCosts, o Options) (*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	footprints, err := cost.LoadFootprints("")
-	if err != nil {
-		return nil, err
-	}
 	w, err := cost.WorkloadFromGraph(o.Graph, o.Namespaces)
 	if err != nil {
 		return nil, err
@@ -140,7 +136,7 @@ func Predict(p *UnitCosts, o Options) (*Prediction, error) {
 	for _, name := range meshes {
 		m, _ := p.Mesh(name)
 		f := MeshFigs{Mesh: m.Name, Profile: m.Profile}
-		fp, err := footprintOf(footprints, m.Profile)
+		fp, err := footprintOf(m.Profile)
 		if err != nil {
 			return nil, err
 		}
@@ -205,20 +201,16 @@ func parallel(g *topology.Graph) bool {
 }
 
 // footprintOf is the cost model's footprint for a profile, the one the
-// registry names for it.
-func footprintOf(fs *cost.Footprints, profile string) (cost.Footprint, error) {
+// registry gives it.
+func footprintOf(profile string) (cost.Footprint, error) {
 	pr, ok := mesh.LookupProfile(profile)
 	if !ok {
 		return cost.Footprint{}, fmt.Errorf("mesh profile %q: unknown to this meshbench", profile)
 	}
-	if pr.Footprint == "" {
+	if pr.Footprint == nil {
 		return cost.Footprint{}, fmt.Errorf("mesh profile %q: the cost model has no footprint to price it", profile)
 	}
-	f, err := fs.Select([]string{pr.Footprint})
-	if err != nil {
-		return cost.Footprint{}, err
-	}
-	return f[0], nil
+	return cost.FromMesh(*pr.Footprint), nil
 }
 
 // host says where the profile was measured.

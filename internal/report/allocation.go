@@ -26,8 +26,8 @@ func (b *builder) allocation() Section {
 	s := Section{ID: "allocation", Title: "Consumption against allocation"}
 	d := b.d
 	rep := d.Representative()
-	t := &Table{Header: []string{"Mesh", "Component", "CPU used (cores)", "CPU requested", "CPU limit", "Used / requested",
-		"Memory used (MiB)", "Memory requested", "Memory limit", "Used / requested"}}
+	t := &Table{Header: []string{"Mesh", "Component", "CPU used (cores)", "CPU requested (cores)", "CPU limit (cores)", "CPU used / requested",
+		"Memory used (MiB)", "Memory requested (MiB)", "Memory limit (MiB)", "Memory used / requested"}}
 	type bar struct {
 		cat string
 		use [2]analysis.Estimate

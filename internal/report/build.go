@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/report/chart"
 )
 
 // builder assembles one study's document.
@@ -18,15 +17,13 @@ type builder struct {
 // Build turns a dataset into the report's document: a summary, the
 // study-shaped tables and charts, the excluded cells and the provenance.
 func Build(d *analysis.Dataset) *Document {
-	b := &builder{d: d, colour: map[string]string{}}
-	for i, m := range d.Meshes {
-		b.colour[m] = chart.Colour(i)
-	}
+	b := &builder{d: d, colour: meshColours(d)}
 	doc := &Document{
 		Title:    "meshbench report: " + d.Index.Study,
 		Subtitle: b.subtitle(),
+		Banner:   b.banner(),
 	}
-	sections := []Section{b.capacity()}
+	sections := []Section{b.verdict(), b.capacity()}
 	if len(d.Configs) > 0 {
 		sections = append(sections, b.summary(), b.published(), b.latency(), b.overhead(), b.releases(), b.churn(), b.bulk(), b.latencyVsLoad(), b.resources(), b.tenants(),
 			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost())
@@ -41,24 +38,24 @@ func Build(d *analysis.Dataset) *Document {
 			doc.Sections = append(doc.Sections, s)
 		}
 	}
-	doc.Sections = append(doc.Sections, b.excluded(), b.provenance())
+	doc.Sections = append(doc.Sections, b.excluded(), b.reproduce(), b.provenance(), b.glossary())
 	return doc
 }
 
 func (b *builder) subtitle() string {
 	ix := b.d.Index
-	cells := fmt.Sprintf("%d cells", len(ix.Cells))
+	cells := plural(len(ix.Cells), "cell", "cells")
 	if ix.Planned > len(ix.Cells) {
-		cells = fmt.Sprintf("%d of %d planned cells", len(ix.Cells), ix.Planned)
+		cells = fmt.Sprintf("%d of %s", len(ix.Cells), plural(ix.Planned, "planned cell", "planned cells"))
 	}
-	s := fmt.Sprintf("%s (%d excluded), %d meshes, %d load configurations; run %s",
-		cells, len(b.d.Excluded), len(b.d.Meshes), len(b.d.Configs), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+	s := fmt.Sprintf("%s (%d excluded), %s, %s; run %s",
+		cells, len(b.d.Excluded), plural(len(b.d.Meshes), "mesh", "meshes"), plural(len(b.d.Configs), "load configuration", "load configurations"), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
 	if len(ix.Cells) == 0 && len(ix.Capacity) > 0 {
 		trials := 0
 		for _, c := range ix.Capacity {
 			trials += len(c.Trials)
 		}
-		s = fmt.Sprintf("capacity search: %d trials, %d meshes; run %s", trials, len(ix.Capacity), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
+		s = fmt.Sprintf("capacity search: %s, %s; run %s", plural(trials, "trial", "trials"), plural(len(ix.Capacity), "mesh", "meshes"), ix.Start.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	if !ix.End.IsZero() {
 		s += " to " + ix.End.UTC().Format("2006-01-02 15:04 MST")
@@ -113,9 +110,12 @@ func loadText(g *analysis.Group) string {
 	}
 	o := g.Reps[0].Load.Options
 	var parts []string
-	if o.Rate > 0 {
-		parts = append(parts, fmt.Sprintf("open loop at %s req/s", num(o.Rate)))
-	} else {
+	switch offered := g.Reps[0].Values[analysis.Offered]; {
+	case offered > 0:
+		parts = append(parts, fmt.Sprintf("open loop offering %s req/s in total", num(offered)))
+	case o.Rate > 0:
+		parts = append(parts, fmt.Sprintf("open loop offering %s req/s per generator", num(o.Rate)))
+	default:
 		parts = append(parts, "closed loop")
 	}
 	parts = append(parts, fmt.Sprintf("%d connections", o.Connections))

@@ -111,7 +111,7 @@ func intervalText(c *analysis.CapacityMesh) string {
 		return "none: a lower bound, the rates above could not be measured"
 	}
 	if len(c.Estimates) < 2 {
-		return fmt.Sprintf("none (%d conclusive full-length trials)", len(c.Estimates))
+		return fmt.Sprintf("none (%s)", plural(len(c.Estimates), "conclusive full-length trial", "conclusive full-length trials"))
 	}
 	return fmt.Sprintf("%s to %s", num(c.CILow), num(c.CIHigh))
 }
@@ -250,7 +250,7 @@ func (b *builder) capacityCost() []Block {
 	if err != nil {
 		return []Block{text("No dollars per million requests: " + err.Error())}
 	}
-	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "Cores at capacity", "Memory (GB)", "USD per million requests", "95% interval"}}
+	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "Cores at capacity", "Memory (MiB)", "USD per million requests", "95% interval (USD)"}}
 	for _, c := range b.d.Capacity {
 		if c.Status != results.StatusOK || c.RPS <= 0 || len(c.Fits) == 0 {
 			continue
@@ -266,7 +266,7 @@ func (b *builder) capacityCost() []Block {
 			// More requests a second would share the cost more thinly.
 			price = "≤ " + price
 		}
-		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), num(c.SystemCores(c.RPS)), num(c.MemoryGB), price, interval})
+		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), num(c.SystemCores(c.RPS)), num(c.MemoryGB * 1024), price, interval})
 	}
 	if len(t.Rows) == 0 {
 		return nil

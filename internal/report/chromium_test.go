@@ -87,6 +87,34 @@ func withProbe(t *testing.T, html, extraBody string) string {
 	return p
 }
 
+// verdictProbe reads what a reader sees first: whether a visible banner
+// comes before the first table, which section that table is in, its
+// header, how many rows it has, how many of those show every interval
+// (added latency, throughput or its kind, CPU, memory and dollars), and
+// the banner's text.
+const verdictProbe = `<script>
+(function () {
+  var banner = document.getElementById("banner"), table = document.querySelector("table");
+  var before = banner && table && banner.getBoundingClientRect().height > 0 &&
+    (banner.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING) ? 1 : 0;
+  var section = table ? table.closest("section").id : "";
+  var head = table ? Array.from(table.querySelectorAll("th")).map(function (th) { return th.textContent; }).join("|") : "";
+  var rows = table ? table.querySelectorAll("tbody tr") : [], full = 0;
+  rows.forEach(function (tr) {
+    var td = tr.querySelectorAll("td"), ok = true;
+    [1, 2, 3, 4, 6, 7, 8, 9].forEach(function (k) { ok = ok && !!td[k] && /\[.+,.+\]|\(closed loop, 1 measurement\)/.test(td[k].textContent); });
+    if (ok) full++;
+  });
+  var out = document.createElement("pre");
+  out.id = "meshbench-verdict";
+  out.textContent = "banner-first=" + before + " section=" + section + " head=" + head + " rows=" + rows.length + " full=" + full +
+    " bannertext=" + (banner ? banner.textContent.replace(/\s+/g, " ") : "") + " END";
+  document.body.appendChild(out);
+})();
+</script>`
+
+var verdictRE = regexp.MustCompile(`banner-first=(\d) section=(\S*) head=(.*?) rows=(\d+) full=(\d+) bannertext=(.*?) END`)
+
 var probeRE = regexp.MustCompile(`charts=(\d+) drawn=(\d+) marks=(\d+)`)
 
 func TestIntegrationReportInChromium(t *testing.T) {
@@ -119,6 +147,36 @@ func TestIntegrationReportInChromium(t *testing.T) {
 		_, stderr := chromium(t, "--dump-dom", "file://"+withProbe(t, html, `<img src="http://127.0.0.1:9/x.png">`))
 		if len(consoleLines(stderr)) == 0 {
 			t.Error("an external image went unreported: the console check is blind")
+		}
+	})
+
+	t.Run("banner and verdict lead the page", func(t *testing.T) {
+		dom, stderr := chromium(t, "--dump-dom", "file://"+withProbe(t, html, verdictProbe))
+		m := verdictRE.FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("the verdict probe did not run; console: %v", consoleLines(stderr))
+		}
+		t.Logf("verdict probe: %s", m[0])
+		if m[1] != "1" {
+			t.Error("no banner is shown above the first table")
+		}
+		if m[2] != "verdict" {
+			t.Errorf("the first table is in section %q, want the verdict", m[2])
+		}
+		for _, h := range []string{"Added p50 (ms)", "Added p95 (ms)", "Added p99 (ms)", "Throughput (req/s)",
+			"Data-plane CPU (cores per 1,000 req/s)", "Data-plane memory (MiB per 1,000 req/s)", "Data plane (USD per month)", "USD per million requests", "Verdict"} {
+			if !strings.Contains(m[3], h) {
+				t.Errorf("the verdict's header %q has no %q", m[3], h)
+			}
+		}
+		if want := strconv.Itoa(len(doc.Sections[0].Blocks[0].Table.Rows)); m[4] != want || m[4] != "3" {
+			t.Errorf("the verdict shows %s rows, want one per mesh (3)", m[4])
+		}
+		if m[5] != "2" {
+			t.Errorf("%s of the 2 meshes' verdict rows show added latency, throughput, CPU, memory and dollars with their intervals", m[5])
+		}
+		if !strings.Contains(m[6], "Emulated") || !strings.Contains(m[6], "ztunnel") || !strings.Contains(m[6], "Not measured here") {
+			t.Errorf("the banner does not say what the lab emulates and what was not measured: %q", m[6])
 		}
 	})
 

@@ -36,6 +36,24 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	}
 	c := analysis.Compare(ds[0], ds[1], compareMetrics)
 	doc := BuildComparison(c)
+	regressed := func(err error) error {
+		regs := c.Regressions()
+		if err != nil || !o.FailOnRegression || len(regs) == 0 {
+			return err
+		}
+		var l []string
+		for _, ch := range regs[:min(len(regs), 3)] {
+			l = append(l, fmt.Sprintf("%s %s at %s %s%%", ch.Mesh, ch.Metric.Label(), ch.Config.Label(), signed(ch.Diff.Pct.Median)))
+		}
+		if len(regs) > 3 {
+			l = append(l, fmt.Sprintf("and %d more", len(regs)-3))
+		}
+		return fmt.Errorf("%s regressed against %s (p50, p99 or data-plane CPU per request worse beyond its 95%% interval by at least %g%%): %s: %w",
+			o.Dirs[1], o.Dirs[0], analysis.RegressionMinPct, strings.Join(l, "; "), ErrRegression)
+	}
+	if o.Print != "" {
+		return nil, regressed(printDocument(o, doc))
+	}
 	out := cmp.Or(o.Out, o.Dirs[1])
 	var written []string
 	err := writeDocument(doc, []string{FormatHTML, FormatMarkdown}, func(name string, data []byte) error {
@@ -55,18 +73,7 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	if err != nil {
 		return written, err
 	}
-	if regs := c.Regressions(); o.FailOnRegression && len(regs) > 0 {
-		var l []string
-		for _, ch := range regs[:min(len(regs), 3)] {
-			l = append(l, fmt.Sprintf("%s %s at %s %s%%", ch.Mesh, ch.Metric.Label(), ch.Config.Label(), signed(ch.Diff.Pct.Median)))
-		}
-		if len(regs) > 3 {
-			l = append(l, fmt.Sprintf("and %d more (see %s)", len(regs)-3, CompareMDFile))
-		}
-		return written, fmt.Errorf("%s regressed against %s (p50, p99 or data-plane CPU per request worse beyond its 95%% interval by at least %g%%): %s: %w",
-			o.Dirs[1], o.Dirs[0], analysis.RegressionMinPct, strings.Join(l, "; "), ErrRegression)
-	}
-	return written, nil
+	return written, regressed(nil)
 }
 
 func changeVerdict(ch analysis.Change) string {

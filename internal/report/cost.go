@@ -47,7 +47,7 @@ func (b *builder) costByRequests(rep analysis.LoadConfig, catalog *cost.Catalog)
 	case e == nil:
 		return append(out, text("The results hold no application pods to pack."))
 	}
-	t := &Table{Header: []string{"Mesh", "Nodes", "Ideal nodes", "Monthly cost (USD)", "Increase", "Ideal monthly cost (USD)", "Ideal increase"}}
+	t := &Table{Header: []string{"Mesh", "Nodes", "Ideal nodes", "Monthly cost (USD)", "Increase (%)", "Ideal monthly cost (USD)", "Ideal increase (%)"}}
 	for i, r := range e.Rows {
 		nodes := fmt.Sprint(r.Nodes)
 		if !r.PackingOptimal {
@@ -76,7 +76,7 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 	if err != nil {
 		return append(out, text("Not priced: "+err.Error()))
 	}
-	t := &Table{Header: []string{"Mesh", "Data plane CPU (cores)", "Data plane memory (GB)", "Monthly cost (USD)", "CPU per 1000 req/s (cores)"}}
+	t := &Table{Header: []string{"Mesh", "Data plane CPU (cores)", "Data plane memory (MiB)", "Monthly cost (USD)", "CPU per 1000 req/s (cores)"}}
 	for _, mesh := range b.d.Meshes {
 		g := b.d.Group(mesh, rep)
 		if g == nil || len(g.Reps) == 0 || !b.d.HasPart(mesh, analysis.PartDataPlane) {
@@ -90,7 +90,7 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 		for _, r := range rows {
 			cores, gb, usd, per = append(cores, r.CPUCores), append(gb, r.MemoryGB), append(usd, r.MonthlyCost), append(per, r.CPUPer1000RPS)
 		}
-		t.Rows = append(t.Rows, []string{mesh, est(analysis.MedianCI(cores), 1), est(analysis.MedianCI(gb), 1),
+		t.Rows = append(t.Rows, []string{mesh, est(analysis.MedianCI(cores), 1), est(analysis.MedianCI(gb), 1024),
 			est(analysis.MedianCI(usd), 1), est(analysis.MedianCI(per), 1)})
 	}
 	if len(t.Rows) == 0 {

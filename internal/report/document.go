@@ -1,46 +1,51 @@
 package report
 
+import "strings"
+
 // Document is a report as data; the HTML and Markdown renderers draw the
 // same document, so the two never disagree.
 type Document struct {
-	Title    string
-	Subtitle string
-	Sections []Section
+	Title    string `json:"title"`
+	Subtitle string `json:"subtitle"`
+	// Banner says, above everything else, what the platform emulates and
+	// what the results do not hold.
+	Banner   []string  `json:"banner,omitempty"`
+	Sections []Section `json:"sections"`
 }
 
 // Section is one top-level part of a report.
 type Section struct {
-	ID     string
-	Title  string
-	Blocks []Block
+	ID     string  `json:"id"`
+	Title  string  `json:"title"`
+	Blocks []Block `json:"blocks"`
 }
 
 // Block is one element of a section; exactly one of its content fields is
 // set.
 type Block struct {
-	Heading string // a sub-heading, or the summary line of a collapsed block
-	Text    string
-	List    []string
-	Table   *Table
-	Chart   *Chart
-	Code    string
+	Heading string   `json:"heading,omitempty"` // a sub-heading, or the summary line of a collapsed block
+	Text    string   `json:"text,omitempty"`
+	List    []string `json:"list,omitempty"`
+	Table   *Table   `json:"table,omitempty"`
+	Chart   *Chart   `json:"chart,omitempty"`
+	Code    string   `json:"code,omitempty"`
 	// Collapsed folds a table or code block behind its heading.
-	Collapsed bool
+	Collapsed bool `json:"collapsed,omitempty"`
 }
 
 // Table is a table of pre-formatted cells; the first column is a label.
 type Table struct {
-	Header []string
-	Rows   [][]string
-	Notes  []string
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+	Notes  []string   `json:"notes,omitempty"`
 }
 
 // Chart is one drawn chart; File names its SVG file under charts/.
 type Chart struct {
-	File    string
-	Title   string
-	Caption string
-	SVG     string
+	File    string `json:"file"`
+	Title   string `json:"title"`
+	Caption string `json:"caption,omitempty"`
+	SVG     string `json:"-"`
 }
 
 func text(s string) Block             { return Block{Text: s} }
@@ -82,6 +87,12 @@ func (t *Table) Numeric() []bool {
 func looksNumeric(s string) bool {
 	if s == "" || s == "—" || s == "n/a" {
 		return true
+	}
+	if strings.HasPrefix(s, "≥ ") || strings.HasPrefix(s, "≤ ") || strings.HasPrefix(s, "$") {
+		s = strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(s, "≥ "), "≤ "), "$")
+	}
+	if s == "" {
+		return false
 	}
 	c := s[0]
 	return (c >= '0' && c <= '9') || c == '+' || c == '-'

@@ -67,6 +67,22 @@ func est(e analysis.Estimate, scale float64) string {
 	return fmt.Sprintf("%s [%s, %s]", num(e.Median*scale), num(e.Lo*scale), num(e.Hi*scale))
 }
 
+// MinPercentBaseMs is the smallest baseline latency a percentage is taken
+// of. Below it the baseline is mostly the loopback and the kernel, so a
+// mesh's fixed cost of a few hundred microseconds reads as hundreds of
+// percent: a statement about the lab, not the mesh.
+const MinPercentBaseMs = 1.0
+
+// percentMeaningful reports whether a difference's percentage is worth
+// printing: always for figures other than latencies, and for a latency
+// only when the baseline's median is at least MinPercentBaseMs.
+func percentMeaningful(d analysis.Diff, unitName string) bool {
+	return unitName != "ms" || d.Base.Median >= MinPercentBaseMs
+}
+
+// noPercent says why a latency difference has no percentage.
+const noPercent = "no % (baseline under 1 ms)"
+
 // diffText formats a difference in the metric's unit and in percent.
 func diffText(d analysis.Diff, scale float64, unitName string) string {
 	if !d.Delta.Valid() {
@@ -76,8 +92,15 @@ func diffText(d analysis.Diff, scale float64, unitName string) string {
 	if unitName != "" && unitName != "%" {
 		u = " " + unitName
 	}
+	pctOK := percentMeaningful(d, unitName)
 	if !d.Delta.Interval() {
+		if !pctOK {
+			return fmt.Sprintf("%s%s (%s), too few runs for an interval", signed(d.Delta.Median*scale), u, noPercent)
+		}
 		return fmt.Sprintf("%s%s (%s%%), too few runs for an interval", signed(d.Delta.Median*scale), u, signed(d.Pct.Median))
+	}
+	if !pctOK {
+		return fmt.Sprintf("%s%s [%s, %s] (%s)", signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale), noPercent)
 	}
 	return fmt.Sprintf("%s%s [%s, %s] (%s%% [%s, %s])",
 		signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale),
@@ -123,4 +146,13 @@ func runs(g *analysis.Group) string {
 		return strconv.Itoa(len(g.Reps))
 	}
 	return fmt.Sprintf("%d (%d excluded)", len(g.Reps), len(g.Excluded))
+}
+
+// plural is n with the singular or plural phrase: "1 cell was", "2 cells
+// were".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

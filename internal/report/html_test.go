@@ -57,7 +57,7 @@ func TestReportSections(t *testing.T) {
 	for _, s := range doc.Sections {
 		ids = append(ids, s.ID)
 	}
-	want := "summary latency overhead latency-vs-load resources replicas replica-spread allocation cost not-measured excluded provenance"
+	want := "verdict summary latency overhead latency-vs-load resources replicas replica-spread allocation cost not-measured excluded reproduce provenance glossary"
 	if got := strings.Join(ids, " "); got != want {
 		t.Errorf("sections %q, want %q", got, want)
 	}

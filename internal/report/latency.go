@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/report/chart"
@@ -14,13 +17,13 @@ import (
 // spectrum of every mesh beside it.
 func (b *builder) latency() Section {
 	s := Section{ID: "latency", Title: "Latency and throughput per load configuration"}
-	s.Blocks = append(s.Blocks, text(intervalNote+" Latencies in ms, read off each run's full histogram; Time is the measured phase in seconds; QPS counts completed requests, errors included."))
+	s.Blocks = append(s.Blocks, text(intervalNote+" Latencies in ms, read off each run's full histogram; Time is the measured phase in seconds; Completed counts the requests a second completed, errors included: at an open-loop rate that is the offered load, not a throughput."))
 	for _, c := range b.d.Configs {
 		s.Blocks = append(s.Blocks, heading(c.Label()))
 		if lt := loadText(b.firstGroup(c)); lt != "" {
 			s.Blocks = append(s.Blocks, text("Load: "+lt+"."))
 		}
-		t := &Table{Header: []string{"Service mesh", "Time (s)", "QPS", "p50", "p90", "p99", "p99.9", "Errors (%)", "Runs"}}
+		t := &Table{Header: []string{"Service mesh", "Time (s)", "Completed (req/s)", "p50 (ms)", "p90 (ms)", "p99 (ms)", "p99.9 (ms)", "Errors (%)", "Runs"}}
 		short := false
 		for _, m := range b.d.Meshes {
 			g := b.d.Group(m, c)
@@ -84,9 +87,12 @@ func (b *builder) spectrum(c analysis.LoadConfig) *Chart {
 	if len(series) == 0 {
 		return nil
 	}
+	end := spectrumMax(series)
 	var ticks []chart.Tick
 	for i, l := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"} {
-		ticks = append(ticks, chart.Tick{Value: math.Pow(10, float64(i)), Label: l})
+		if v := math.Pow(10, float64(i)); v <= end*(1+1e-9) {
+			ticks = append(ticks, chart.Tick{Value: v, Label: l})
+		}
 	}
 	ticks[0].Value, ticks[0].Label = 2, "50%"
 	title := "Latency by percentile, " + c.Label()
@@ -97,15 +103,15 @@ func (b *builder) spectrum(c analysis.LoadConfig) *Chart {
 			"The tail to the right is where meshes usually differ most.",
 		SVG: chart.Line{
 			Title:  title,
-			X:      chart.Axis{Label: "percentile", Scale: chart.Log, Ticks: ticks, Min: 1.5, Max: spectrumMax(series)},
+			X:      chart.Axis{Label: "percentile", Scale: chart.Log, Ticks: ticks, Min: 1.5, Max: end},
 			Y:      chart.Axis{Label: "latency (ms)", Scale: chart.Log},
 			Series: series,
 		}.SVG(),
 	}
 }
 
-// spectrumMax ends the percentile axis at the next decade past the
-// deepest percentile any series reaches.
+// spectrumMax ends the percentile axis where the data end: at the
+// deepest percentile any series reaches, and at least at 90%.
 func spectrumMax(series []chart.Series) float64 {
 	hi := 10.0
 	for _, s := range series {
@@ -113,7 +119,7 @@ func spectrumMax(series []chart.Series) float64 {
 			hi = math.Max(hi, p.X)
 		}
 	}
-	return math.Pow(10, math.Ceil(math.Log10(hi)))
+	return hi
 }
 
 // latencyVsLoad draws p50 and p99 against the swept load parameter, once
@@ -124,8 +130,18 @@ func (b *builder) latencyVsLoad() Section {
 	if !ok {
 		return s
 	}
+	axis, against := valueAxis(p, chart.Log), p.Name
+	at := func(c analysis.LoadConfig, _ string) (float64, bool) { return c.Value(p.Name) }
+	if offered, ok := b.offeredRates(p); ok {
+		// A rate sweep is drawn at the rate sent, as the text and tables
+		// give it: the study's values scaled for the run, over every
+		// generator.
+		axis = offeredAxis(offered)
+		at = func(_ analysis.LoadConfig, v string) (float64, bool) { x, ok := offered[v]; return x, ok }
+		against = "the offered rate (" + p.Name + " scaled for the run, over every generator)"
+	}
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf("p50 (solid) and p99 (dashed) against %s, medians with 95%% intervals as whiskers. "+
-		"In a closed loop the latency at saturation is connections / throughput (Little's law): compare QPS too.", p.Name)))
+		"In a closed loop the latency at saturation is connections / throughput (Little's law): compare QPS too.", against)))
 	for _, other := range b.d.Slices(p.Name) {
 		var series []chart.Series
 		for _, m := range b.d.Meshes {
@@ -134,8 +150,8 @@ func (b *builder) latencyVsLoad() Section {
 				for _, v := range p.Values {
 					c := other.With(p.Name, v)
 					g := b.d.Group(m, c)
-					x, _ := c.Value(p.Name)
-					if g == nil {
+					x, ok := at(c, v)
+					if g == nil || !ok {
 						continue
 					}
 					if e := g.Estimate(pm); e.Valid() {
@@ -155,13 +171,59 @@ func (b *builder) latencyVsLoad() Section {
 			File: "latency-vs-load-" + fileSlug(other), Title: title,
 			SVG: chart.Line{
 				Title:  title,
-				X:      valueAxis(p, chart.Log),
+				X:      axis,
 				Y:      chart.Axis{Label: "latency (ms)", Scale: chart.Log},
 				Series: series,
 			}.SVG(),
 		}))
 	}
 	return s
+}
+
+// offeredRates maps each value of a swept rate to the rate its cells
+// offered in total (analysis.Offered); false unless p is a rate and every
+// value's cells offered one alike.
+func (b *builder) offeredRates(p analysis.Param) (map[string]float64, bool) {
+	if last := p.Name[strings.LastIndex(p.Name, ".")+1:]; last != "rate" {
+		return nil, false
+	}
+	out := map[string]float64{}
+	for _, c := range b.d.Configs {
+		v, ok := c.Params[p.Name]
+		if !ok {
+			continue
+		}
+		for _, m := range b.d.Meshes {
+			g := b.d.Group(m, c)
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Reps {
+				x := r.Values[analysis.Offered]
+				if prev, seen := out[v]; x <= 0 || (seen && prev != x) {
+					return nil, false
+				}
+				out[v] = x
+			}
+		}
+	}
+	return out, len(out) == len(p.Values)
+}
+
+// offeredAxis is a log axis over offered rates with a tick at each.
+func offeredAxis(offered map[string]float64) chart.Axis {
+	a := chart.Axis{Label: analysis.Offered.Label(), Scale: chart.Log}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range offered {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	for _, x := range slices.Sorted(maps.Values(offered)) {
+		if n := len(a.Ticks); n == 0 || a.Ticks[n-1].Value != x {
+			a.Ticks = append(a.Ticks, chart.Tick{Value: x, Label: num(x)})
+		}
+	}
+	a.Min, a.Max = lo/1.25, hi*1.25
+	return a
 }
 
 // valueAxis is an axis over a swept parameter with a tick at each of its
@@ -200,7 +262,7 @@ func fileSlug(c analysis.LoadConfig) string {
 // perNamespace is the table of per-namespace latencies at a load
 // configuration, or nil when no run had a generator per namespace.
 func (b *builder) perNamespace(c analysis.LoadConfig) *Table {
-	t := &Table{Header: []string{"Service mesh", "p50", "p95", "p99", "Runs"}}
+	t := &Table{Header: []string{"Service mesh", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Runs"}}
 	for _, m := range b.d.Meshes {
 		g := b.d.Group(m, c)
 		if g == nil || len(g.Values(analysis.NamespaceP50)) == 0 {

@@ -14,6 +14,12 @@ const ChartDir = "charts"
 func WriteMarkdown(w io.Writer, doc *Document) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n_%s_\n\n", mdLine(doc.Title), mdLine(doc.Subtitle))
+	for _, l := range doc.Banner {
+		fmt.Fprintf(&b, "> **%s**\n>\n", mdLine(l))
+	}
+	if len(doc.Banner) > 0 {
+		b.WriteString("\n")
+	}
 	for _, s := range doc.Sections {
 		fmt.Fprintf(&b, "- [%s](#%s)\n", mdLine(s.Title), s.ID)
 	}

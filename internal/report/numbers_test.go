@@ -79,7 +79,7 @@ func rawFigures(t *testing.T, dir string) (map[string]map[string][]float64, map[
 		h := c.Merged.Latency
 		secs := c.Merged.End.Sub(c.Merged.Start).Seconds()
 		f["Time (s)"] = append(f["Time (s)"], secs)
-		f["QPS"] = append(f["QPS"], float64(c.Merged.Requests)/secs)
+		f["Completed (req/s)"] = append(f["Completed (req/s)"], float64(c.Merged.Requests)/secs)
 		for name, p := range map[string]float64{"p50": 50, "p90": 90, "p95": 95, "p99": 99, "p99.9": 99.9} {
 			f[name] = append(f[name], float64(h.Percentile(p))/float64(time.Millisecond))
 		}
@@ -94,6 +94,7 @@ func rawFigures(t *testing.T, dir string) (map[string]map[string][]float64, map[
 			}
 		}
 		f["dp-cpu"] = append(f["dp-cpu"], dpCPU)
+		f["dp-cpu-per-1k"] = append(f["dp-cpu-per-1k"], dpCPU/(float64(c.Merged.Requests)/secs)*1000)
 	}
 	return figs, excluded
 }
@@ -161,7 +162,7 @@ func TestTablesMatchTheRawCells(t *testing.T) {
 				t.Fatalf("table row for %s has no cells behind it", key)
 			}
 			for i, col := range header {
-				want, ok := f[col]
+				want, ok := f[strings.TrimSuffix(col, " (ms)")]
 				if !ok {
 					continue
 				}
@@ -186,7 +187,8 @@ func TestTablesMatchTheRawCells(t *testing.T) {
 	if want := 6 * 3 * 6; checked != want {
 		t.Errorf("checked %d figures, want %d", checked, want)
 	}
-	summary := md[:strings.Index(md, "## Latency and throughput")]
+	checkVerdict(t, md[:strings.Index(md, "## Summary")], figs)
+	summary := md[strings.Index(md, "## Summary"):strings.Index(md, "## Latency and throughput")]
 	if !strings.Contains(summary, "| Mesh | connections / replicas.productpage |") {
 		t.Fatal("the summary does not name its configuration columns as expected")
 	}
@@ -223,4 +225,36 @@ func cells(line string) []string {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	return parts
+}
+
+// checkVerdict recomputes the verdict's added latencies and data-plane CPU
+// per 1,000 req/s at the representative (last) configuration from the
+// raw cells.
+func checkVerdict(t *testing.T, verdict string, figs map[string]map[string][]float64) {
+	t.Helper()
+	const cfg = "connections=128, replicas.productpage=4"
+	if !strings.Contains(verdict, "| Mesh | Added p50 (ms) | Added p95 (ms) | Added p99 (ms) | Throughput (req/s) |") {
+		t.Fatalf("the verdict's header is not as expected:\n%s", verdict)
+	}
+	rows := 0
+	for _, line := range strings.Split(verdict, "\n") {
+		if !strings.HasPrefix(line, "| istio-") {
+			continue
+		}
+		row := cells(line)
+		key, base := row[0]+"|"+cfg, "baseline|"+cfg
+		for i, p := range map[int]string{1: "p50", 2: "p95", 3: "p99"} {
+			want := median(figs[key][p]) - median(figs[base][p])
+			if m, lo, hi := parseEstimate(t, row[i]); !near(m, want) || lo > m || hi < m {
+				t.Errorf("%s added %s: verdict says %q, the cells give %v", row[0], p, row[i], want)
+			}
+		}
+		if m, _, _ := parseEstimate(t, row[6]); !near(m, median(figs[key]["dp-cpu-per-1k"])) {
+			t.Errorf("%s CPU per 1,000 req/s: verdict says %q, the cells give %v", row[0], row[6], median(figs[key]["dp-cpu-per-1k"]))
+		}
+		rows++
+	}
+	if rows != 2 {
+		t.Errorf("checked %d verdict rows, want 2", rows)
+	}
 }

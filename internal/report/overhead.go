@@ -17,7 +17,8 @@ func (b *builder) overhead() Section {
 		return s
 	}
 	s.Blocks = append(s.Blocks, text("Differences of medians against "+d.Baseline+
-		" at the same load configuration, in ms and in percent of the baseline, each with its 95% bootstrap interval."))
+		" at the same load configuration, in ms and in percent of the baseline, each with its 95% bootstrap interval; "+
+		"a percentage only where the baseline's latency is at least "+num(MinPercentBaseMs)+" ms, since below that a small fixed cost reads as hundreds of percent of the loopback."))
 	for _, c := range d.Configs {
 		var lines []string
 		for _, m := range d.Meshes[1:] {
@@ -33,7 +34,7 @@ func (b *builder) overhead() Section {
 			s.Blocks = append(s.Blocks, heading(c.Label()), Block{List: lines})
 		}
 	}
-	for _, pm := range []analysis.Metric{analysis.P50, analysis.P95} {
+	for _, pm := range []analysis.Metric{analysis.P50, analysis.P95, analysis.P99} {
 		s.Blocks = append(s.Blocks, chartBlock(b.overheadChart(pm)))
 	}
 	return s

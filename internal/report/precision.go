@@ -18,9 +18,9 @@ func (b *builder) precision() Section {
 	if r := ix.Rounds; r != nil {
 		switch r.Stop {
 		case "fixed":
-			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds, as the study fixed them.", r.Ran))
+			items = append(items, fmt.Sprintf("Rounds: %s, as the study fixed them.", plural(r.Ran, "interleaved round", "interleaved rounds")))
 		case "narrow":
-			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds (at least %d, at most %d); stopped because every mesh's p50 overhead had a 95%% interval within ±%.0f%% of itself.", r.Ran, r.Min, r.Max, 100*r.CI))
+			items = append(items, fmt.Sprintf("Rounds: %s (at least %d, at most %d); stopped because every mesh's p50 overhead had a 95%% interval within ±%.0f%% of itself.", plural(r.Ran, "interleaved round", "interleaved rounds"), r.Min, r.Max, 100*r.CI))
 		case "max":
 			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds, the maximum; stopped there although some mesh's p50 overhead still had a 95%% interval wider than ±%.0f%% of itself (at least %d rounds were planned).", r.Ran, 100*r.CI, r.Min))
 		default:
@@ -60,7 +60,7 @@ func (b *builder) precision() Section {
 			items = append(items, "No cell was noisy.")
 		}
 		if len(rerun) > 0 {
-			items = append(items, fmt.Sprintf("%d cells were noisy and run again at the end of the study: %s.", len(rerun), strings.Join(rerun, ", ")))
+			items = append(items, fmt.Sprintf("%s noisy and run again at the end of the study: %s.", plural(len(rerun), "cell was", "cells were"), strings.Join(rerun, ", ")))
 		}
 		if len(still) > 0 {
 			line := fmt.Sprintf("%d cells are noisy in the results and left out of every figure (see Excluded cells): %s.", len(still), strings.Join(still, ", "))

@@ -70,6 +70,12 @@ func (b *builder) provenance() Section {
 	}
 	s.Blocks = append(append(s.Blocks, heading("Scaling")), scaling(pv.Scaling)...)
 	s.Blocks = append(s.Blocks, heading("Verification per mesh"), table(b.verification()))
+	if meshes := b.accessLogged(); len(meshes) > 0 {
+		s.Blocks = append(s.Blocks, heading("Access logs"), text(fmt.Sprintf(
+			"Access logs were on for %s: their node proxies and waypoints logged every HBONE stream they terminated, "+
+				"and the CPU and memory that logging took are inside the data-plane figures above. "+
+				"The other meshes' proxies log only while verification runs.", strings.Join(meshes, ", "))))
+	}
 	if len(pv.EnvoyConfigHashes) > 0 {
 		t := &Table{Header: []string{"Mesh", "Envoy configuration hash"}}
 		if len(pv.EnvoyVersions) > 0 {
@@ -85,6 +91,26 @@ func (b *builder) provenance() Section {
 		s.Blocks = append(s.Blocks, heading("Envoy configurations"), table(t))
 	}
 	return s
+}
+
+// accessLogged lists the meshes with a usable repetition measured with
+// access logs on (MeshSpec.AccessLog).
+func (b *builder) accessLogged() []string {
+	var out []string
+	for _, m := range b.d.Meshes {
+	configs:
+		for _, c := range b.d.Configs {
+			if g := b.d.Group(m, c); g != nil {
+				for _, r := range g.Reps {
+					if r.MeshSpec.AccessLog {
+						out = append(out, m)
+						break configs
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // verification tallies each mesh's checks over all its cells, excluded

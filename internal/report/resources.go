@@ -53,7 +53,7 @@ func (b *builder) resources() Section {
 	s.Blocks = append(s.Blocks, text(intervalNote+
 		" CPU is the mean over the measured window in cores and memory the mean working set in MiB, each summed over a component's containers."))
 	if gaps, runs := b.gaps(); gaps > 0 {
-		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%d spans without a resource reading in %d runs (a missed scrape, a metrics source down): the means leave them out; they are not zeros. Each series' gaps are in its cell file.", gaps, runs)))
+		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%s without a resource reading in %s (a missed scrape, a metrics source down): the means leave them out; they are not zeros. Each series' gaps are in its cell file.", plural(gaps, "span", "spans"), plural(runs, "run", "runs"))))
 	}
 	for _, c := range append([]analysis.LoadConfig{rep}, d.Configs[:len(d.Configs)-1]...) {
 		for _, res := range []struct {

@@ -19,7 +19,9 @@ func (b *builder) summary() Section {
 		return s
 	}
 	t := &Table{Header: []string{"Mesh", shortAxis(d.Params), "p50 over baseline", "p95 over baseline", "Data plane CPU (cores)", "Data plane memory (MiB)", "Verdict"},
-		Notes: []string{"Overheads in ms with their 95% intervals, and in percent of the baseline; see Overhead over baseline for the percentages' intervals."}}
+		Notes: []string{fmt.Sprintf("Overheads in ms with their 95%% intervals, and in percent of the baseline where the baseline's figure is at least %s ms "+
+			"(below that the baseline is mostly the loopback and the kernel, and a percentage of it describes the lab, not the mesh); "+
+			"see Overhead over baseline for the percentages' intervals.", num(MinPercentBaseMs))}}
 	for _, m := range d.Meshes[1:] {
 		for _, c := range d.Configs {
 			g := d.Group(m, c)
@@ -41,7 +43,7 @@ func (b *builder) summary() Section {
 	}
 	s.Blocks = append(s.Blocks, table(t))
 	if n := len(d.Excluded); n > 0 {
-		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%d cells were left out of every figure (distorted load, failed verification or no data); see Excluded cells.", n)))
+		s.Blocks = append(s.Blocks, text(fmt.Sprintf("%s left out of every figure (distorted load, failed verification or no data); see Excluded cells.", plural(n, "cell was", "cells were"))))
 	}
 	return s
 }
@@ -65,6 +67,12 @@ func verdict(p50, p95 analysis.Diff) string {
 // diffShort is a latency difference with its interval and the percentage
 // without one, for the summary; the overhead section has the rest.
 func diffShort(d analysis.Diff) string {
+	if !percentMeaningful(d, "ms") {
+		if !d.Delta.Interval() {
+			return fmt.Sprintf("%s ms (too few runs)", signed(d.Delta.Median))
+		}
+		return fmt.Sprintf("%s ms [%s, %s]", signed(d.Delta.Median), signed(d.Delta.Lo), signed(d.Delta.Hi))
+	}
 	if !d.Delta.Interval() {
 		return fmt.Sprintf("%s ms, %s%% (too few runs)", signed(d.Delta.Median), signed(d.Pct.Median))
 	}

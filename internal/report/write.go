@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,13 @@ const (
 	FormatHTML     = "html"
 	FormatMarkdown = "md"
 	FormatSMP      = "smp"
+)
+
+// Formats Print renders in.
+const (
+	PrintJSON     = "json"
+	PrintMarkdown = "markdown"
+	PrintHTML     = "html"
 )
 
 // Output file names.
@@ -40,8 +48,12 @@ type Options struct {
 	// Formats to write: html, md, smp; default html and md.
 	Formats []string
 	// SMP also writes the SMP export to this file; "-" writes it to Stdout.
-	SMP     string
-	Stdout  io.Writer
+	SMP    string
+	Stdout io.Writer
+	// Print, when set, renders the report (or the comparison) on Stdout
+	// in this format, PrintJSON, PrintMarkdown or PrintHTML, and writes
+	// no file.
+	Print   string
 	Compare bool
 	// FailOnRegression makes a comparison an error when any figure of B
 	// is measurably worse than A's.
@@ -86,6 +98,9 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if o.Print != "" {
+		return nil, printDocument(o, Build(d))
 	}
 	out := cmp.Or(o.Out, o.Dirs[0])
 	var written []string
@@ -158,4 +173,24 @@ func writeDocument(doc *Document, formats []string, write func(string, []byte) e
 		}
 	}
 	return nil
+}
+
+// printDocument renders a document on Stdout in the format Print names.
+// JSON holds every table and text but not the charts' SVG, which are
+// drawings of the same figures.
+func printDocument(o Options, doc *Document) error {
+	if o.Stdout == nil {
+		return fmt.Errorf("-o %s: no standard output to write to", o.Print)
+	}
+	switch o.Print {
+	case PrintJSON:
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	case PrintMarkdown:
+		return WriteMarkdown(o.Stdout, doc)
+	case PrintHTML:
+		return WriteHTML(o.Stdout, doc)
+	}
+	return fmt.Errorf("-o %q: want json, markdown or html", o.Print)
 }

@@ -30,6 +30,12 @@ type fakePlatform struct {
 	failInstall map[string]error         // by profile
 	failDeploy  error
 	distorted   map[string]bool // by profile
+	// failing, by profile, is the share of requests that get a 503 after
+	// failFast; the others take the profile's latency.
+	failing map[string]float64
+	// faults, by profile, are the measurement's faults on the nth
+	// measurement (from 1); nil for none.
+	faults func(profile string, n int) []string
 	// capacity, by profile, makes an open loop's p99 rise with the total
 	// rate as an M/M/1 queue's does, ln(100) / (capacity - rate), and the
 	// app's CPU 0.1 cores idle plus 1 core per 1000 req/s.
@@ -185,17 +191,28 @@ func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 		appCPU = 0.1 + total/1000
 	}
 	m := platform.Measurement{Start: start, End: start.Add(window)}
+	if f.faults != nil {
+		m.Faults = f.faults(f.mesh, n)
+	}
 	if f.host != nil {
 		m.Host = f.host(f.mesh, n)
 	}
 	for range gens {
 		h := metrics.NewHistogram()
 		reqs := int64(rate * window.Seconds())
-		h.RecordN(lat, reqs)
+		failed := int64(f.failing[f.mesh] * float64(reqs))
+		h.RecordN(lat, reqs-failed)
 		r := load.Result{
 			Options: spec.Options, Start: start, End: start.Add(window), Requests: reqs, AchievedRate: rate,
-			StatusCodes: map[int]int64{200: reqs}, Latency: h, SendLag: metrics.NewHistogram(),
+			StatusCodes: map[int]int64{200: reqs - failed}, Latency: h, SendLag: metrics.NewHistogram(),
 			ByClass: map[string]*metrics.Histogram{"2xx": h},
+		}
+		if failed > 0 {
+			// As the load engine records them: counted and timed by
+			// class, kept out of Latency.
+			fh := metrics.NewHistogram()
+			fh.RecordN(failFast, failed)
+			r.StatusCodes[503], r.ByClass["5xx"] = failed, fh
 		}
 		if f.distorted[f.mesh] {
 			r.Distorted, r.Warnings = true, []string{"sent 80% of the target rate"}
@@ -216,5 +233,8 @@ func (f *fakePlatform) Down(ctx context.Context) error {
 	f.record("down")
 	return nil
 }
+
+// failFast is how long a failing request of the fake takes.
+const failFast = 100 * time.Microsecond
 
 var errInstall = errors.New("istiod never became ready")

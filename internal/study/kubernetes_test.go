@@ -146,7 +146,7 @@ func TestPerNamespaceLatency(t *testing.T) {
 		t.Fatalf("per-namespace p50 = %+v, want the mean of 1 ms and 9 ms", got)
 	}
 	cell := &results.Cell{}
-	record(cell, platform.Measurement{Generators: []load.Result{fast, slow}}, 0)
+	record(cell, platform.Measurement{Generators: []load.Result{fast, slow}}, 0, DefaultMaxErrorRate)
 	if cell.NamespaceLatencyMs == nil || cell.LatencyMs.P50 == cell.NamespaceLatencyMs.P50 {
 		t.Errorf("recorded pooled p50 %v and per-namespace %+v, want both, differing", cell.LatencyMs.P50, cell.NamespaceLatencyMs)
 	}

@@ -67,6 +67,9 @@ type Plan struct {
 	Groups         int             `json:"workload_groups"`
 	Cells          []Cell          `json:"cells"`
 	Estimate       time.Duration   `json:"estimate_ns"`
+	// Notes say where the platform changed the study, such as a measured
+	// phase lengthened to fit its metrics.
+	Notes []string `json:"notes,omitempty"`
 	// Search is a search study's settings; it plans no cells, for its
 	// trials are decided as it runs.
 	Search *search.Config `json:"search,omitempty"`
@@ -80,6 +83,7 @@ type point struct {
 	params  map[string]string
 	names   []string // params' names in sweep order, for the cell ID
 	setting setting
+	note    string // why the platform changed the point, for the plan
 }
 
 // NewPlan orders the study's cells. Cells are grouped by workload shape
@@ -126,7 +130,9 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 		cfg := s.Search.Config()
 		p.Search, p.Estimate = &cfg, s.searchEstimate(cfg)
 		p.SearchOver = s.Search.Over
-		return p, nil
+		if !s.HasCells() {
+			return p, nil
+		}
 	}
 	var groups [][]point
 	byKey := map[string]int{}
@@ -141,6 +147,11 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 		groups[i] = append(groups[i], pt)
 	}
 	p.Groups = len(groups)
+	for _, pt := range points {
+		if pt.note != "" && !slices.Contains(p.Notes, pt.note) {
+			p.Notes = append(p.Notes, pt.note)
+		}
+	}
 	rng := rand.New(rand.NewPCG(s.Order.Seed, 0))
 	order := make([]int, len(s.Meshes))
 	for gi, g := range groups {
@@ -159,6 +170,9 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 		}
 	}
 	p.estimate(s)
+	if p.Search != nil {
+		p.Estimate += s.searchEstimate(*p.Search)
+	}
 	return p, nil
 }
 
@@ -183,12 +197,36 @@ func (s *Study) points(axes []axis) ([]point, error) {
 		}
 		pts = next
 	}
-	for _, pt := range pts {
-		if err := pt.setting.Load.validate("load (with sweep values " + pt.label() + ")"); err != nil {
+	for i := range pts {
+		if err := pts[i].setting.Load.validate("load (with sweep values " + pts[i].label() + ")"); err != nil {
 			return nil, err
 		}
+		pts[i].note = s.fitPhase(&pts[i].setting.Load)
 	}
 	return pts, nil
+}
+
+// fitPhase lengthens a measured phase too short for the platform's
+// resource metrics: on Kubernetes, CPU and memory are sampled every
+// platform.kubernetes.sample_interval (infra.KubernetesSampleInterval
+// by default), and a phase needs at least infra.MinSamplesPerPhase
+// samples to have any. It says what it did.
+func (s *Study) fitPhase(l *Load) string {
+	if s.Platform.Type != PlatformKubernetes || l.Duration <= 0 {
+		return ""
+	}
+	every := infra.KubernetesSampleInterval
+	if k := s.Platform.Kubernetes; k != nil && k.SampleInterval > 0 {
+		every = k.SampleInterval.D()
+	}
+	least := topology.Duration(infra.MinSamplesPerPhase * every)
+	if l.Duration >= least {
+		return ""
+	}
+	note := fmt.Sprintf("measured phases of %s lengthened to %s: on Kubernetes CPU and memory are sampled every %s (platform.kubernetes.sample_interval), and a phase needs %d samples",
+		l.Duration, least, every, infra.MinSamplesPerPhase)
+	l.Duration = least
+	return note
 }
 
 func (pt point) label() string {

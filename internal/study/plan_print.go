@@ -22,7 +22,6 @@ func (p *Plan) WriteText(w io.Writer) error {
 		order = fmt.Sprintf("shuffled within each round (seed %d)", p.Seed)
 	}
 	if c := p.Search; c != nil {
-		fmt.Fprintf(&b, "meshes: %s, their trials interleaved, %s\n", strings.Join(p.Meshes, ", "), order)
 		budget := ""
 		if c.Budget > 0 {
 			budget = fmt.Sprintf(", at most %s of trials per mesh", c.Budget)
@@ -31,10 +30,15 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if p.SearchOver == results.OverConnections {
 			unit = "connections held open"
 		}
-		fmt.Fprintf(&b, "capacity search at %s: from %g %s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %s trials decide each end (met when at most %g%% of %d trials' time breaks the SLO)%s; estimated %s\n",
-			c.SLO, c.Start, unit, c.Growth, 100*c.Precision, c.Short, c.Full, 100*c.ExceedRatio, c.Confirmations, budget, round(p.Estimate))
-		_, err := io.WriteString(w, b.String())
-		return err
+		search := fmt.Sprintf("capacity search at %s: from %g %s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %s trials decide each end (met when at most %g%% of %d trials' time breaks the SLO)%s",
+			c.SLO, c.Start, unit, c.Growth, 100*c.Precision, c.Short, c.Full, 100*c.ExceedRatio, c.Confirmations, budget)
+		if len(p.Cells) == 0 {
+			fmt.Fprintf(&b, "meshes: %s, their trials interleaved, %s\n", strings.Join(p.Meshes, ", "), order)
+			fmt.Fprintf(&b, "%s; estimated %s\n", search, round(p.Estimate))
+			_, err := io.WriteString(w, b.String())
+			return err
+		}
+		fmt.Fprintf(&b, "after the cells below, a %s; estimated with the cells\n", search)
 	}
 	reps := fmt.Sprintf("%d repetitions", p.Repetitions)
 	if p.MaxRepetitions > p.Repetitions {
@@ -43,6 +47,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "meshes: %s, %s; %s\n", strings.Join(p.Meshes, ", "), order, reps)
 	fmt.Fprintf(&b, "scaling: %s\n", p.scalingText())
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload deployment"), round(p.Estimate))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // parseStudy parses a study written in a test, with the small graph.
@@ -290,5 +293,86 @@ func TestPlanEstimate(t *testing.T) {
 	p50 := plan(t, s50, s50.ScalingFor(0))
 	if grow := p50.Estimate - p.Estimate; grow < 2*(50-1)*2*lab.perProxy {
 		t.Errorf("50 namespaces add %s to the estimate, want at least the time to start 196 more sidecars", grow)
+	}
+}
+
+// TestPlanFitsPhasesToKubernetesMetrics: quick's 6-second phases on
+// Kubernetes would have no CPU or memory sample; the plan lengthens them
+// to four sampling intervals, and says so.
+func TestPlanFitsPhasesToKubernetesMetrics(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		platform string
+		interval string
+		want     time.Duration
+		note     bool
+	}{
+		{"lab", "", 6 * time.Second, false},
+		{"kubernetes", "", 4 * infra.KubernetesSampleInterval, true},
+		{"kubernetes", "1s", 6 * time.Second, false},
+		{"kubernetes", "10s", 40 * time.Second, true},
+	} {
+		o := PlatformOverride{Type: tc.platform}
+		if tc.platform == PlatformKubernetes {
+			o.Image = "registry.example/meshbench:v0"
+		}
+		s, _, err := Preset("quick", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.interval != "" {
+			d, _ := time.ParseDuration(tc.interval)
+			s.Platform.Kubernetes.SampleInterval = topology.Duration(d)
+		}
+		p, err := NewPlan(s, s.ScalingFor(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Cells {
+			if c.Load.Options.Duration != tc.want {
+				t.Fatalf("%s every %q: cell %s measures %s, want %s", tc.platform, tc.interval, c.ID, c.Load.Options.Duration, tc.want)
+			}
+		}
+		if got := len(p.Notes) == 1 && strings.Contains(p.Notes[0], "lengthened to "+tc.want.String()); got != tc.note {
+			t.Errorf("%s every %q: notes %q, want a note: %v", tc.platform, tc.interval, p.Notes, tc.note)
+		}
+	}
+}
+
+// TestSoloTieredLinkerdOnKubernetes: the seed's Linkerd figures are
+// compared where Linkerd runs, and the lab's plan leaves Linkerd out.
+func TestSoloTieredLinkerdOnKubernetes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		platform string
+		linkerd  bool
+	}{{PlatformKubernetes, true}, {PlatformLab, false}} {
+		o := PlatformOverride{Type: tc.platform}
+		if tc.platform == PlatformKubernetes {
+			o.Image = "registry.example/meshbench:v0"
+		}
+		s, _, err := Preset("solo-tiered", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(s, s.ScalingFor(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := 0
+		for _, c := range p.Cells {
+			if c.Mesh.Profile == mesh.ProfileLinkerd {
+				cells++
+			}
+		}
+		figures := 0
+		for _, f := range s.Published {
+			if f.Mesh == "linkerd" {
+				figures++
+			}
+		}
+		if (cells > 0) != tc.linkerd || (figures == 2) != tc.linkerd {
+			t.Errorf("%s: %d Linkerd cells and %d published Linkerd figures; want Linkerd: %v", tc.platform, cells, figures, tc.linkerd)
+		}
 	}
 }

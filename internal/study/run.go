@@ -75,11 +75,7 @@ func Run(ctx context.Context, o Options) (*results.Index, error) {
 	if err != nil {
 		return r.ix, r.stopped(err)
 	}
-	if r.s.Search != nil {
-		if err := r.searchCapacities(ctx); err != nil {
-			return r.ix, err
-		}
-	} else {
+	if r.s.HasCells() {
 		plan, err := r.plan(ctx)
 		if err != nil {
 			return r.ix, r.stopped(err)
@@ -92,14 +88,22 @@ func Run(ctx context.Context, o Options) (*results.Index, error) {
 			return r.ix, r.stopped(err)
 		}
 	}
+	if r.s.Search != nil {
+		if err := r.searchCapacities(ctx); err != nil {
+			return r.ix, err
+		}
+	}
 	r.ix.Complete = true
 	r.ix.End = time.Now().UTC()
 	if err := r.writeIndex(); err != nil {
 		return r.ix, err
 	}
-	if r.s.Search != nil {
+	switch {
+	case !r.s.HasCells():
 		r.printf("done: capacity of %d meshes in %s; results in %s\n", len(r.ix.Capacity), round(time.Since(r.started)), r.dir)
-	} else {
+	case r.s.Search != nil:
+		r.printf("done: %d cells and the capacity of %d meshes in %s; results in %s\n", len(r.ix.Cells), len(r.ix.Capacity), round(time.Since(r.started)), r.dir)
+	default:
 		r.printf("done: %d cells in %s; results in %s\n", len(r.ix.Cells), round(time.Since(r.started)), r.dir)
 	}
 	return r.ix, nil

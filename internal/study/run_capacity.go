@@ -157,9 +157,9 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 // generators' merged figures; saturated when any generator's process, or
 // the load node's CPUs, were; noisy when the host noise was over the
 // study's threshold (record decided both). A measurement that failed
-// outright is no evidence.
+// outright, or on a data plane that did not hold, is no evidence.
 func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
-	if len(gens) == 0 {
+	if len(gens) == 0 || strings.HasPrefix(cell.Reason, notHeld) {
 		return search.Outcome{Unmeasured: true, Reason: cell.Reason}
 	}
 	o, _ := load.Outcome(gens)

@@ -197,7 +197,7 @@ func TestParseSearchErrors(t *testing.T) {
 		{"no p99", "  slo: {p99: 10ms, errors: 0.001}\n=>  slo: {errors: 0.001}\n", "search.slo.p99"},
 		{"error rate as percent", "errors: 0.001=>errors: 5", "search.slo.errors"},
 		{"no start rate", "  start_rate: 50\n=>", "search.start_rate"},
-		{"load rate given", "load: {connections: 16=>load: {rate: 10, connections: 16", "load.rate"},
+		{"scaling without cells", "search:=>scaling: {fraction: 0.25}\nsearch:", "scaling"},
 		{"precision as percent", "  start_rate: 50\n=>  start_rate: 50\n  precision: 5\n", "search.precision"},
 		{"confirm shorter than trial", "confirm: 5s=>confirm: 1s", "search"},
 		{"with sweeps", "search:=>sweeps: [{param: connections, values: [8, 16]}]\nsearch:", "sweeps"},
@@ -303,5 +303,72 @@ func TestParseConnectionSearchErrors(t *testing.T) {
 				t.Errorf("error %v, want one naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A study with load.rate and a search runs its cells, then the search:
+// the plan has both, and its estimate counts both.
+func TestCellsThenSearch(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(searchSource, "load: {connections: 16", "load: {rate: 10, duration: 2s, connections: 16", 1)
+	s, err := Parse([]byte(src), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.HasCells() {
+		t.Fatal("a study with load.rate and a search runs no cells")
+	}
+	p, err := NewPlan(s, s.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Cells) == 0 || p.Search == nil {
+		t.Fatalf("plan has %d cells and search %v; want both", len(p.Cells), p.Search)
+	}
+	pure, err := Parse([]byte(searchSource), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := NewPlan(pure, pure.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pure.HasCells() || len(pp.Cells) != 0 {
+		t.Errorf("a pure search plans %d cells", len(pp.Cells))
+	}
+	if p.Estimate <= pp.Estimate {
+		t.Errorf("cells then search estimated %s, no more than the search alone (%s)", p.Estimate, pp.Estimate)
+	}
+}
+
+// Run with load.rate and a search: every cell, then every mesh's search,
+// into one results directory.
+func TestRunCellsThenSearch(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	dir := filepath.Join(t.TempDir(), "out")
+	var progress bytes.Buffer
+	src := strings.Replace(searchSource, "load: {connections: 16", "load: {rate: 10, duration: 2s, connections: 16", 1)
+	src = strings.Replace(src, "meshes:", "repetitions: 2\nmeshes:", 1)
+	run(t, runOptions(t, src, f, dir, &progress))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.Complete || len(ix.Cells) != 6 || len(ix.Capacity) != 3 {
+		t.Fatalf("complete %v, %d cells, %d capacities; want 6 cells and 3", ix.Complete, len(ix.Cells), len(ix.Capacity))
+	}
+	for _, c := range ix.Capacity {
+		if c.Status != results.StatusOK || c.RPS <= 0 {
+			t.Errorf("%s: status %s, capacity %.1f", c.Mesh, c.Status, c.RPS)
+		}
+	}
+	out := progress.String()
+	if i, j := strings.Index(out, "[6/6]"), strings.Index(out, "[trial 1]"); i < 0 || j < 0 || i > j {
+		t.Errorf("the cells did not run before the search:\n%s", out)
+	}
+	if !strings.Contains(out, "done: 6 cells and the capacity of 3 meshes") {
+		t.Errorf("progress does not say both were done:\n%s", out)
 	}
 }

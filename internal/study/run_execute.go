@@ -86,7 +86,7 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 	if err != nil {
 		return fail("measure: %v", err)
 	}
-	record(cell, m, r.s.Noise.Threshold)
+	record(cell, m, r.s.Noise.Threshold, *r.s.MaxErrorRate)
 	cell.Attempt = 1
 	r.noteNoise(m.Host, "")
 	return cell, m.Generators, nil

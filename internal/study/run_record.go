@@ -13,13 +13,16 @@ import (
 )
 
 // record fills a cell's result from its measurement and decides its
-// status: failed when no request succeeded, distorted when a generator
+// status: failed when the platform saw a fault during it (a proxy
+// restarted), or when more than maxErrorRate of its requests failed (its
+// latency, of the requests that succeeded, would say nothing of the mesh
+// that failed the others), distorted when a generator
 // says it shaped the result (saturated, or short of its rate), when the
 // load node's CPUs were full or a closed loop fell short of its
 // connections, ok otherwise. A distorted cell keeps its figures, marked,
 // so that a report can leave it out of averages rather than silently
 // include it. Host noise above noiseThreshold cores marks the cell noisy.
-func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) {
+func record(cell *results.Cell, m platform.Measurement, noiseThreshold, maxErrorRate float64) {
 	cell.Start, cell.End = m.Start.UTC(), m.End.UTC()
 	cell.Generators, cell.Resources, cell.Host = make([]results.Generator, len(m.Generators)), m.Resources, m.Host
 	for i, g := range m.Generators {
@@ -43,7 +46,7 @@ func record(cell *results.Cell, m platform.Measurement, noiseThreshold float64) 
 		}
 	}
 	cell.NamespaceLatencyMs = perNamespace(m.Generators)
-	cell.Status, cell.Reason = status(m.Generators, merged, m.Host)
+	cell.Status, cell.Reason = status(m.Generators, merged, m.Host, m.Faults, maxErrorRate)
 }
 
 // perNamespace is the mean over several generators (one per namespace)
@@ -81,12 +84,21 @@ func merge(gens []load.Result) *load.Result {
 	return m
 }
 
-func status(gens []load.Result, merged *load.Result, host *infra.HostCPU) (string, string) {
+// notHeld begins the reason of a cell during which the platform saw its
+// data plane fault.
+const notHeld = "the data plane did not hold: "
+
+func status(gens []load.Result, merged *load.Result, host *infra.HostCPU, faults []string, maxErrorRate float64) (string, string) {
 	switch {
+	case len(faults) > 0:
+		return results.StatusFailed, notHeld + strings.Join(faults, "; ")
 	case merged == nil || merged.Requests == 0:
 		return results.StatusFailed, "no request completed"
-	case merged.Errors >= merged.Requests:
+	case merged.Failed() >= merged.Requests:
 		return results.StatusFailed, "every request failed: " + describeErrors(merged)
+	case merged.ErrorRate() > maxErrorRate:
+		return results.StatusFailed, fmt.Sprintf("%d of %d requests failed (%.3g%%, over max_error_rate %g%%): %s",
+			merged.Failed(), merged.Requests, 100*merged.ErrorRate(), 100*maxErrorRate, describeErrors(merged))
 	}
 	var distorted int
 	var warnings []string

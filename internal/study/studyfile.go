@@ -37,6 +37,11 @@ type Study struct {
 	Order       Order       `json:"order"`
 	// Noise is the host-noise guard, where the platform measures it.
 	Noise *Noise `json:"noise,omitempty"`
+	// MaxErrorRate is the share of a cell's requests that may fail (no
+	// response, or a 5xx) before the cell fails: its latency, from the
+	// requests that succeeded, no longer describes the mesh. Default
+	// DefaultMaxErrorRate, the capacity SLO's.
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
 	// Scaling says how to fit a full-size study to a smaller platform; the
 	// lab applies it, a Kubernetes cluster runs the study as written.
 	Scaling *Scaling `json:"scaling,omitempty"`
@@ -98,6 +103,14 @@ type Kubernetes struct {
 	// GatewayImage is the plain ingress gateway's Envoy image, for the
 	// ingress path under baseline, Linkerd and Cilium.
 	GatewayImage string `json:"gateway_image,omitempty"`
+	// NamespacePrefix names the workload's namespaces, PREFIX1 ...
+	// PREFIXn, in place of ns-1 ... ns-N, for a cluster where those
+	// exist already (meshbench never uses a namespace it did not make).
+	NamespacePrefix string `json:"namespace_prefix,omitempty"`
+	// SampleInterval is how often the metrics source resolves CPU and
+	// memory (the metrics API's window, Prometheus's scrape interval);
+	// default 15s. Measured phases are at least four of it.
+	SampleInterval topology.Duration `json:"sample_interval,omitempty"`
 }
 
 // Workload is the application under test.
@@ -123,6 +136,10 @@ type Workload struct {
 // can be compared with itself under other settings.
 type Mesh struct {
 	Name string `json:"name,omitempty"`
+	// Platforms, when set, are the only platforms the mesh is part of
+	// the study on, for a study that runs everywhere but compares a mesh
+	// only one platform runs (Linkerd, on Kubernetes).
+	Platforms []string `json:"platforms,omitempty"`
 	mesh.MeshSpec
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -170,6 +171,9 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 			errs = append(errs, asFieldError(err))
 		}
 	}
+	if len(errs) == 0 {
+		errs = append(errs, s.meshesOnPlatform()...)
+	}
 	errs = append(errs, s.validate()...)
 	if len(errs) > 0 {
 		return nil, fm.placed(errs)
@@ -183,6 +187,31 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 		s.Platform.Meshes = append(s.Platform.Meshes, m.MeshSpec)
 	}
 	return &s, nil
+}
+
+// meshesOnPlatform leaves out the meshes that name other platforms than
+// the study's, and the published figures of those meshes.
+func (s *Study) meshesOnPlatform() FieldErrors {
+	var errs FieldErrors
+	kept := s.Meshes[:0:0]
+	left := map[string]bool{}
+	for i, m := range s.Meshes {
+		for j, p := range m.Platforms {
+			if p != PlatformLab && p != PlatformKubernetes {
+				errs = append(errs, asFieldError(fieldError(fmt.Sprintf("meshes[%d].platforms[%d]", i, j), "%q: want %s or %s", p, PlatformLab, PlatformKubernetes)))
+			}
+		}
+		if len(m.Platforms) == 0 || slices.Contains(m.Platforms, s.Platform.Type) {
+			kept = append(kept, m)
+		} else {
+			left[m.Name] = true
+		}
+	}
+	if len(errs) == 0 && len(left) > 0 {
+		s.Meshes = kept
+		s.Published = slices.DeleteFunc(s.Published, func(p results.Published) bool { return left[p.Mesh] || left[p.Against] })
+	}
+	return errs
 }
 
 // usesPath reports whether some cell loads through path.
@@ -272,6 +301,9 @@ func (s *Study) defaults(seed uint64) {
 		l.Duration = topology.Duration(s.Search.Config().Full)
 	}
 	s.Repetitions.defaults()
+	if s.MaxErrorRate == nil {
+		s.MaxErrorRate = new(float64(DefaultMaxErrorRate))
+	}
 	if s.Noise == nil {
 		s.Noise = &Noise{}
 	}

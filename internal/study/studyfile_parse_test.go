@@ -57,6 +57,7 @@ func TestParseDefaults(t *testing.T) {
 		{"path", s.Load.Path, infra.PathService},
 		{"generators", s.Load.Generators, GeneratorsOne},
 		{"repetitions", s.Repetitions, Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions}},
+		{"max error rate", *s.MaxErrorRate, DefaultMaxErrorRate},
 		{"noise threshold", s.Noise.Threshold, results.DefaultNoiseThreshold},
 		{"noise retries", *s.Noise.Retries, DefaultNoiseRetries},
 		{"shuffle", *s.Order.Shuffle, true},
@@ -176,13 +177,13 @@ func TestPresets(t *testing.T) {
 			if s.Name != name {
 				t.Errorf("preset %s is named %q", name, s.Name)
 			}
-			// A search finds its own rates, the profile's rates are what it
-			// measures unit costs at, churn's what it opens connections at,
-			// bulk's closed loop finds its own, and regression compares two
-			// releases at one low rate; every other preset scales its rates
-			// to the lab.
+			// A pure search finds its own rates, the profile's rates are
+			// what it measures unit costs at, churn's what it opens
+			// connections at, bulk's closed loop finds its own, and
+			// regression compares two releases at one low rate; every other
+			// preset scales its cells' rates to the lab.
 			fixed := name == "profile" || name == "churn" || name == "bulk" || name == "regression"
-			if s.Description == "" || (s.Scaling == nil) == (s.Search == nil && !fixed) {
+			if s.Description == "" || (s.Scaling != nil) != (s.HasCells() && !fixed) {
 				t.Errorf("preset %s needs a description, and a scaling section for the lab unless it searches", name)
 			}
 			if _, err := NewPlan(s, s.ScalingFor(0)); err != nil {
@@ -203,8 +204,8 @@ func TestPresetShapes(t *testing.T) {
 		namespaces int
 		groups     int
 	}{
-		// 3 meshes x 5 repetitions.
-		{"quick", 15, 1, 1},
+		// 3 meshes x 3 repetitions, then the search.
+		{"quick", 9, 1, 1},
 		// 5 meshes x 5 repetitions x 2 loaded-tenant counts (1 and 2),
 		// only the loaded tenants deployed: 2 deployments.
 		{"solo-tiered", 50, 1, 2},

@@ -74,7 +74,8 @@ type SLOSpec struct {
 // searchOverRate is the default search, over the open-loop rate.
 const searchOverRate = "rate"
 
-// DefaultMaxErrorRate is the SLO's error limit when a search gives none.
+// DefaultMaxErrorRate is the SLO's error limit when a search gives none,
+// and a cell's when the study gives none.
 const DefaultMaxErrorRate = 0.001
 
 // Config is the search's settings for the search package.
@@ -150,20 +151,24 @@ func (s *Study) validateSearch() error {
 		return fieldError("search.exceed_ratio", "want a share of the confirmation time in (0, 1) such as 0.5, got %g", *sr.ExceedRatio)
 	case sr.Budget < 0:
 		return fieldError("search.budget", "must not be negative")
-	case s.Load.Rate != 0:
-		return fieldError("load.rate", "the search sets the rate; give search.start_rate instead")
 	case s.Load.Requests != 0:
 		return fieldError("load.requests", "the search sets each trial's length; leave requests out")
 	case len(s.Sweeps) > 0:
 		return fieldError("sweeps", "a search study finds one capacity per mesh on one workload; sweeps cannot be combined with search")
-	case s.Scaling != nil:
-		return fieldError("scaling", "a search finds the rate itself; remove scaling")
+	case s.Scaling != nil && s.Load.Rate == 0:
+		return fieldError("scaling", "a search finds the rate itself; remove scaling, or give load.rate for cells to run before the search")
 	}
 	if err := sr.Config().Validate(); err != nil {
 		return fieldError("search", "%v", err)
 	}
 	return nil
 }
+
+// HasCells reports whether the study runs cells: every study but a pure
+// capacity search. A study with both load.rate and search runs its cells
+// at that rate first, then the search on the same workload, so that one
+// report has the latency at a fixed rate and the capacity at the SLO.
+func (s *Study) HasCells() bool { return s.Search == nil || s.Load.Rate != 0 }
 
 // searchTrialsAssumed is the number of short trials the estimate assumes a
 // search takes to grow and bisect: a few doublings, then a bracket halved

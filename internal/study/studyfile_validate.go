@@ -67,6 +67,9 @@ func (s *Study) validate() FieldErrors {
 	if s.Graph != nil && s.Graph.EntryProtocol.Or() != topology.ProtocolHTTP && s.Load.ConnRequests > 0 {
 		add(fieldError("load.conn_requests", "cannot apply: the graph's entry_protocol is %s, whose client keeps its connections", s.Graph.EntryProtocol))
 	}
+	if e := s.MaxErrorRate; e != nil && (*e < 0 || *e >= 1) {
+		add(fieldError("max_error_rate", "want a share of requests in [0, 1) such as 0.001, got %g", *e))
+	}
 	if n := s.Noise; n != nil {
 		switch {
 		case n.Threshold < 0:
@@ -309,6 +312,9 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 			return fieldError(mp+".proxy_version", "%q: want an Envoy release such as 1.38.3", m.ProxyVersion)
 		}
 	}
+	if m.AccessLog && platformType != PlatformLab {
+		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)
+	}
 	if m.Workers < 0 {
 		return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)
 	}
@@ -370,11 +376,20 @@ func (l Load) validate(path string) error {
 	return nil
 }
 
+// namespacePrefix is a namespace name once a number follows it.
+var namespacePrefix = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
+
 // validate checks a Kubernetes section; a study on Kubernetes must have
 // one, as it must name meshbench's image.
 func (k *Kubernetes) validate() error {
 	if k == nil || k.Image == "" {
 		return fieldError("platform.kubernetes.image", "required on Kubernetes: the registry and tag of meshbench's image (or --image)")
+	}
+	if k.NamespacePrefix != "" && !namespacePrefix.MatchString(k.NamespacePrefix) {
+		return fieldError("platform.kubernetes.namespace_prefix", "%q: want lower-case letters, digits and '-', starting with a letter, such as \"mb-\"", k.NamespacePrefix)
+	}
+	if k.SampleInterval < 0 {
+		return fieldError("platform.kubernetes.sample_interval", "must not be negative, got %s", k.SampleInterval)
 	}
 	if k.Timeout < 0 {
 		return fieldError("platform.kubernetes.timeout", "must not be negative, got %s", k.Timeout)

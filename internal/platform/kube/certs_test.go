@@ -21,6 +21,9 @@ type testPKI struct {
 	CA, ServerCert, ServerKey, AdminCert, AdminKey, SAKey, SAPub string
 	// NobodyCert and NobodyKey are a user no role is bound to.
 	NobodyCert, NobodyKey string
+	// RunnerCert and RunnerKey are the user `meshbench kubernetes rbac`'s
+	// role is bound to, and nothing else.
+	RunnerCert, RunnerKey string
 }
 
 func writePKI(dir string) (testPKI, error) {
@@ -29,6 +32,7 @@ func writePKI(dir string) (testPKI, error) {
 		AdminCert: filepath.Join(dir, "admin.crt"), AdminKey: filepath.Join(dir, "admin.key"),
 		SAKey: filepath.Join(dir, "sa.key"), SAPub: filepath.Join(dir, "sa.pub"),
 		NobodyCert: filepath.Join(dir, "nobody.crt"), NobodyKey: filepath.Join(dir, "nobody.key"),
+		RunnerCert: filepath.Join(dir, "runner.crt"), RunnerKey: filepath.Join(dir, "runner.key"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -80,6 +84,9 @@ func writePKI(dir string) (testPKI, error) {
 		return pki, err
 	}
 	if err := leaf(4, "meshbench-nobody", nil, x509.ExtKeyUsageClientAuth, nil, nil, pki.NobodyCert, pki.NobodyKey); err != nil {
+		return pki, err
+	}
+	if err := leaf(5, runnerUser, nil, x509.ExtKeyUsageClientAuth, nil, nil, pki.RunnerCert, pki.RunnerKey); err != nil {
 		return pki, err
 	}
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -6,24 +6,25 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
-const istioRepo = "https://istio-release.storage.googleapis.com/charts"
+const istioRepo = versions.IstioRepo
 
-// DefaultCharts are the pinned charts: the versions the studies ran
-// (Istio 1.22.0, Linkerd stable-2.14.10). Cilium has none: it is the
+// DefaultCharts are the pinned charts, as package versions pins them.
+// Cilium has none: it is the
 // cluster's network plugin, which meshbench never installs. Linkerd's come
 // from the user's Helm repositories, added as "linkerd" with
 // `helm repo add linkerd https://helm.linkerd.io/stable`.
 func DefaultCharts() map[string]mesh.ChartSource {
 	return map[string]mesh.ChartSource{
-		mesh.ChartIstioBase:      {Chart: "base", Repo: istioRepo, Version: "1.22.0"},
-		mesh.ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: "1.22.0"},
-		mesh.ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: "1.22.0"},
-		mesh.ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: "1.22.0"},
-		mesh.ChartIstioGateway:   {Chart: "gateway", Repo: istioRepo, Version: "1.22.0"},
-		mesh.ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: "1.8.0"},
-		mesh.ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: "1.16.11"},
+		mesh.ChartIstioBase:      {Chart: "base", Repo: istioRepo, Version: versions.Istio},
+		mesh.ChartIstiod:         {Chart: "istiod", Repo: istioRepo, Version: versions.Istio},
+		mesh.ChartIstioCNI:       {Chart: "cni", Repo: istioRepo, Version: versions.Istio},
+		mesh.ChartZtunnel:        {Chart: "ztunnel", Repo: istioRepo, Version: versions.Istio},
+		mesh.ChartIstioGateway:   {Chart: "gateway", Repo: istioRepo, Version: versions.Istio},
+		mesh.ChartLinkerdCRDs:    {Chart: "linkerd/linkerd-crds", Version: versions.LinkerdCRDsChart},
+		mesh.ChartLinkerdControl: {Chart: "linkerd/linkerd-control-plane", Version: versions.LinkerdControlChart},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 func TestResolveCharts(t *testing.T) {
@@ -17,13 +18,13 @@ func TestResolveCharts(t *testing.T) {
 		want    mesh.ChartSource
 		wantErr string
 	}{
-		{name: "pinned", key: mesh.ChartIstiod, want: mesh.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.22.0"}},
+		{name: "pinned", key: mesh.ChartIstiod, want: mesh.ChartSource{Chart: "istiod", Repo: istioRepo, Version: versions.Istio}},
 		{name: "version only keeps the source", over: map[string]mesh.ChartSource{mesh.ChartIstiod: {Version: "1.24.2"}},
 			key: mesh.ChartIstiod, want: mesh.ChartSource{Chart: "istiod", Repo: istioRepo, Version: "1.24.2"}},
 		{name: "local chart drops the pinned version", over: map[string]mesh.ChartSource{mesh.ChartZtunnel: {Chart: "/charts/ztunnel"}},
 			key: mesh.ChartZtunnel, want: mesh.ChartSource{Chart: "/charts/ztunnel"}},
 		{name: "values ride along", over: map[string]mesh.ChartSource{mesh.ChartIstioGateway: {Values: map[string]any{"replicaCount": 2}}},
-			key: mesh.ChartIstioGateway, want: mesh.ChartSource{Chart: "gateway", Repo: istioRepo, Version: "1.22.0", Values: map[string]any{"replicaCount": 2}}},
+			key: mesh.ChartIstioGateway, want: mesh.ChartSource{Chart: "gateway", Repo: istioRepo, Version: versions.Istio, Values: map[string]any{"replicaCount": 2}}},
 		{name: "cilium is not a chart meshbench installs", over: map[string]mesh.ChartSource{"cilium": {Version: "1.15.1"}}, wantErr: "charts.cilium: unknown chart"},
 		{name: "unknown key", over: map[string]mesh.ChartSource{"istio-egress": {Version: "1"}}, wantErr: "charts.istio-egress: unknown chart"},
 		{name: "repo without chart", over: map[string]mesh.ChartSource{mesh.ChartZtunnel: {Repo: "https://x"}}, wantErr: "without a chart name"},

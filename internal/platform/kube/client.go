@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +33,9 @@ func newClients(kubeconfig, context string) (*clients, error) {
 	}
 	raw := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
 	cfg, err := raw.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errNoKubeconfig(kubeconfig)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w (set --kubeconfig and --context)", err)
 	}
@@ -69,3 +73,17 @@ func (c *clients) ToRawKubeConfigLoader() clientcmd.ClientConfig { return c.raw 
 
 // resetDiscovery forgets cached API groups, after CRDs came or went.
 func (c *clients) resetDiscovery() { c.mapper.Reset() }
+
+// errNoKubeconfig is meshbench's own message for a missing kubeconfig,
+// in place of client-go's advice about KUBERNETES_MASTER, which a user of
+// meshbench has no use for.
+// The message carries its fix, so errNoKube's findings need no other.
+func errNoKubeconfig(explicit string) error {
+	if explicit != "" {
+		return fmt.Errorf("%w: %s holds no cluster; point --kubeconfig at the kubeconfig of the cluster to run on", errNoKube, explicit)
+	}
+	return fmt.Errorf("%w: --kubeconfig is not set, $KUBECONFIG names no file and ~/.kube/config does not exist; "+
+		"point --kubeconfig at the kubeconfig of the cluster to run on (kubectl config view --raw > FILE writes one)", errNoKube)
+}
+
+var errNoKube = errors.New("no kubeconfig")

@@ -285,12 +285,16 @@ users:
   user: {client-certificate: %q, client-key: %q}
 - name: nobody
   user: {client-certificate: %q, client-key: %q}
+- name: runner
+  user: {client-certificate: %q, client-key: %q}
 contexts:
 - name: it
   context: {cluster: it, user: admin}
 - name: nobody
   context: {cluster: it, user: nobody}
+- name: runner
+  context: {cluster: it, user: runner}
 current-context: it
-`, pki.CA, pki.AdminCert, pki.AdminKey, pki.NobodyCert, pki.NobodyKey)
+`, pki.CA, pki.AdminCert, pki.AdminKey, pki.NobodyCert, pki.NobodyKey, pki.RunnerCert, pki.RunnerKey)
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
-	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // selectorApps selects the workload's own pods and Deployments.
@@ -20,7 +19,7 @@ const selectorApps = selectorManaged + "," + labelComponent + "=" + componentApp
 // manifests returns the workload's objects for this cluster's placement.
 func (p *kubePlatform) manifests(w platform.Workload) ([]*unstructured.Unstructured, error) {
 	return workloadManifests(w, manifestParams{
-		Image: p.opts.Image, PullPolicy: corev1.PullPolicy(p.opts.ImagePullPolicy), Place: p.place(infra.NodeApp),
+		Prefix: p.opts.NamespacePrefix, Image: p.opts.Image, PullPolicy: corev1.PullPolicy(p.opts.ImagePullPolicy), Place: p.place(infra.NodeApp),
 	})
 }
 
@@ -34,9 +33,9 @@ func (p *kubePlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes: workload: %w", err)
 	}
-	namespaces := topology.Namespaces(w.Namespaces)
+	namespaces := workloadNamespaces(p.opts.NamespacePrefix, w.Namespaces)
 	p.log.Info("deploying workload", "graph", w.Graph.Name, "namespaces", len(namespaces), "objects", len(objs))
-	if err := p.c.apply(ctx, objs, false); err != nil {
+	if err := p.apply(ctx, objs); err != nil {
 		return fmt.Errorf("kubernetes: deploy: %w", p.rollbackOnCancel(ctx, err))
 	}
 	p.workload, p.namespaces = &w, namespaces
@@ -58,7 +57,7 @@ func (p *kubePlatform) rollbackOnCancel(ctx context.Context, err error) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
 	p.workload, p.namespaces = nil, nil
-	if rerr := p.deleteNamespaces(rctx, selectorManaged+","+labelComponent+"="+componentWorkload); rerr != nil {
+	if rerr := p.deleteNamespaces(rctx, p.selector(componentWorkload)); rerr != nil {
 		return fmt.Errorf("%w (and rolling back: %v)", err, rerr)
 	}
 	return err
@@ -72,7 +71,7 @@ func (p *kubePlatform) prune(ctx context.Context, keep []*unstructured.Unstructu
 	for _, o := range keep {
 		want.Insert(o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName())
 	}
-	sel := metav1.ListOptions{LabelSelector: selectorManaged + "," + labelComponent + "=" + componentWorkload}
+	sel := metav1.ListOptions{LabelSelector: p.selector(componentWorkload)}
 	nss, err := p.c.kube.CoreV1().Namespaces().List(ctx, sel)
 	if err != nil {
 		return fmt.Errorf("list namespaces: %w", err)
@@ -83,7 +82,7 @@ func (p *kubePlatform) prune(ctx context.Context, keep []*unstructured.Unstructu
 			stale = append(stale, object("v1", "Namespace", "", ns.Name))
 			continue
 		}
-		managed := metav1.ListOptions{LabelSelector: selectorManaged}
+		managed := metav1.ListOptions{LabelSelector: runSelector(p.opts.RunID)}
 		deps, err := p.c.kube.AppsV1().Deployments(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: selectorApps})
 		if err != nil {
 			return fmt.Errorf("list deployments: %w", err)

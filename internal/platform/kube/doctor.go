@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -60,6 +61,9 @@ func doctorCluster(ctx context.Context, opts Options, cluster infra.ClusterSpec)
 		opts.Image = "(doctor)" // the image is the study's to check, not the cluster's
 	}
 	p, err := newPlatform(opts)
+	if errors.Is(err, errNoKube) {
+		return []platform.Finding{{Check: "kubeconfig", Detail: err.Error()}}
+	}
 	if err != nil {
 		return []platform.Finding{{Check: "kubeconfig", Detail: err.Error(),
 			Fix: "give --kubeconfig FILE (or set $KUBECONFIG) and --context NAME of a context in it"}}
@@ -110,29 +114,12 @@ func serverVersion(ctx context.Context, p *kubePlatform) (string, error) {
 	return v.GitVersion, nil
 }
 
-// needed are the actions a run takes, as SelfSubjectAccessReviews ask
-// them: namespaces and workloads, chart objects (CRDs, webhooks, RBAC),
-// Helm's release Secrets, Jobs, pod logs and nodes.
-var needed = []authv1.ResourceAttributes{
-	{Verb: "create", Resource: "namespaces"},
-	{Verb: "delete", Resource: "namespaces"},
-	{Verb: "patch", Resource: "namespaces"},
-	{Verb: "list", Resource: "nodes"},
-	{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
-	{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"},
-	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
-	{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"},
-	{Verb: "create", Group: "apps", Resource: "deployments", Namespace: "ns-1"},
-	{Verb: "create", Group: "batch", Resource: "jobs", Namespace: "ns-1"},
-	{Verb: "create", Resource: "secrets", Namespace: istioNamespace},
-	{Verb: "get", Resource: "pods", Subresource: "log", Namespace: "ns-1"},
-}
-
 // permissionFindings asks the API server whether the kubeconfig's user may
 // do what a run does.
 func (p *kubePlatform) permissionFindings(ctx context.Context) []platform.Finding {
 	var denied []string
-	for _, ra := range needed {
+	asked := needed()
+	for _, ra := range asked {
 		r, err := p.c.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &ra}}, metav1.CreateOptions{})
 		if err != nil {
@@ -140,21 +127,14 @@ func (p *kubePlatform) permissionFindings(ctx context.Context) []platform.Findin
 				Fix: "the user needs rights to ask what it may do (system:basic-user), and cluster-admin to run"}}
 		}
 		if !r.Status.Allowed {
-			what := ra.Verb + " " + ra.Resource
-			if ra.Subresource != "" {
-				what += "/" + ra.Subresource
-			}
-			if ra.Group != "" {
-				what += "." + ra.Group
-			}
-			denied = append(denied, what)
+			denied = append(denied, what(ra))
 		}
 	}
 	if len(denied) > 0 {
 		return []platform.Finding{{Check: "permissions", Detail: "denied: " + strings.Join(denied, ", "),
-			Fix: "run as cluster-admin: kubectl create clusterrolebinding meshbench --clusterrole=cluster-admin --user=USER"}}
+			Fix: "bind the role a run needs: meshbench kubernetes rbac --user USER | kubectl apply -f -"}}
 	}
-	return []platform.Finding{{Check: "permissions", OK: true, Detail: fmt.Sprintf("%d actions a run takes are allowed", len(needed))}}
+	return []platform.Finding{{Check: "permissions", OK: true, Detail: fmt.Sprintf("%d actions a run takes are allowed", len(asked))}}
 }
 
 // nodeFindings checks the study's roles against the nodes.

@@ -73,8 +73,8 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 	// context ends, and could create objects after a rollback removed
 	// the release.
 	in.Timeout = p.opts.Timeout
-	in.Labels = map[string]string{labelManagedBy: managedBy, labelOrder: strconv.Itoa(order)}
-	in.PostRenderer = labelRenderer{release: r.Name}
+	in.Labels = map[string]string{labelManagedBy: managedBy, labelRun: p.opts.RunID, labelOrder: strconv.Itoa(order)}
+	in.PostRenderer = labelRenderer{release: r.Name, run: p.opts.RunID}
 	in.RepoURL, in.Version = src.Repo, src.Version
 	if registry.IsOCI(src.Chart) {
 		rc, err := registry.NewClient()
@@ -108,16 +108,16 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 
 // installedRelease is a release meshbench installed, found by its label.
 type installedRelease struct {
-	Name, Namespace string
-	Order           int
+	Name, Namespace, Run string
+	Order                int
 }
 
-// installedReleases lists meshbench's Helm releases in install order, from
-// the cluster rather than memory, so that a run that crashed is cleaned up
-// by the next.
-func (p *kubePlatform) installedReleases(ctx context.Context) ([]installedRelease, error) {
+// installedReleases lists the Helm releases a run installed ("" every
+// run's) in install order, from the cluster rather than memory, so that
+// what a crashed run left can be removed.
+func (p *kubePlatform) installedReleases(ctx context.Context, run string) ([]installedRelease, error) {
 	secrets, err := p.c.kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{
-		LabelSelector: "owner=helm," + selectorManaged,
+		LabelSelector: "owner=helm," + runSelector(run),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list helm releases: %w", err)
@@ -125,25 +125,36 @@ func (p *kubePlatform) installedReleases(ctx context.Context) ([]installedReleas
 	seen := map[string]bool{}
 	var out []installedRelease
 	for _, s := range secrets.Items {
-		r := installedRelease{Name: s.Labels["name"], Namespace: s.Namespace}
+		r := installedRelease{Name: s.Labels["name"], Namespace: s.Namespace, Run: s.Labels[labelRun]}
 		r.Order, _ = strconv.Atoi(s.Labels[labelOrder])
 		if key := r.Namespace + "/" + r.Name; !seen[key] {
 			seen[key] = true
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Run != out[j].Run {
+			return out[i].Run < out[j].Run
+		}
+		return out[i].Order < out[j].Order
+	})
 	return out, nil
 }
 
-// uninstallRelease removes a release and waits for its objects to go.
-func (p *kubePlatform) uninstallRelease(r installedRelease) error {
+// uninstallRelease removes a release and waits for its objects to go,
+// within ctx's deadline: Helm's uninstall takes no context, only a
+// timeout, so it gets the time left.
+func (p *kubePlatform) uninstallRelease(ctx context.Context, r installedRelease) error {
+	timeout, err := helmTimeout(ctx, p.opts.Timeout)
+	if err != nil {
+		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
+	}
 	cfg, err := p.helmConfig(r.Namespace)
 	if err != nil {
 		return err
 	}
 	un := action.NewUninstall(cfg)
-	un.Wait, un.Timeout, un.IgnoreNotFound = true, p.opts.Timeout, true
+	un.Wait, un.Timeout, un.IgnoreNotFound = true, timeout, true
 	p.log.Info("uninstalling chart", "release", r.Name, "namespace", r.Namespace)
 	if _, err := un.Run(r.Name); err != nil && !strings.Contains(err.Error(), driver.ErrReleaseNotFound.Error()) {
 		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
@@ -151,15 +162,47 @@ func (p *kubePlatform) uninstallRelease(r installedRelease) error {
 	return nil
 }
 
+// crdSelector selects the CRDs a run's release kept; "" for either is
+// any. Charts label their objects managed-by Helm, so the run label alone
+// says they are meshbench's.
+func crdSelector(run, release string) string {
+	sel := labelRun
+	if run != "" {
+		sel += "=" + run
+	}
+	sel += "," + labelRelease
+	if release != "" {
+		sel += "=" + release
+	}
+	return sel
+}
+
+// helmTimeout is the timeout of a Helm action that takes no context: the
+// platform's, cut to the time left before ctx's deadline; an error when
+// ctx is done.
+func helmTimeout(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		if left <= 0 {
+			return 0, context.DeadlineExceeded
+		}
+		timeout = min(timeout, left)
+	}
+	return timeout, nil
+}
+
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // deleteKeptCRDs deletes the CRDs a release installed that Helm kept on
 // uninstall (Istio marks its CRDs helm.sh/resource-policy: keep), found by
-// the release label meshbench rendered onto them, and waits until they
-// are gone. The release created them, so they were not there before.
-func (p *kubePlatform) deleteKeptCRDs(ctx context.Context, release string) error {
+// the run and release labels meshbench rendered onto them, and waits until
+// they are gone. The release created them, so they were not there before.
+func (p *kubePlatform) deleteKeptCRDs(ctx context.Context, run, release string) error {
 	ri := p.c.dyn.Resource(crdGVR)
-	sel := metav1.ListOptions{LabelSelector: labelRelease + "=" + release}
+	sel := metav1.ListOptions{LabelSelector: crdSelector(run, release)}
 	list, err := ri.List(ctx, sel)
 	if err != nil {
 		return fmt.Errorf("list CRDs of %s: %w", release, err)

@@ -9,8 +9,9 @@ import (
 )
 
 // labelRenderer is a Helm post-renderer that labels every rendered object
-// with its release, so that meshbench finds chart objects by label too.
-type labelRenderer struct{ release string }
+// with its release and run, so that meshbench finds chart objects by label
+// too.
+type labelRenderer struct{ release, run string }
 
 // Run implements postrender.PostRenderer.
 func (l labelRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
@@ -34,6 +35,7 @@ func (l labelRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 			md["labels"] = lbl
 		}
 		lbl[labelRelease] = l.release
+		lbl[labelRun] = l.run
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("post-render: %w", err)

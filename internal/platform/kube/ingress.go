@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +47,7 @@ const (
 	labelIngressUseWaypoint = "istio.io/ingress-use-waypoint"
 
 	// defaultGatewayImage is the plain gateway's Envoy.
-	defaultGatewayImage = "docker.io/envoyproxy/envoy:v1.34.1"
+	defaultGatewayImage = versions.GatewayImage
 )
 
 // ingressPlace is where the gateway runs: the ingress node, else the mesh
@@ -93,7 +94,7 @@ func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 			"nodeSelector":   sel,
 			"tolerations":    tol,
 		}})
-		pl.Objects = append(pl.Objects, istioIngressRoutes(p.namespaces, p.workload.Graph.Entry, p.entryPort())...)
+		pl.Objects = append(pl.Objects, istioIngressRoutes(p.namespaces, p.workload.Graph.Entry, p.entryPort(), p.domain())...)
 		if pl.Profile.Waypoint {
 			// The gateway sends through the namespace's waypoint, so that
 			// its L7 policy applies to ingress traffic too (Istio 1.23
@@ -103,7 +104,7 @@ func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 		return pl, nil
 	}
 	pl.Namespaces = append(pl.Namespaces, plainIngressNamespace)
-	objs, err := plainIngress(p.namespaces, p.workload.Graph.Entry, p.entryPort(), p.ingressPlace(), p.opts.GatewayImage, pl.Profile)
+	objs, err := plainIngress(p.namespaces, p.workload.Graph.Entry, p.entryPort(), p.domain(), p.ingressPlace(), p.opts.GatewayImage, pl.Profile)
 	if err != nil {
 		return meshPlan{}, err
 	}
@@ -118,7 +119,7 @@ func (p *kubePlatform) entryPort() int {
 
 // istioIngressRoutes are the Istio Gateway on the gateway's pods and one
 // VirtualService routing /<ns>/ to each namespace's entry Service.
-func istioIngressRoutes(namespaces []string, entry string, port int) []*unstructured.Unstructured {
+func istioIngressRoutes(namespaces []string, entry string, port int, domain string) []*unstructured.Unstructured {
 	gw := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "networking.istio.io/v1", "kind": "Gateway",
 		"metadata": meshMeta(istioNamespace, plainIngressName),
@@ -137,7 +138,7 @@ func istioIngressRoutes(namespaces []string, entry string, port int) []*unstruct
 			"match":   []any{map[string]any{"uri": map[string]any{"prefix": "/" + ns + "/"}}},
 			"rewrite": map[string]any{"uri": "/"},
 			"route": []any{map[string]any{"destination": map[string]any{
-				"host": fmt.Sprintf("%s.%s.svc.cluster.local", entry, ns), "port": map[string]any{"number": int64(port)},
+				"host": fmt.Sprintf("%s.%s.svc.%s", entry, ns, domain), "port": map[string]any{"number": int64(port)},
 			}}},
 		})
 	}
@@ -158,13 +159,13 @@ func istioIngressRoutes(namespaces []string, entry string, port int) []*unstruct
 // it is meshed as Linkerd meshes ingresses (inject: ingress), so that its
 // calls are mTLS as the profile's inbound policy demands; otherwise it is
 // a plain client of the entry Services.
-func plainIngress(namespaces []string, entry string, port int, place placement, image string, pr profile) ([]*unstructured.Unstructured, error) {
+func plainIngress(namespaces []string, entry string, port int, domain string, place placement, image string, pr profile) ([]*unstructured.Unstructured, error) {
 	labels := map[string]string{labelComponent: componentIngress, labelApp: plainIngressName}
 	annotations := maps.Clone(installers[pr.Mesh].ingressAnnotations)
 	objs := []runtime.Object{
 		&corev1.ServiceAccount{ObjectMeta: objMeta(plainIngressNamespace, plainIngressName, nil)},
 		&corev1.ConfigMap{ObjectMeta: objMeta(plainIngressNamespace, plainIngressName, nil),
-			Data: map[string]string{"envoy.yaml": plainIngressConfig(namespaces, entry, port)}},
+			Data: map[string]string{"envoy.yaml": plainIngressConfig(namespaces, entry, port, domain)}},
 		&corev1.Service{
 			ObjectMeta: objMeta(plainIngressNamespace, plainIngressName, labels),
 			Spec: corev1.ServiceSpec{
@@ -181,11 +182,12 @@ func plainIngress(namespaces []string, entry string, port int, place placement, 
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: managedLabels(labels), Annotations: annotations},
 					Spec: corev1.PodSpec{
+						SecurityContext:    podSecurity(envoyUID),
 						ServiceAccountName: plainIngressName,
 						NodeSelector:       place.NodeSelector,
 						Tolerations:        place.Tolerations,
 						Containers: []corev1.Container{{
-							Name: "envoy", Image: image,
+							Name: "envoy", Image: image, SecurityContext: gatewaySecurity(),
 							Args:  []string{"-c", "/etc/envoy/envoy.yaml", "--log-level", "warn"},
 							Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: plainIngressListen, Protocol: corev1.ProtocolTCP}},
 							ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
@@ -208,7 +210,7 @@ func plainIngress(namespaces []string, entry string, port int, place placement, 
 // plainIngressListen, /<ns>/ (stripped) to each namespace's entry Service
 // by its DNS name, no route timeout (a closed loop at saturation waits as
 // long as it must), and the admin interface on loopback only.
-func plainIngressConfig(namespaces []string, entry string, port int) string {
+func plainIngressConfig(namespaces []string, entry string, port int, domain string) string {
 	var routes, clusters strings.Builder
 	for _, ns := range namespaces {
 		fmt.Fprintf(&routes, `
@@ -223,7 +225,7 @@ func plainIngressConfig(namespaces []string, entry string, port int) string {
       cluster_name: %[1]s
       endpoints:
       - lb_endpoints:
-        - endpoint: {address: {socket_address: {address: %[2]s.%[1]s.svc.cluster.local, port_value: %[3]d}}}`, ns, entry, port)
+        - endpoint: {address: {socket_address: {address: %[2]s.%[1]s.svc.%[4]s, port_value: %[3]d}}}`, ns, entry, port, domain)
 	}
 	return fmt.Sprintf(`admin:
   address: {socket_address: {address: 127.0.0.1, port_value: 9901}}

@@ -53,7 +53,7 @@ func TestPlainIngressConfig(t *testing.T) {
 			} `json:"clusters"`
 		} `json:"static_resources"`
 	}
-	if err := yaml.Unmarshal([]byte(plainIngressConfig([]string{"ns-1", "ns-2"}, "productpage", 9080)), &cfg); err != nil {
+	if err := yaml.Unmarshal([]byte(plainIngressConfig([]string{"ns-1", "ns-2"}, "productpage", 9080, defaultClusterDomain)), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	routes := cfg.StaticResources.Listeners[0].FilterChains[0].Filters[0].TypedConfig.RouteConfig.VirtualHosts[0].Routes
@@ -79,7 +79,7 @@ func TestIntegrationPlainIngressConfigValid(t *testing.T) {
 	envoy := os.Getenv("MESHBENCH_ENVOY")
 	testenv.Need(t, envoy != "", "Envoy: set MESHBENCH_ENVOY to an envoy binary (scripts/setup.sh installs one in .venv)")
 	path := filepath.Join(t.TempDir(), "envoy.yaml")
-	if err := os.WriteFile(path, []byte(plainIngressConfig([]string{"ns-1", "ns-2"}, "productpage", 9080)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(plainIngressConfig([]string{"ns-1", "ns-2"}, "productpage", 9080, defaultClusterDomain)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(envoy, "--mode", "validate", "-c", path, "--disable-hot-restart").CombinedOutput()

@@ -41,7 +41,7 @@ func TestIntegrationDoctor(t *testing.T) {
 		{name: "an unknown context", set: func(o *Options) { o.Context = "elsewhere" }, cluster: testClusterSpec,
 			failing: map[string]string{"kubeconfig": "--context"}},
 		{name: "a user without rights", set: func(o *Options) { o.Context = "nobody" }, cluster: testClusterSpec,
-			failing: map[string]string{"permissions": "cluster-admin", "nodes": "list nodes"}},
+			failing: map[string]string{"permissions": "meshbench kubernetes rbac", "nodes": "list nodes"}},
 		{name: "a role no node has", set: func(*Options) {},
 			cluster: infra.ClusterSpec{Nodes: []infra.NodeSpec{{Role: infra.NodeApp}, {Role: infra.NodeLoad}, {Role: infra.NodeIngress}}},
 			failing: map[string]string{"nodes": "role ingress"}},

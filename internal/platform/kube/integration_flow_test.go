@@ -65,7 +65,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") {
 		t.Errorf("plaintext probe detail %q does not say its output could not be read", ch.Detail)
 	}
-	rels, err := p.installedReleases(ctx)
+	rels, err := p.installedReleases(ctx, p.opts.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestIntegrationFullFlow(t *testing.T) {
 	if err := p.RemoveMesh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rels, _ := p.installedReleases(ctx); len(rels) != 0 {
+	if rels, _ := p.installedReleases(ctx, p.opts.RunID); len(rels) != 0 {
 		t.Errorf("releases left after RemoveMesh: %v", rels)
 	}
 	for _, ns := range p.namespaces {
@@ -205,7 +205,7 @@ func TestIntegrationCancelRollsBack(t *testing.T) {
 	go func() {
 		// Interrupt once the first chart is in.
 		for ictx.Err() == nil {
-			if rels, _ := p.installedReleases(ictx); len(rels) > 0 {
+			if rels, _ := p.installedReleases(ictx, p.opts.RunID); len(rels) > 0 {
 				icancel()
 				return
 			}
@@ -218,7 +218,7 @@ func TestIntegrationCancelRollsBack(t *testing.T) {
 		t.Fatal("InstallMesh succeeded despite the interruption")
 	}
 	t.Logf("interrupted install: %v", err)
-	if rels, err := p.installedReleases(ctx); err != nil || len(rels) != 0 {
+	if rels, err := p.installedReleases(ctx, p.opts.RunID); err != nil || len(rels) != 0 {
 		t.Errorf("after an interrupted install: releases %v (err %v), want none", rels, err)
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, istioNamespace, metav1.GetOptions{}); err == nil {

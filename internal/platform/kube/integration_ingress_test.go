@@ -84,7 +84,7 @@ func TestIntegrationIngressCell(t *testing.T) {
 		t.Fatalf("InstallMesh ambient with ingress: err = %v, want the Istio gateway's rollout to fail for want of injection", err)
 	}
 	t.Logf("Istio gateway install, as far as kwok allows: %v", err)
-	if rels, _ := p.installedReleases(ctx); len(rels) != 0 {
+	if rels, _ := p.installedReleases(ctx, p.opts.RunID); len(rels) != 0 {
 		t.Errorf("releases left after the failed install: %s", releaseNames(rels))
 	}
 

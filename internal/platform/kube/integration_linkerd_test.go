@@ -126,7 +126,7 @@ func TestIntegrationLinkerd(t *testing.T) {
 
 func mustReleases(t *testing.T, ctx context.Context, p *kubePlatform) []installedRelease {
 	t.Helper()
-	rels, err := p.installedReleases(ctx)
+	rels, err := p.installedReleases(ctx, p.opts.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,14 +55,10 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 	}
 	o := Options{
 		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
-		Prometheus: emptyPrometheus(t),
-		Charts: map[string]mesh.ChartSource{
-			mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},
-			mesh.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
-			mesh.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
-			mesh.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
-			mesh.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
-		},
+		Prometheus: emptyPrometheus(t), Charts: testCharts(c),
+		// The tests' phases are short: a test Prometheus that scrapes
+		// this often would sample them.
+		SampleInterval: 500 * time.Millisecond,
 	}
 	set(&o)
 	p, err := newPlatform(o)
@@ -77,6 +73,17 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 		}
 	})
 	return p
+}
+
+// testCharts are Istio's charts from the module cache.
+func testCharts(c *testCluster) map[string]mesh.ChartSource {
+	return map[string]mesh.ChartSource{
+		mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},
+		mesh.ChartIstiod:       {Chart: c.Charts + "/istio-control/istio-discovery"},
+		mesh.ChartIstioCNI:     {Chart: c.Charts + "/istio-cni"},
+		mesh.ChartZtunnel:      {Chart: c.Charts + "/ztunnel"},
+		mesh.ChartIstioGateway: {Chart: c.Charts + "/gateway"},
+	}
 }
 
 func TestIntegrationUpChecksRoles(t *testing.T) {
@@ -146,14 +153,15 @@ func TestIntegrationManifestsDryRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := tc.objects(t)
 			// Namespaced objects are only checked in a namespace that
-			// exists: create those for real (Down removes them).
+			// exists: create those for real, as this run's (Down removes
+			// them).
 			var nss []*unstructured.Unstructured
 			for _, o := range objs {
 				if o.GetKind() == "Namespace" {
 					nss = append(nss, o)
 				}
 			}
-			if err := p.c.apply(ctx, nss, false); err != nil {
+			if err := p.apply(ctx, nss); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.c.apply(ctx, objs, true); err != nil {

@@ -68,7 +68,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 	labels := map[string]string{labelComponent: js.Component}
 	c := corev1.Container{
 		Name: jobContainer, Image: image, ImagePullPolicy: pull, Resources: js.Resources,
-		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey),
+		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey), SecurityContext: containerSecurity(),
 	}
 	var volumes []corev1.Volume
 	if cm := bodyConfigMap(js); cm != nil {
@@ -91,6 +91,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 				},
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
+					SecurityContext:    podSecurity(nonRootUID),
 					ServiceAccountName: js.ServiceAccount,
 					NodeSelector:       js.Place.NodeSelector,
 					Tolerations:        js.Place.Tolerations,
@@ -132,7 +133,7 @@ func (p *kubePlatform) runJobs(ctx context.Context, specs []jobSpec) ([]jobResul
 			p.log.Warn("deleting jobs", "err", err)
 		}
 	}()
-	if err := p.c.apply(ctx, jobs, false); err != nil {
+	if err := p.apply(ctx, jobs); err != nil {
 		return nil, err
 	}
 	out := make([]jobResult, len(specs))

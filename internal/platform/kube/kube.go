@@ -28,6 +28,9 @@ type kubePlatform struct {
 	workload   *platform.Workload
 	namespaces []string // the workload's namespaces
 	mesh       *installedMesh
+	lease      *lease // this run's hold on the cluster, from Up to Down
+	// clusterDomain is the cluster's DNS domain, which Up reads.
+	clusterDomain string
 }
 
 // Info reports the cluster's version and the app nodes' kernel and CPUs.

@@ -38,7 +38,11 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 		}
 	}
 	// A run whose resources cannot be sampled is wasted: find out first.
-	if err := p.resourcesReachable(ctx); err != nil {
+	err := p.resourcesReachable(ctx)
+	if least := infra.MinSamplesPerPhase * p.opts.SampleInterval; err == nil && spec.Options.Duration > 0 && spec.Options.Duration < least {
+		return m, fmt.Errorf("kubernetes: a measured phase of %s is shorter than %d samples of the metrics source (one every %s): lengthen load.duration to at least %s", spec.Options.Duration, infra.MinSamplesPerPhase, p.opts.SampleInterval, least)
+	}
+	if err != nil {
 		return m, fmt.Errorf("kubernetes: measure: resources: %w", err)
 	}
 	deadline := loadDeadline(spec.Options)
@@ -65,6 +69,10 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 		js.Load = o
 		specs = append(specs, js)
 	}
+	podsBefore, err := p.watchedPods(ctx)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
 	rec := p.newRecorder(p.watchedNamespaces())
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -76,6 +84,11 @@ func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 	if err != nil {
 		return m, fmt.Errorf("kubernetes: measure: %w", err)
 	}
+	podsAfter, err := p.watchedPods(ctx)
+	if err != nil {
+		return m, fmt.Errorf("kubernetes: measure: %w", err)
+	}
+	m.Faults = restartFaults(podsAfter, restartCounts(podsBefore))
 	var loadPods []corev1.Pod
 	for _, r := range results {
 		loadPods = append(loadPods, *r.Pod)
@@ -153,7 +166,12 @@ func (p *kubePlatform) watchedNamespaces() []string {
 // API, or the study's Prometheus.
 func (p *kubePlatform) resourcesReachable(ctx context.Context) error {
 	if p.opts.Prometheus == "" {
-		_, err := p.podMetrics(ctx, p.namespaces[0])
+		pm, err := p.podMetrics(ctx, p.namespaces[0])
+		// The metrics API says its resolution: the window each reading
+		// averages over.
+		for _, it := range pm.Items {
+			p.opts.SampleInterval = max(p.opts.SampleInterval, it.Window.Duration)
+		}
 		return err
 	}
 	_, err := promRaw(ctx, p.opts.Prometheus, "up[1m]", time.Now())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -45,7 +46,7 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	// A mesh left by an earlier run (crashed, or not removed) would clash.
+	// The mesh of this run's previous cell would clash.
 	if err := p.RemoveMesh(ctx); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,12 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh
 func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	p.mesh = &installedMesh{Plan: pl, Versions: map[string]string{}}
 	for _, ns := range pl.Namespaces {
-		if err := p.ensureNamespace(ctx, ns, pl.SystemLabels[ns]); err != nil {
+		labels := maps.Clone(pl.SystemLabels[ns])
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[labelPSS] = systemPodSecurity(pl, ns)
+		if err := p.ensureNamespace(ctx, ns, labels); err != nil {
 			return err
 		}
 	}
@@ -93,10 +99,15 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 		p.mesh.Charts = append(p.mesh.Charts, ic)
 	}
 	p.c.resetDiscovery() // the charts brought CRDs
-	if err := p.labelNamespaces(ctx, pl.NSLabels, pl.NSAnnotations); err != nil {
+	nsLabels := maps.Clone(pl.NSLabels)
+	if nsLabels == nil {
+		nsLabels = map[string]string{}
+	}
+	nsLabels[labelPSS] = podSecurityLevel(pl.Profile)
+	if err := p.labelNamespaces(ctx, nsLabels, pl.NSAnnotations); err != nil {
 		return err
 	}
-	if err := p.c.apply(ctx, pl.Objects, false); err != nil {
+	if err := p.apply(ctx, pl.Objects); err != nil {
 		return err
 	}
 	if err := p.restartWorkload(ctx, podDataplane(pl.Profile)); err != nil {
@@ -104,7 +115,7 @@ func (p *kubePlatform) install(ctx context.Context, pl meshPlan) error {
 	}
 	if pl.Ingress && pl.Profile.Family().IngressChart == "" {
 		// The plain gateway is applied, not a chart: wait for it here.
-		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, selectorManaged+","+labelComponent+"="+componentIngress); err != nil {
+		if err := p.waitRollouts(ctx, []string{plainIngressNamespace}, p.selector(componentIngress)); err != nil {
 			return fmt.Errorf("ingress gateway: %w", err)
 		}
 	}
@@ -129,7 +140,7 @@ func (p *kubePlatform) ensureNamespace(ctx context.Context, name string, labels 
 	l := managedLabels(labels)
 	l[labelComponent] = componentMesh
 	ns.SetLabels(l)
-	return p.c.apply(ctx, []*unstructured.Unstructured{ns}, false)
+	return p.apply(ctx, []*unstructured.Unstructured{ns})
 }
 
 // labelNamespaces sets the mesh's labels and annotations on every
@@ -201,7 +212,7 @@ func (p *kubePlatform) restartWorkload(ctx context.Context, dataplane string) er
 // and the system namespaces meshbench created. The workload's pods are
 // re-created without sidecars.
 func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
-	if err := p.removeMeshObjects(ctx); err != nil {
+	if err := p.removeMeshObjects(ctx, p.opts.RunID); err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
 	if p.namespaces != nil {
@@ -209,19 +220,19 @@ func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
 	}
-	rels, err := p.installedReleases(ctx)
+	rels, err := p.installedReleases(ctx, p.opts.RunID)
 	if err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
 	for i := len(rels) - 1; i >= 0; i-- {
-		if err := p.uninstallRelease(rels[i]); err != nil {
+		if err := p.uninstallRelease(ctx, rels[i]); err != nil {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
-		if err := p.deleteKeptCRDs(ctx, rels[i].Name); err != nil {
+		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
 	}
-	if err := p.deleteNamespaces(ctx, selectorManaged+","+labelComponent+"="+componentMesh); err != nil {
+	if err := p.deleteNamespaces(ctx, p.selector(componentMesh)); err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
 	}
 	p.c.resetDiscovery()

@@ -181,6 +181,19 @@ func (p *kubePlatform) Up(ctx context.Context, spec infra.ClusterSpec) error {
 	if err := p.checkProfiles(ctx); err != nil {
 		return fmt.Errorf("kubernetes: %w", err)
 	}
+	if err := p.refuseForeignMeshes(ctx); err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	// Down releases the lease, after a failed Up too.
+	if err := p.acquire(ctx); err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	if err := p.refuseLeftovers(ctx); err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	if p.clusterDomain, err = p.readClusterDomain(ctx); err != nil {
+		return fmt.Errorf("kubernetes: the cluster's DNS domain: %w", err)
+	}
 	p.places, p.nodes = places, assigned
 	p.log.Info("cluster nodes match the study", "app", assigned[infra.NodeApp], "load", assigned[infra.NodeLoad], "mesh", assigned[infra.NodeMesh])
 	return nil

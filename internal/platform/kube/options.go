@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
@@ -22,6 +23,12 @@ type Options struct {
 	// Image is meshbench's own image, "registry/repository:tag", which
 	// every app, load and probe pod runs.
 	Image string
+	// RunID names this run on every object it makes, so that clean-up
+	// removes exactly what it made; empty is a fresh one (NewRunID).
+	RunID string
+	// NamespacePrefix names the workload's namespaces, PREFIX1 ...
+	// PREFIXn; empty is "ns-", as on every platform.
+	NamespacePrefix string
 	// ImagePullPolicy is the pods' pull policy; empty is IfNotPresent.
 	ImagePullPolicy string
 	// GatewayImage is the plain ingress gateway's Envoy image (baseline,
@@ -62,7 +69,7 @@ type Options struct {
 // Defaults.
 const (
 	defaultTimeout        = 5 * time.Minute
-	defaultSampleInterval = 15 * time.Second
+	defaultSampleInterval = infra.KubernetesSampleInterval
 )
 
 // Compile-time check that the platform implements the interface.
@@ -72,6 +79,9 @@ var _ platform.Platform = (*kubePlatform)(nil)
 // kubeconfig, but does not contact the cluster until Info or Up. When a
 // mesh names a context of its own, the platform spans those clusters.
 func New(opts Options) (platform.Platform, error) {
+	if opts.RunID == "" {
+		opts.RunID = NewRunID() // one id for every cluster of the run
+	}
 	byContext := map[string][]mesh.MeshSpec{}
 	var contexts []string // the study's own first, whose facts a result records
 	for _, m := range opts.Meshes {
@@ -117,6 +127,15 @@ func meshContext(opts Options, m mesh.MeshSpec) string {
 func newPlatform(opts Options) (*kubePlatform, error) {
 	if opts.Image == "" {
 		return nil, errors.New("kubernetes platform: image is required: the registry and tag of meshbench's image, such as ghcr.io/you/meshbench:v0.1.0")
+	}
+	if opts.RunID == "" {
+		opts.RunID = NewRunID()
+	}
+	if err := checkRunID(opts.RunID); err != nil {
+		return nil, fmt.Errorf("kubernetes platform: %w", err)
+	}
+	if opts.NamespacePrefix != "" && !namespacePrefixPattern.MatchString(opts.NamespacePrefix) {
+		return nil, fmt.Errorf("kubernetes platform: namespace_prefix %q: want lower-case letters, digits and '-', starting with a letter, at most 50", opts.NamespacePrefix)
 	}
 	switch opts.ImagePullPolicy {
 	case "", "Always", "IfNotPresent", "Never":

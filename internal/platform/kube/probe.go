@@ -27,7 +27,7 @@ type probeKind int
 
 const (
 	expectSuccess   probeKind = iota // some 2xx: the service answers
-	expectRefused                    // no 2xx at all: refused or reset
+	expectRefused                    // every request refused at the transport: refused, reset, closed or TLS failure
 	expectForbidden                  // every answer a 403: denied at L7
 )
 
@@ -37,7 +37,20 @@ type probe struct {
 	What   string
 	Expect probeKind
 	Job    jobSpec
+	// Control names the check that must pass for this one to count: a
+	// refusal proves nothing when the service would not have answered.
+	Control string
 }
+
+// refusalKinds are the errors a refusal by the mesh ends a request with:
+// the connection refused or reset, closed before an answer (a proxy that
+// wants TLS dropping a plaintext one), or a failed TLS handshake. A
+// timeout or a DNS failure is a network that drops everything (a
+// default-deny NetworkPolicy, say) and proves nothing about mTLS.
+var refusalKinds = []string{load.KindRefused, load.KindReset, load.KindClosed, load.KindTLS}
+
+// controlCheck is the probe every refusal is judged beside.
+const controlCheck = "meshed-call-succeeds"
 
 // probeRequests is how many requests a probe sends: enough that one lucky
 // connection cannot pass a check by itself.
@@ -61,13 +74,13 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 	if pr.MTLSProbe {
 		url := p.entryURL(ns)
 		ps = append(ps,
-			probe{Check: "meshed-call-succeeds", What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
+			probe{Check: controlCheck, What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
 				Job: job("meshed", ns, loadServiceAccount, url)},
 			probe{Check: mesh.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
-				Job: job("plaintext", probeNamespace, "default", url)})
+				Job: job("plaintext", probeNamespace, "default", url), Control: controlCheck})
 		if pr.L4Policy || pr.L7Policy {
 			pb := probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,
-				Expect: expectRefused, Job: job("identity", ns, probeServiceAccount, url)}
+				Expect: expectRefused, Job: job("identity", ns, probeServiceAccount, url), Control: controlCheck}
 			if pr.L7Policy {
 				// Refused at L7 the call is a 403, not a reset.
 				pb.Expect = expectForbidden
@@ -93,18 +106,18 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Che
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe})}
+	ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe, labelPSS: pssRestrict})}
 	objs, err := toUnstructured([]runtime.Object{ns})
 	if err != nil {
 		return nil, err
 	}
-	if err := p.c.apply(ctx, objs, false); err != nil {
+	if err := p.apply(ctx, objs); err != nil {
 		return nil, err
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 		defer cancel()
-		if err := p.deleteNamespaces(dctx, selectorManaged+","+labelComponent+"="+componentProbe); err != nil {
+		if err := p.deleteNamespaces(dctx, p.selector(componentProbe)); err != nil {
 			p.log.Warn("deleting the probe namespace", "err", err)
 		}
 	}()
@@ -114,7 +127,22 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Che
 		wg.Go(func() { checks[i] = p.runProbe(ctx, ps[i]) })
 	}
 	wg.Wait()
-	return checks, nil
+	return withControls(ps, checks), nil
+}
+
+// withControls fails each check whose control check did not pass.
+func withControls(ps []probe, checks []mesh.Check) []mesh.Check {
+	passed := map[string]bool{}
+	for _, c := range checks {
+		passed[c.Name] = c.Pass
+	}
+	for i, pb := range ps {
+		if pb.Control != "" && checks[i].Pass && !passed[pb.Control] {
+			checks[i].Pass = false
+			checks[i].Detail += "; but the control " + pb.Control + " failed, so the refusal proves nothing"
+		}
+	}
+	return checks
 }
 
 // runProbe runs one probe and judges its result. A probe that cannot run
@@ -129,7 +157,7 @@ func (p *kubePlatform) runProbe(ctx context.Context, pb probe) mesh.Check {
 
 // judgeProbe decides a probe's check from the generator's result.
 func judgeProbe(pb probe, r *load.Result) mesh.Check {
-	var ok2xx, forbidden int64
+	var ok2xx, forbidden, refused int64
 	for code, n := range r.StatusCodes {
 		if code >= 200 && code < 300 {
 			ok2xx += n
@@ -138,16 +166,22 @@ func judgeProbe(pb probe, r *load.Result) mesh.Check {
 			forbidden += n
 		}
 	}
+	for _, k := range refusalKinds {
+		refused += r.ErrorKinds[k]
+	}
 	c := mesh.Check{Name: pb.Check}
 	switch pb.Expect {
 	case expectSuccess:
 		c.Pass = ok2xx > 0
 	case expectRefused:
-		c.Pass = r.Requests > 0 && ok2xx == 0
+		c.Pass = r.Requests > 0 && refused == r.Requests
 	case expectForbidden:
 		c.Pass = r.Requests > 0 && forbidden == r.Requests
 	}
 	c.Detail = fmt.Sprintf("%s: %d requests, %d 2xx, %d 403, %d errors%s", pb.What, r.Requests, ok2xx, forbidden, r.Errors, errorKinds(r))
+	if pb.Expect == expectRefused && !c.Pass && ok2xx == 0 {
+		c.Detail += "; only a refusal, reset, early close or TLS failure counts, not a timeout, DNS failure or HTTP answer"
+	}
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -16,6 +17,7 @@ func TestJudgeProbe(t *testing.T) {
 		expect probeKind
 		codes  map[int]int64
 		errs   int64
+		kinds  map[string]int64 // errs by kind; default all resets
 		pass   bool
 	}{
 		{name: "control answered", expect: expectSuccess, codes: map[int]int64{200: 5}, pass: true},
@@ -23,6 +25,13 @@ func TestJudgeProbe(t *testing.T) {
 		{name: "plaintext reset", expect: expectRefused, errs: 5, pass: true},
 		{name: "plaintext got through once", expect: expectRefused, codes: map[int]int64{200: 1}, errs: 4},
 		{name: "refused but nothing sent", expect: expectRefused},
+		{name: "plaintext closed or TLS failure", expect: expectRefused, errs: 5, kinds: map[string]int64{load.KindClosed: 3, load.KindTLS: 1, load.KindRefused: 1}, pass: true},
+		// A default-deny NetworkPolicy and no mesh: the plaintext call times
+		// out, which is no evidence of mTLS.
+		{name: "network policy drops plaintext", expect: expectRefused, errs: 5, kinds: map[string]int64{load.KindTimeout: 5}},
+		{name: "one timeout among resets", expect: expectRefused, errs: 5, kinds: map[string]int64{load.KindReset: 4, load.KindTimeout: 1}},
+		{name: "no DNS", expect: expectRefused, errs: 5, kinds: map[string]int64{load.KindDNS: 5}},
+		{name: "an HTTP error is an answer", expect: expectRefused, codes: map[int]int64{503: 5}},
 		{name: "L7 denied", expect: expectForbidden, codes: map[int]int64{403: 5}, pass: true},
 		{name: "L7 reset is not a policy answer", expect: expectForbidden, errs: 5},
 		{name: "L7 one allowed", expect: expectForbidden, codes: map[int]int64{403: 4, 200: 1}},
@@ -30,11 +39,29 @@ func TestJudgeProbe(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := judgeProbe(probe{Check: "c", What: "w", Expect: tc.expect}, testResult(t, tc.codes, tc.errs))
+			r := testResult(t, tc.codes, tc.errs)
+			r.ErrorKinds = tc.kinds
+			if tc.kinds == nil {
+				r.ErrorKinds = map[string]int64{load.KindReset: tc.errs}
+			}
+			c := judgeProbe(probe{Check: "c", What: "w", Expect: tc.expect}, r)
 			if c.Pass != tc.pass {
 				t.Errorf("pass = %v, want %v (%s)", c.Pass, tc.pass, c.Detail)
 			}
 		})
+	}
+}
+
+// TestRefusalNeedsControl: a refusal counts only beside a control call
+// that succeeded.
+func TestRefusalNeedsControl(t *testing.T) {
+	t.Parallel()
+	ps := []probe{{Check: controlCheck}, {Check: mesh.CheckPlaintextRefused, Control: controlCheck}}
+	for _, control := range []bool{true, false} {
+		checks := withControls(ps, []mesh.Check{{Name: controlCheck, Pass: control}, {Name: mesh.CheckPlaintextRefused, Pass: true}})
+		if checks[1].Pass != control {
+			t.Errorf("control passed %v: plaintext-refused passed %v (%s)", control, checks[1].Pass, checks[1].Detail)
+		}
 	}
 }
 

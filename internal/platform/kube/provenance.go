@@ -95,12 +95,28 @@ func (p *kubePlatform) images(ctx context.Context, namespaces []string) ([]strin
 			return nil, fmt.Errorf("list pods in %s: %w", ns, err)
 		}
 		for _, pod := range pods.Items {
+			ids := map[string]string{}
+			for _, cs := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
+				ids[cs.Name] = cs.ImageID
+			}
 			for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
-				seen[c.Image] = true
+				seen[withDigest(c.Image, ids[c.Name])] = true
 			}
 		}
 	}
 	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// withDigest names an image by its tag and the digest the node resolved
+// it to (the container status's image ID), since a tag can move.
+func withDigest(image, imageID string) string {
+	if _, digest, ok := strings.Cut(imageID, "@"); ok && strings.HasPrefix(digest, "sha256:") {
+		return image + "@" + digest
+	}
+	if strings.HasPrefix(imageID, "sha256:") && !strings.Contains(image, "@") {
+		return image + " (image " + imageID + ")"
+	}
+	return image
 }
 
 // nodeFacts describes a node for the record.

@@ -209,3 +209,17 @@ func TestMeasureChecksResourcesFirst(t *testing.T) {
 		t.Errorf("Measure wrote %d times to the API before failing", writes.Load())
 	}
 }
+
+func TestWithDigest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ image, id, want string }{
+		{"ghcr.io/you/meshbench:v1", "ghcr.io/you/meshbench@sha256:abc", "ghcr.io/you/meshbench:v1@sha256:abc"},
+		{"envoyproxy/envoy:v1.34.1", "docker.io/envoyproxy/envoy@sha256:def", "envoyproxy/envoy:v1.34.1@sha256:def"},
+		{"meshbench:dev", "sha256:123", "meshbench:dev (image sha256:123)"},
+		{"meshbench:dev", "", "meshbench:dev"}, // not pulled yet, or kwok
+	} {
+		if got := withDigest(tc.image, tc.id); got != tc.want {
+			t.Errorf("withDigest(%q, %q) = %q, want %q", tc.image, tc.id, got, tc.want)
+		}
+	}
+}

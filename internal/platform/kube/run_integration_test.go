@@ -46,6 +46,7 @@ platform:
     image: meshbench.test/meshbench:it
     prometheus: %s
     timeout: 2m
+    sample_interval: 500ms
     charts:
       istio-base: {chart: %[2]s/base}
       istiod: {chart: %[2]s/istio-control/istio-discovery}

@@ -17,6 +17,13 @@ import (
 // pollInterval is how often waits look at the cluster.
 const pollInterval = time.Second
 
+// replicaFailureGrace is how long a Deployment may report ReplicaFailure
+// before a wait gives up on it: the first pods created right after a
+// mesh's control plane comes up can meet its injection webhook not yet
+// serving (FailedCreate), which the ReplicaSet controller retries. A
+// variable, so that a test can wait less.
+var replicaFailureGrace = 30 * time.Second
+
 // pollErr is a poll condition's error: none when the poll's own deadline
 // caused it, so that the poll reports the timeout, and what was pending.
 func pollErr(ctx context.Context, err error) error {
@@ -60,6 +67,7 @@ func daemonSetReady(d *appsv1.DaemonSet) bool {
 // Deployment cannot.
 func (p *kubePlatform) waitRollouts(ctx context.Context, namespaces []string, selector string) error {
 	var pending []string
+	failing := map[string]time.Time{} // deployment -> when it first reported a failure
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, p.opts.Timeout, true, func(ctx context.Context) (bool, error) {
 		pending = pending[:0]
 		opts := metav1.ListOptions{LabelSelector: selector}
@@ -71,8 +79,13 @@ func (p *kubePlatform) waitRollouts(ctx context.Context, namespaces []string, se
 			for i := range deps.Items {
 				d := &deps.Items[i]
 				done, failure := rolloutState(d)
-				if failure != "" {
-					return false, fmt.Errorf("deployment %s/%s cannot roll out: %s", ns, d.Name, failure)
+				key := ns + "/" + d.Name
+				if failure == "" {
+					delete(failing, key)
+				} else if since, ok := failing[key]; !ok {
+					failing[key] = time.Now()
+				} else if time.Since(since) >= replicaFailureGrace {
+					return false, fmt.Errorf("deployment %s cannot roll out (for %s): %s", key, replicaFailureGrace, failure)
 				}
 				if !done {
 					pending = append(pending, "deployment "+ns+"/"+d.Name)

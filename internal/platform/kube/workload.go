@@ -34,6 +34,8 @@ const (
 // manifestParams are the inputs of the workload's manifests beyond the
 // workload itself.
 type manifestParams struct {
+	// Prefix names the workload's namespaces: Prefix1 ... PrefixN.
+	Prefix     string
 	Image      string
 	PullPolicy corev1.PullPolicy
 	Place      placement
@@ -54,7 +56,7 @@ func workloadManifests(w platform.Workload, mp manifestParams) ([]*unstructured.
 		return nil, err
 	}
 	var objs []runtime.Object
-	for _, ns := range topology.Namespaces(w.Namespaces) {
+	for _, ns := range workloadNamespaces(mp.Prefix, w.Namespaces) {
 		objs = append(objs,
 			&corev1.Namespace{ObjectMeta: objMeta("", ns, map[string]string{labelComponent: componentWorkload})},
 			&corev1.ConfigMap{ObjectMeta: objMeta(ns, graphConfigMap, nil), Data: map[string]string{graphKey: string(graph)}},
@@ -75,6 +77,18 @@ func workloadManifests(w platform.Workload, mp manifestParams) ([]*unstructured.
 		}
 	}
 	return toUnstructured(objs)
+}
+
+// workloadNamespaces names the workload's n namespaces; an empty prefix
+// names them as every platform does (ns-1 ... ns-N).
+func workloadNamespaces(prefix string, n int) []string {
+	out := topology.Namespaces(n)
+	if prefix != "" {
+		for i := range out {
+			out[i] = prefix + strconv.Itoa(i+1)
+		}
+	}
+	return out
 }
 
 // serviceAccounts lists the graph's identities, the load generators' and
@@ -159,11 +173,12 @@ func deployment(ns string, d topology.Deployment, mp manifestParams) (*appsv1.De
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: managedLabels(podLabels)},
 				Spec: corev1.PodSpec{
+					SecurityContext:    podSecurity(nonRootUID),
 					ServiceAccountName: d.ServiceAccount,
 					NodeSelector:       mp.Place.NodeSelector,
 					Tolerations:        mp.Place.Tolerations,
 					Containers: []corev1.Container{{
-						Name: appContainer, Image: mp.Image, ImagePullPolicy: mp.PullPolicy, Args: args,
+						Name: appContainer, Image: mp.Image, ImagePullPolicy: mp.PullPolicy, Args: args, SecurityContext: containerSecurity(),
 						Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: int32(d.Port), Protocol: corev1.ProtocolTCP}},
 						Resources:      res,
 						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}}, PeriodSeconds: 2},

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/platform"
@@ -15,7 +19,7 @@ import (
 // on the lab: the host's kernel features, root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
-// the study installs a mesh), each Envoy release its meshes name, and free disk for the results. self names
+// the study installs a mesh), each Envoy release its meshes name, and free disk for the lab's state and the results. self names
 // the caller's own lab, which is not counted as another.
 func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Finding {
 	var cpus []string
@@ -31,7 +35,23 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	for _, v := range n.ProxyVersions {
 		out = append(out, envoyReleaseFinding(ctx, v))
 	}
+	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
+	if n.Meshes() {
+		out = append(out, proxyUIDFinding("/etc/passwd", "/proc", dataplane.ProxyUID))
+	}
 	return append(out, platform.DiskFinding(n.ResultsDir, platform.MinFreeDisk))
+}
+
+// MinFreeState is the free space a lab wants for its state directory:
+// proxy files and sockets, the pods' live logs, and the HBONE logs, each
+// at most 16 MiB with access logs on.
+const MinFreeState = 128 << 20
+
+// stateDiskFinding checks the free space where the lab keeps its state
+// (under /run: a tmpfs the host's services share, on most hosts).
+func stateDiskFinding(root string) platform.Finding {
+	return platform.SpaceFinding("state-disk", root, MinFreeState, "make "+root+" a directory on a mounted file system",
+		"free space under "+root+" (on a tmpfs, grow it: mount -o remount,size=<more> /run)")
 }
 
 // envoyFinding finds Envoy as the data planes will and runs it once.
@@ -42,6 +62,11 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	bin, err := dataplane.FindEnvoy()
 	if err != nil {
 		f.Detail, f.Fix = strings.TrimPrefix(err.Error(), "envoy: "), fix
+		return f
+	}
+	if err := dataplane.CheckUnprivileged(bin); err != nil {
+		f.Detail = err.Error()
+		f.Fix = "use an Envoy binary that gains no privileges when it runs (chmod u-s,g-s; setcap -r), or a copy of it without them, in " + dataplane.EnvoyEnv
 		return f
 	}
 	vctx, cancel := context.WithTimeout(ctx, envoyVersionTimeout)
@@ -73,6 +98,52 @@ func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
 		f.Detail, f.Fix = err.Error(), dataplane.InstallCommand(version)
 		return f
 	}
+	if err := dataplane.CheckUnprivileged(bin); err != nil {
+		f.Detail, f.Fix = err.Error(), "reinstall it with "+dataplane.InstallCommand(version)+", or drop its privileges (chmod u-s,g-s; setcap -r)"
+		return f
+	}
 	f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
+	return f
+}
+
+// proxyUIDFinding warns when the sidecars' UID is not free on this host: a
+// user in passwd has it, or a process runs as it. Such a process could
+// read the sidecars' keys, and the files it owns the sidecars could.
+func proxyUIDFinding(passwd, proc string, uid int) platform.Finding {
+	f := platform.Finding{Check: "proxy-uid", Advisory: true}
+	var users []string
+	if b, err := os.ReadFile(passwd); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if fs := strings.Split(line, ":"); len(fs) > 2 && fs[2] == strconv.Itoa(uid) {
+				users = append(users, fs[0])
+			}
+		}
+	}
+	var pids []string
+	statuses, _ := filepath.Glob(filepath.Join(proc, "[0-9]*", "status"))
+	for _, st := range statuses {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if ids, ok := strings.CutPrefix(line, "Uid:"); ok && slices.Contains(strings.Fields(ids), strconv.Itoa(uid)) {
+				pids = append(pids, filepath.Base(filepath.Dir(st)))
+			}
+		}
+	}
+	switch {
+	case len(users) == 0 && len(pids) == 0:
+		f.OK, f.Detail = true, fmt.Sprintf("UID %d (the sidecars' user) is free", uid)
+		return f
+	case len(users) > 0:
+		f.Detail = fmt.Sprintf("UID %d, which the sidecars run as, is user %s", uid, strings.Join(users, ", "))
+	default:
+		f.Detail = fmt.Sprintf("UID %d, which the sidecars run as, runs processes %s", uid, strings.Join(pids, ", "))
+	}
+	if len(users) > 0 && len(pids) > 0 {
+		f.Detail += fmt.Sprintf(", running processes %s", strings.Join(pids, ", "))
+	}
+	f.Fix = "stop what runs as that user, or give it another UID: it could read the sidecars' keys"
 	return f
 }

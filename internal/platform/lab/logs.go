@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/results/confined"
 )
@@ -94,6 +95,34 @@ func faultCounts(pods []cluster.Pod) map[string]int {
 	for _, p := range pods {
 		for _, c := range p.Containers {
 			out[p.Key()+"/"+c.Name] = faults(c)
+		}
+	}
+	return out
+}
+
+// faultsSince names every container that restarted or failed since the
+// counts in before were taken, a proxy's as "proxy restarted": the
+// measurement did not run on the data plane as installed. A container
+// that was not there before (a load generator) is not counted.
+func faultsSince(pods []cluster.Pod, before map[string]int) []string {
+	var out []string
+	for _, pod := range pods {
+		for _, c := range pod.Containers {
+			was, ok := before[pod.Key()+"/"+c.Name]
+			n := faults(c)
+			if !ok || n <= was {
+				continue
+			}
+			what := "container"
+			switch c.Role {
+			case metrics.RoleSidecar, metrics.RoleNodeProxy, metrics.RoleWaypoint, metrics.RoleIngress:
+				what = "proxy"
+			}
+			how := "restarted"
+			if c.Exited {
+				how = fmt.Sprintf("exited %d", c.ExitCode)
+			}
+			out = append(out, fmt.Sprintf("%s %s: %s/%s (restarts and failed exits: %d before the measurement, %d after)", what, how, pod.Key(), c.Name, was, n))
 		}
 	}
 	return out

@@ -3,8 +3,12 @@ package lab
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 func TestGeneratorLog(t *testing.T) {
@@ -62,5 +66,71 @@ func TestGeneratorLog(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFaultsSince(t *testing.T) {
+	t.Parallel()
+	pod := func(name string, cs ...cluster.Container) cluster.Pod {
+		return cluster.Pod{Namespace: "ns-1", Name: name, Containers: cs}
+	}
+	before := faultCounts([]cluster.Pod{
+		pod("front-0", cluster.Container{Name: "app", Role: metrics.RoleApp}, cluster.Container{Name: "istio-proxy", Role: metrics.RoleSidecar, Restarts: 1}),
+		pod("back-0", cluster.Container{Name: "app", Role: metrics.RoleApp}),
+	})
+	after := []cluster.Pod{
+		pod("front-0", cluster.Container{Name: "app", Role: metrics.RoleApp}, cluster.Container{Name: "istio-proxy", Role: metrics.RoleSidecar, Restarts: 2}),
+		pod("back-0", cluster.Container{Name: "app", Role: metrics.RoleApp, Exited: true, ExitCode: 1}),
+		pod("load", cluster.Container{Name: "load-1", Role: metrics.RoleLoad, Exited: true, ExitCode: 3}),
+	}
+	got := faultsSince(after, before)
+	want := []string{
+		"proxy restarted: ns-1/front-0/istio-proxy (restarts and failed exits: 1 before the measurement, 2 after)",
+		"container exited 1: ns-1/back-0/app (restarts and failed exits: 0 before the measurement, 1 after)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("faults:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if f := faultsSince(after, faultCounts(after)); f != nil {
+		t.Errorf("no change, faults %v", f)
+	}
+}
+
+func TestStateDiskFinding(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := stateDiskFinding(filepath.Join(dir, "not-yet"))
+	if f.Check != "state-disk" || !strings.Contains(f.Detail, "MiB free under "+dir) {
+		t.Errorf("finding %+v", f)
+	}
+	if !f.OK && !strings.Contains(f.Fix, "free space under") {
+		t.Errorf("a failed finding without the fix: %+v", f)
+	}
+}
+
+func TestProxyUIDFinding(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	passwd := filepath.Join(dir, "passwd")
+	proc := filepath.Join(dir, "proc")
+	write := func(path, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(passwd, "root:x:0:0::/root:/bin/sh\n")
+	write(filepath.Join(proc, "1", "status"), "Name:\tinit\nUid:\t0\t0\t0\t0\n")
+	if f := proxyUIDFinding(passwd, proc, 1337); !f.OK || !f.Advisory {
+		t.Errorf("free UID: %+v", f)
+	}
+	write(passwd, "root:x:0:0::/root:/bin/sh\nistio:x:1337:1337::/:/bin/false\n")
+	write(filepath.Join(proc, "42", "status"), "Name:\tenvoy\nUid:\t1337\t1337\t1337\t1337\n")
+	f := proxyUIDFinding(passwd, proc, 1337)
+	if f.OK || f.Fix == "" || !strings.Contains(f.Detail, "is user istio, running processes 42") {
+		t.Errorf("taken UID: %+v", f)
 	}
 }

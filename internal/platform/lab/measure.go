@@ -18,6 +18,7 @@ import (
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
 // measureSeq names each Measure's generator containers uniquely.
@@ -79,6 +80,12 @@ func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfor
 	hostCPU, hostErr := host.Stop()
 	sampler.Stop()
 	m.Replicas = replicaDeltas(countsBefore, replicaCounts(ctx, l.Pods(), p.wl.w.Graph))
+	m.Faults = faultsSince(l.Pods(), before)
+	if p.msh != nil && p.msh.in != nil && runErr == nil {
+		began := time.Now()
+		m.Faults = append(m.Faults, reverify(ctx, p.msh.in)...)
+		p.o.Logger.Debug("re-verified the mesh after the measurement", "took", time.Since(began), "faults", len(m.Faults))
+	}
 	if spec.LogDir != "" {
 		p.keepFaultyLogs(l, before, spec.LogDir)
 	}
@@ -102,6 +109,19 @@ func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfor
 		m.Host = hostOf(hostCPU)
 	}
 	return m, nil
+}
+
+// reverify checks again, once the measurement is over and outside its
+// window, that the installed mesh still holds; each check that fails is a
+// fault.
+func reverify(ctx context.Context, in *dataplane.Installation) []string {
+	var out []string
+	for _, c := range in.Reverify(ctx) {
+		if !c.Pass {
+			out = append(out, fmt.Sprintf("verification failed after the measurement: %s (%s)", c.Name, c.Detail))
+		}
+	}
+	return out
 }
 
 // hostOf converts the lab's host-noise figures for the platform. The

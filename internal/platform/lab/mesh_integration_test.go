@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -388,5 +389,50 @@ func TestIntegrationMeshBaseline(t *testing.T) {
 	u, err := in.IngressURL("ns-1", "/productpage")
 	if err != nil || u != "http://10.255.0.3:8080/ns-1/productpage" {
 		t.Errorf("ingress URL %q %v", u, err)
+	}
+}
+
+// The node proxies' HBONE log stays empty under load, off its hot path,
+// and is written only while the identity check runs, which still finds
+// the callers' identities there.
+func TestIntegrationHBONELogOffUnderLoad(t *testing.T) {
+	m := newMeshLab(t)
+	in := m.install(t, "ambient")
+	logFile := filepath.Join(m.dir, "ztunnel", "app", "connect.log")
+	size := func() int64 {
+		fi, err := os.Stat(logFile)
+		if errors.Is(err, os.ErrNotExist) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	svc, ok := m.l.Service("ns-1", m.c.g.Entry)
+	if !ok {
+		t.Fatal("no entry Service")
+	}
+	load := m.pod(t, LoadPodName)
+	out := m.run(t, load.Netns, "sh", "-c", "for i in $(seq 50); do curl -s -o /dev/null -w '%{http_code}\\n' http://"+svc.Addr().String()+"/; done")
+	if n := strings.Count(out, "200"); n != 50 {
+		t.Fatalf("%d of 50 requests through the mesh answered 200:\n%s", n, out)
+	}
+	if after := size(); after != before {
+		t.Errorf("the HBONE log grew from %d to %d bytes under 50 requests; want it off", before, after)
+	}
+	for _, c := range in.Reverify(context.Background()) {
+		if !c.Pass {
+			t.Errorf("%s: %s", c.Name, c.Detail)
+		}
+	}
+	checked := size()
+	if checked <= before {
+		t.Errorf("the identity check wrote no HBONE log line (%d bytes)", checked)
+	}
+	m.run(t, load.Netns, "curl", "-s", "-o", "/dev/null", "http://"+svc.Addr().String()+"/")
+	if after := size(); after != checked {
+		t.Errorf("the HBONE log is on after the check: %d bytes, then %d", checked, after)
 	}
 }

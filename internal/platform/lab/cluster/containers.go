@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // AddContainer starts one more container in a running pod, in the pod's
@@ -26,7 +27,16 @@ func (l *Lab) AddContainer(ctx context.Context, namespace, pod string, cs Contai
 	if !ok {
 		return fmt.Errorf("no pod %s/%s", namespace, pod)
 	}
-	return l.startContainer(p, cs)
+	if err := l.startContainer(p, cs); err != nil {
+		// A container whose first start failed is not left behind to
+		// retry: its caller, told it failed, does not remove it, and the
+		// next AddContainer of that name would be refused.
+		if _, c, cerr := l.container(namespace, pod, cs.Name); cerr == nil {
+			err = errors.Join(err, l.removeContainer(context.Background(), p, c, 0))
+		}
+		return err
+	}
+	return nil
 }
 
 // RemoveContainer stops a container (SIGTERM, SIGKILL after a grace
@@ -36,7 +46,12 @@ func (l *Lab) RemoveContainer(ctx context.Context, namespace, pod, name string) 
 	if err != nil {
 		return err
 	}
-	c.stop(deleteGrace)
+	return l.removeContainer(ctx, p, c, deleteGrace)
+}
+
+func (l *Lab) removeContainer(ctx context.Context, p *pod, c *container, grace time.Duration) error {
+	name := c.spec.Name
+	c.stop(grace)
 	select {
 	case <-c.done:
 	case <-ctx.Done():

@@ -102,7 +102,7 @@ func cgroupFinding() platform.Finding {
 	f := platform.Finding{Check: "cgroups"}
 	cg, err := detectCgroups("mbcheck")
 	if err != nil {
-		f.Detail, f.Fix = err.Error(), "mount the cgroup v1 controllers cpu, cpuacct, cpuset and memory (or cgroup v2 with them enabled)"
+		f.Detail, f.Fix = err.Error(), "mount the cgroup v1 controllers cpu, cpuacct, cpuset and memory (a hybrid or legacy hierarchy; the lab does not run on cgroup v2 alone)"
 		return f
 	}
 	for _, top := range cg.hierarchies() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -210,8 +211,12 @@ func (l *Lab) node(name string) *node {
 
 // Run runs a command inside one of the lab's network namespaces (a pod's
 // or node's Netns), for example iptables-restore; it returns the combined
-// output.
+// output. A namespace not the lab's is refused, the empty name above all:
+// to the runner it is the host's own, whose rules a mesh must not touch.
 func (l *Lab) Run(ctx context.Context, c Cmd) ([]byte, error) {
+	if !strings.HasPrefix(c.Netns, l.Prefix()+"-") {
+		return nil, fmt.Errorf("run %s: network namespace %q is not one of lab %s's", strings.Join(c.Args, " "), c.Netns, l.cfg.Name)
+	}
 	return l.cfg.Runner.Run(ctx, c)
 }
 

@@ -323,3 +323,31 @@ func TestIntegrationSecondLabRefused(t *testing.T) {
 		t.Errorf("first lab harmed: %v", err)
 	}
 }
+
+// A container whose first start fails is not left in its pod: a second
+// AddContainer of that name starts it.
+func TestIntegrationAddContainerFirstStartFails(t *testing.T) {
+	l := newTestLab(t, NodeConfig{Name: "a", Role: "app"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.CreatePods(ctx, []PodSpec{servePod("ns-1", "web", "a", 8080)}); err != nil {
+		t.Fatal(err)
+	}
+	// exec refuses an environment holding a NUL byte: the first start
+	// fails before any process runs.
+	bad := ContainerSpec{Name: "istio-proxy", Command: []string{"sleep", "60"}, Env: []string{"BAD=a\x00b"}}
+	if err := l.AddContainer(ctx, "ns-1", "web", bad); err == nil {
+		t.Fatal("a container that cannot start was added")
+	}
+	p, _ := l.Pod("ns-1", "web")
+	if len(p.Containers) != 1 {
+		t.Fatalf("pod keeps %d containers after a failed start: %+v", len(p.Containers), p.Containers)
+	}
+	good := ContainerSpec{Name: "istio-proxy", Command: []string{"sleep", "60"}}
+	if err := l.AddContainer(ctx, "ns-1", "web", good); err != nil {
+		t.Fatalf("after a failed start: %v", err)
+	}
+	if err := l.RemoveContainer(ctx, "ns-1", "web", "istio-proxy"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -23,6 +23,11 @@ type DataPlane interface {
 	// runs. Installation.Verify runs them with the checks every data
 	// plane shares.
 	Checks(in *Installation) []func(context.Context) mesh.Check
+	// Upstream is how the ingress gateway reaches a meshed pod: plain
+	// HTTP when nothing meshes it, else through the data plane's mutual
+	// TLS, which the shared checks then prove refuses plaintext and
+	// carries the caller's identity.
+	Upstream() upstreamMode
 }
 
 var (
@@ -72,3 +77,5 @@ type noMesh struct{}
 func (noMesh) Install(ctx context.Context, in *Installation) error { return in.startIngress(ctx) }
 
 func (noMesh) Checks(*Installation) []func(context.Context) mesh.Check { return nil }
+
+func (noMesh) Upstream() upstreamMode { return plainUpstream }

@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/versions"
+	"golang.org/x/sys/unix"
 )
 
 // EnvoyEnv names the variable that overrides the Envoy binary.
@@ -21,7 +24,7 @@ const EnvoyEnv = "MESHBENCH_ENVOY"
 
 // ExpectedEnvoy is the Envoy release (major.minor) the data planes
 // configurations are written for, the one scripts/setup.sh installs.
-const ExpectedEnvoy = "1.40"
+const ExpectedEnvoy = versions.EnvoyMinor
 
 // defaultEnvoy is where scripts/setup.sh installs Envoy.
 const defaultEnvoy = ".venv/bin/envoy"
@@ -91,6 +94,29 @@ func EnvoyFor(ctx context.Context, version string) (bin, got string, err error) 
 		return "", "", fmt.Errorf("%s is Envoy %s, not %s: run %s", bin, got, version, InstallCommand(version))
 	}
 	return bin, got, nil
+}
+
+// CheckUnprivileged refuses a binary that gains privileges when it runs:
+// setuid or setgid, or with file capabilities. The kernel clears the
+// parent-death signal when exec changes credentials, so such a proxy
+// would outlive a killed run; and meshbench runs it as the user and with
+// the capabilities it chooses, which the file would override.
+func CheckUnprivileged(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if m := fi.Mode(); m&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return fmt.Errorf("%s is setuid or setgid (mode %s)", path, m)
+	}
+	n, err := unix.Getxattr(path, "security.capability", nil)
+	switch {
+	case err == nil && n > 0:
+		return fmt.Errorf("%s has file capabilities (getcap %s)", path, path)
+	case err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP):
+		return fmt.Errorf("%s: read its file capabilities: %w", path, err)
+	}
+	return nil
 }
 
 // findUp looks for a relative path in the working directory and its
@@ -175,7 +201,13 @@ func adminClient(sock string) *http.Client {
 
 // adminGet fetches an admin path ("/ready", "/stats?filter=...").
 func adminGet(ctx context.Context, sock, path string) (string, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://envoy"+path, nil)
+	return adminDo(ctx, http.MethodGet, sock, path)
+}
+
+// adminDo sends one admin request: GET for what reads, POST for what
+// changes ("/runtime_modify?key=value").
+func adminDo(ctx context.Context, method, sock, path string) (string, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://envoy"+path, nil)
 	if err != nil {
 		return "", 0, err
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/meshbench/meshbench/internal/infra"
-	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/envoycfg"
 )
@@ -30,16 +29,6 @@ const (
 	mtlsUpstream                      // sidecar: Istio mutual TLS to the sidecars
 	hboneUpstream                     // ambient: HBONE to the pods' node proxies
 )
-
-func modeFor(f mesh.Profile) upstreamMode {
-	switch {
-	case f.Sidecars():
-		return mtlsUpstream
-	case f.NodeProxies():
-		return hboneUpstream
-	}
-	return plainUpstream
-}
 
 // buildIngress builds the ingress gateway: HTTP on 8080, routing to each
 // namespace's entry Service by Host (its Service names or the namespace
@@ -125,7 +114,7 @@ func (in *Installation) startIngress(ctx context.Context) error {
 		in.o.Logger.Info("no ingress, mesh or load node: no ingress gateway")
 		return nil
 	}
-	p := buildIngress(in.inv, node, in.settings, filepath.Join(in.o.Dir, "ingress", node.Name), modeFor(in.settings.profile()))
+	p := buildIngress(in.inv, node, in.settings, filepath.Join(in.o.Dir, "ingress", node.Name), in.dp.Upstream())
 	spec := PodSpec{Namespace: systemNamespace, Name: ingressName + "-" + node.Name, Node: node.Name, ServiceAccount: ingressAccount,
 		HostNetwork: true, Containers: []Container{in.container(p, ingressContainer, in.settings.Ingress)}}
 	if _, err := in.addPod(ctx, spec, p); err != nil {

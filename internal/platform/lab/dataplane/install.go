@@ -50,6 +50,7 @@ type Installation struct {
 	records   []ProxyRecord
 	validated map[string]*validation // by proxy role
 	removed   bool
+	stopBound chan struct{} // closed by Remove: ends boundLogs
 }
 
 // ProxyRecord is one proxy as recorded with a run's provenance.
@@ -112,11 +113,6 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
 	}
-	if s.profile().Sidecars() {
-		if err := checkTraversable(o.Dir); err != nil {
-			return nil, nil, fmt.Errorf("mesh install: %w", err)
-		}
-	}
 	if err := in.install(ctx); err != nil {
 		in.rollback()
 		return nil, nil, fmt.Errorf("mesh install %s: %w", s.Profile, err)
@@ -139,8 +135,49 @@ func (in *Installation) install(ctx context.Context) error {
 	if err := in.dp.Install(ctx, in); err != nil {
 		return err
 	}
+	if f := in.settings.profile(); in.settings.AccessLog && (f.NodeProxies() || f.Waypoint) {
+		in.stopBound = make(chan struct{})
+		go in.boundLogs(in.stopBound)
+	}
 	in.o.Logger.Info("mesh installed", "profile", in.settings.Profile, "proxies", len(in.records), "envoy", in.version)
 	return nil
+}
+
+// connectLogLimit bounds each HBONE log while every stream is logged
+// (Settings.AccessLog): one line per request without keep-alive would
+// otherwise fill the lab's state directory, on /run, a tmpfs the host's
+// services share.
+const connectLogLimit = 16 << 20
+
+// boundLogs empties every HBONE log that has grown past connectLogLimit,
+// once a second until stop is closed. Envoy writes its access logs in
+// append mode, so it goes on from the start of the emptied file.
+func (in *Installation) boundLogs(stop <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		in.mu.Lock()
+		var paths []string
+		for _, p := range in.nodes {
+			paths = append(paths, p.path(connLogFile))
+		}
+		for _, p := range in.wpProxies {
+			paths = append(paths, p.path(connLogFile))
+		}
+		in.mu.Unlock()
+		for _, path := range paths {
+			if fi, err := os.Stat(path); err == nil && fi.Size() > connectLogLimit {
+				if err := os.Truncate(path, 0); err != nil {
+					in.o.Logger.Warn("empty an HBONE log", "path", path, "err", err)
+				}
+			}
+		}
+	}
 }
 
 func (in *Installation) applyCapture(ctx context.Context, cp capture) error {

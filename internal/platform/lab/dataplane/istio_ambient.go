@@ -47,6 +47,9 @@ func (IstioAmbient) Install(ctx context.Context, in *Installation) error {
 }
 
 // Checks check that each meshed pod's node sends its traffic to the
+// Upstream is HBONE to each meshed pod's node proxy.
+func (IstioAmbient) Upstream() upstreamMode { return hboneUpstream }
+
 // node proxy, and that the node proxy is ready.
 func (IstioAmbient) Checks(in *Installation) []func(context.Context) mesh.Check {
 	return []func(context.Context) mesh.Check{func(ctx context.Context) mesh.Check {

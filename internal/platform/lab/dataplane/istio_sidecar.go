@@ -15,6 +15,9 @@ type IstioSidecar struct{}
 // Install starts the ingress gateway and every meshed pod's sidecar, then
 // captures each pod's traffic.
 func (IstioSidecar) Install(ctx context.Context, in *Installation) error {
+	if err := checkTraversable(in.o.Dir); err != nil {
+		return err
+	}
 	if err := in.startIngress(ctx); err != nil {
 		return err
 	}
@@ -30,6 +33,9 @@ func (IstioSidecar) Install(ctx context.Context, in *Installation) error {
 	}
 	return in.resetConnections(ctx)
 }
+
+// Upstream is Istio's mutual TLS to each meshed pod's sidecar.
+func (IstioSidecar) Upstream() upstreamMode { return mtlsUpstream }
 
 // Checks check that each meshed pod's own namespace redirects its
 // traffic to its sidecar, and that the sidecar is ready.

@@ -18,6 +18,10 @@ type Settings struct {
 	Waypoint         resources.Requirements `json:"waypoint"`
 	WaypointReplicas int                    `json:"waypoint_replicas"`
 	Ingress          resources.Requirements `json:"ingress"`
+	// AccessLog logs every HBONE stream the node proxies and waypoints
+	// terminate, as ztunnel and waypoints do by default; off, they log
+	// only while the identity check runs.
+	AccessLog bool `json:"access_log,omitempty"`
 }
 
 // SettingsFor validates a mesh spec and fills in the profile's defaults.
@@ -36,6 +40,7 @@ func SettingsFor(spec mesh.MeshSpec) (Settings, error) {
 	s := Settings{
 		Profile: name, Workers: fam.Workers, WaypointReplicas: mesh.DefaultWaypointReplicas,
 		Sidecar: fam.Proxy, NodeProxy: fam.NodeProxy, Waypoint: fam.Proxy, Ingress: mesh.DefaultProxy,
+		AccessLog: spec.AccessLog,
 	}
 	if s.Workers == 0 {
 		s.Workers = mesh.DefaultWorkers

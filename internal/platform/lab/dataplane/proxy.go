@@ -35,7 +35,7 @@ const (
 	rootFile     = "root.pem"
 	adminSocket  = "admin.sock"
 	probeLogFile = "probe.log"   // sidecar: inbound requests carrying the probe header
-	connLogFile  = "connect.log" // HBONE terminations (ztunnel and waypoint log each)
+	connLogFile  = "connect.log" // HBONE terminations, while logged (connectTerminate)
 )
 
 func (p *proxy) path(name string) string { return filepath.Join(p.Dir, name) }
@@ -88,7 +88,7 @@ func (p *proxy) tunnels() {
 			"envoy.reloadable_features.propagate_upstream_rst_through_tunneled_tcp_proxy": false,
 			"envoy.reloadable_features.map_http_stream_reset_to_tcp_rst":                  false,
 		},
-	}}}
+	}, {Name: "admin", AdminLayer: &envoycfg.Empty{}}}}
 }
 
 // trustedCA is the root every proxy validates peers against.

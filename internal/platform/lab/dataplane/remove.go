@@ -18,6 +18,9 @@ func (in *Installation) Remove(ctx context.Context) error {
 		return nil
 	}
 	in.removed = true
+	if in.stopBound != nil {
+		close(in.stopBound)
+	}
 	var errs []error
 	for i := len(in.captures) - 1; i >= 0; i-- {
 		cp := in.captures[i]

@@ -29,7 +29,7 @@ const (
 func (in *Installation) Verify(ctx context.Context) []mesh.Check {
 	f := in.settings.profile()
 	checks := append([]func(context.Context) mesh.Check{in.checkConfig, in.checkReady}, in.dp.Checks(in)...)
-	if f.Sidecars() || f.NodeProxies() {
+	if in.dp.Upstream() != plainUpstream {
 		checks = append(checks, in.checkPlaintext, in.checkIdentity)
 	}
 	if f.L4Policy || f.L7Policy {
@@ -41,6 +41,26 @@ func (in *Installation) Verify(ctx context.Context) []mesh.Check {
 	if len(in.http2Edges()) > 0 {
 		checks = append(checks, in.checkHTTP2)
 	}
+	return runChecks(ctx, checks)
+}
+
+// Reverify runs again the checks that say the installed data plane still
+// holds: every proxy ready and, where the profile meshes pods, plaintext
+// refused and the callers' identities carried. A few probes per pod, it
+// is cheap enough to follow every measurement; policies, ingress and
+// protocols are configuration, which nothing changes after Verify.
+func (in *Installation) Reverify(ctx context.Context) []mesh.Check {
+	f := in.settings.profile()
+	checks := []func(context.Context) mesh.Check{in.checkReady}
+	if f.Sidecars() || f.NodeProxies() {
+		checks = append(checks, in.checkPlaintext, in.checkIdentity)
+	}
+	return runChecks(ctx, checks)
+}
+
+// runChecks runs the checks side by side, then each that failed once more
+// alone.
+func runChecks(ctx context.Context, checks []func(context.Context) mesh.Check) []mesh.Check {
 	out := make([]mesh.Check, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

@@ -2,8 +2,11 @@ package dataplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -32,6 +35,16 @@ func (in *Installation) edges() []edge {
 // certificate the caller's side presented: the caller's SPIFFE ID (for a
 // waypoint: the caller's at the waypoint, the waypoint's at the pod).
 func (in *Installation) checkIdentity(ctx context.Context) mesh.Check {
+	if !in.settings.AccessLog {
+		if err := in.connectLog(ctx, 100); err != nil {
+			return mesh.Check{Name: CheckIdentity, Detail: err.Error()}
+		}
+		defer func() {
+			if err := in.connectLog(context.WithoutCancel(ctx), 0); err != nil {
+				in.o.Logger.Warn("turn the HBONE log off again", "err", err)
+			}
+		}()
+	}
 	es := in.edges()
 	var mu sync.Mutex
 	var bad []string
@@ -108,6 +121,38 @@ func (in *Installation) probeIdentity(ctx context.Context, e edge) error {
 		}
 	}
 	return nil
+}
+
+// connectLogKey is the runtime key that sets the share of HBONE streams
+// the node proxies and waypoints log, in percent.
+const connectLogKey = "meshbench.connect_log"
+
+// connectLog sets the share of HBONE streams every node proxy and
+// waypoint logs.
+func (in *Installation) connectLog(ctx context.Context, percent int) error {
+	in.mu.Lock()
+	var ps []*proxy
+	for _, p := range in.nodes {
+		ps = append(ps, p)
+	}
+	for _, p := range in.wpProxies {
+		ps = append(ps, p)
+	}
+	in.mu.Unlock()
+	var mu sync.Mutex
+	var errs []error
+	parallel(ps, func(p *proxy) {
+		body, code, err := adminDo(ctx, http.MethodPost, p.path(adminSocket), fmt.Sprintf("/runtime_modify?%s=%d", connectLogKey, percent))
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("%d %s", code, strings.TrimSpace(body))
+		}
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("set %s on %s: %w", connectLogKey, p.Name, err))
+			mu.Unlock()
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // nodeLogs are the HBONE logs of the node proxies of the given pods.

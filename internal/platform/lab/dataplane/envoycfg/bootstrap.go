@@ -10,15 +10,17 @@ type Bootstrap struct {
 	LayeredRuntime      *LayeredRuntime `json:"layered_runtime,omitempty"`
 }
 
-// LayeredRuntime holds static runtime layers.
+// LayeredRuntime holds runtime layers.
 type LayeredRuntime struct {
 	Layers []RuntimeLayer `json:"layers"`
 }
 
-// RuntimeLayer is a named static layer of runtime keys.
+// RuntimeLayer is a named layer of runtime keys: static, or the admin
+// layer, which the admin interface's /runtime_modify changes.
 type RuntimeLayer struct {
 	Name        string         `json:"name"`
-	StaticLayer map[string]any `json:"static_layer"`
+	StaticLayer map[string]any `json:"static_layer,omitempty"`
+	AdminLayer  *Empty         `json:"admin_layer,omitempty"`
 }
 
 // Node identifies the proxy, as Istio's sidecar~IP~pod.ns~ns.svc.cluster.local.

@@ -27,7 +27,21 @@ type AccessLog struct {
 
 // AccessLogFilter limits what is logged.
 type AccessLogFilter struct {
-	HeaderFilter *HeaderFilter `json:"header_filter,omitempty"`
+	HeaderFilter  *HeaderFilter  `json:"header_filter,omitempty"`
+	RuntimeFilter *RuntimeFilter `json:"runtime_filter,omitempty"`
+}
+
+// RuntimeFilter logs the share of requests a runtime key says, in
+// percent; PercentSampled while the key is unset.
+type RuntimeFilter struct {
+	RuntimeKey     string  `json:"runtime_key"`
+	PercentSampled Percent `json:"percent_sampled"`
+}
+
+// Percent is a FractionalPercent over a hundred.
+type Percent struct {
+	Numerator   int    `json:"numerator"`
+	Denominator string `json:"denominator"`
 }
 
 // HeaderFilter logs only requests with a header present.

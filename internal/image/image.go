@@ -1,0 +1,129 @@
+package image
+
+import (
+	"archive/tar"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+const (
+	// Path is where the binary lives in the image, its entrypoint.
+	Path = "/meshbench"
+	// User is distroless's nonroot user, which the pods' security
+	// context names too.
+	User = "65532:65532"
+)
+
+// Build returns meshbench's image: one layer holding the binary at Path,
+// run as User, for this binary's architecture. The binary must be static,
+// for the image has no libc.
+func Build(binary string) (v1.Image, error) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return nil, fmt.Errorf("read the binary: %w", err)
+	}
+	if err := checkStatic(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", binary, err)
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(layerTar(data))), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layer)
+	if err != nil {
+		return nil, err
+	}
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.Config.Entrypoint = []string{Path}
+	cf.Config.User = User
+	return mutate.ConfigFile(img, cf)
+}
+
+// layerTar is the layer: the binary, owned by root, executable by all.
+// Its time is fixed, so that one binary always makes one digest.
+func layerTar(binary []byte) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	_ = tw.WriteHeader(&tar.Header{Name: Path[1:], Mode: 0o755, Size: int64(len(binary)), Typeflag: tar.TypeReg,
+		ModTime: time.Unix(0, 0), Format: tar.FormatPAX})
+	_, _ = tw.Write(binary)
+	_ = tw.Close()
+	return b.Bytes()
+}
+
+// checkStatic refuses a dynamically linked Linux binary.
+func checkStatic(data []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("not a Linux executable (%v): build meshbench for linux", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return errors.New("dynamically linked: the image has no libc; build it static with CGO_ENABLED=0 go build ./cmd/meshbench")
+		}
+	}
+	return nil
+}
+
+// Push writes img to ref's registry with the credentials docker login or
+// a credential helper keeps, and returns the image's reference by digest.
+func Push(ref string, img v1.Image, opts ...remote.Option) (string, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	opts = append([]remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)}, opts...)
+	if err := remote.Write(r, img, opts...); err != nil {
+		return "", fmt.Errorf("push %s: %w", r, err)
+	}
+	return digestRef(r, img)
+}
+
+// WriteTarball writes img as a tarball tagged ref, which docker load,
+// kind load image-archive and ctr images import read. The tarball's
+// manifest is Docker's, so the image's digest is the registry's to give
+// when it is pushed from there; its config and layer are img's.
+func WriteTarball(path, ref string, img v1.Image) error {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	tmp := path + ".tmp"
+	if err := tarball.WriteToFile(tmp, r, img); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func digestRef(r name.Reference, img v1.Image) (string, error) {
+	d, err := img.Digest()
+	if err != nil {
+		return "", err
+	}
+	return r.Context().Digest(d.String()).String(), nil
+}

@@ -1,0 +1,137 @@
+package image
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// staticBinary builds a small static Linux program, as meshbench's
+// release build is.
+func staticBinary(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", "bin", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "bin")
+}
+
+// checkImage checks that img runs binary as meshbench's image does.
+func checkImage(t *testing.T, img v1.Image, binary string) {
+	t.Helper()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.OS != "linux" || len(cf.Config.Entrypoint) != 1 || cf.Config.Entrypoint[0] != Path || cf.Config.User != User {
+		t.Errorf("config: os %s, entrypoint %v, user %q; want linux, [%s], %s", cf.OS, cf.Config.Entrypoint, cf.Config.User, Path, User)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("%d layers (%v), want 1", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	h, err := tr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(tr)
+	want, _ := os.ReadFile(binary)
+	if h.Name != "meshbench" || h.Mode&0o111 == 0 || !bytes.Equal(got, want) {
+		t.Errorf("layer holds %s (mode %o, %d bytes), want the executable binary (%d bytes) at %s", h.Name, h.Mode, len(got), len(want), Path)
+	}
+}
+
+func TestTarballLoads(t *testing.T) {
+	bin := staticBinary(t)
+	img, err := Build(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Build(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := img.Digest()
+	d2, _ := again.Digest()
+	if d1 != d2 {
+		t.Errorf("one binary built two digests: %s, %s", d1, d2)
+	}
+	path := filepath.Join(t.TempDir(), "meshbench.tar")
+	if err := WriteTarball(path, "registry.example/meshbench:dev", img); err != nil {
+		t.Fatal(err)
+	}
+	tag, _ := name.NewTag("registry.example/meshbench:dev")
+	loaded, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, _ := img.ConfigName()
+	if c, _ := loaded.ConfigName(); c != c1 {
+		t.Errorf("the tarball's image has config %s, want %s", c, c1)
+	}
+	checkImage(t, loaded, bin)
+}
+
+func TestPushToRegistry(t *testing.T) {
+	bin := staticBinary(t)
+	img, err := Build(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, err := Push(host+"/you/meshbench:v0", img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := name.NewDigest(ref)
+	pulled, err := remote.Image(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkImage(t, pulled, bin)
+}
+
+func TestBuildRefusesDynamicBinary(t *testing.T) {
+	dir := t.TempDir()
+	notELF := filepath.Join(dir, "script")
+	if err := os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(notELF); err == nil || !strings.Contains(err.Error(), "not a Linux executable") {
+		t.Errorf("Build of a script: %v", err)
+	}
+	if _, err := Build("/bin/sh"); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("Build of a dynamically linked /bin/sh: %v, want a refusal saying how to build static", err)
+	}
+}

@@ -1,0 +1,352 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/meshbench/meshbench/internal/mesh"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// A run owns what it makes: every object carries the run's id, and
+// clean-up, prune and rollback select by it, so that neither another run's
+// objects nor anything meshbench did not make is ever removed. A Lease
+// serialises runs on one cluster.
+const (
+	// labelRun names the run that made an object.
+	labelRun = "meshbench.io/run"
+
+	// lockNamespace holds the Lease; it carries no run label, so that no
+	// run's clean-up selects it, and goes when the holder releases it.
+	lockNamespace = "meshbench-system"
+	lockName      = "meshbench-run"
+	componentLock = "lock"
+	// leaseDuration is how long a holder that stops renewing (a killed
+	// run) keeps the cluster; it renews every leaseRenew.
+	leaseDuration = 60 * time.Second
+	leaseRenew    = 20 * time.Second
+)
+
+// runIDPattern is what a run id may be: a label value that also reads
+// well in a command line.
+var runIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// NewRunID returns a fresh run id: the UTC time and a random suffix.
+func NewRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// checkRunID says whether id can name a run.
+func checkRunID(id string) error {
+	if !runIDPattern.MatchString(id) {
+		return fmt.Errorf("run id %q: want lower-case letters, digits and '-', at most 63, such as %s", id, NewRunID())
+	}
+	return nil
+}
+
+// runSelector selects what run made; "" selects what every run made.
+func runSelector(run string) string {
+	if run == "" {
+		return selectorManaged + "," + labelRun
+	}
+	return selectorManaged + "," + labelRun + "=" + run
+}
+
+// selector selects this run's objects of one component.
+func (p *kubePlatform) selector(component string) string {
+	return runSelector(p.opts.RunID) + "," + labelComponent + "=" + component
+}
+
+// apply applies objects as this run's: each carries the run's label, and a
+// namespace that exists and is not this run's is refused, not adopted.
+func (p *kubePlatform) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		l := o.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[labelRun] = p.opts.RunID
+		o.SetLabels(l)
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" {
+			if err := p.claimNamespace(ctx, o.GetName()); err != nil {
+				return err
+			}
+		}
+	}
+	return p.c.apply(ctx, objs, false)
+}
+
+// claimNamespace refuses a namespace that exists and that this run did not
+// create, saying whose it is and what to do.
+func (p *kubePlatform) claimNamespace(ctx context.Context, name string) error {
+	ns, err := p.c.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	owner := ns.Labels[labelRun]
+	switch {
+	case ns.Labels[labelManagedBy] == managedBy && owner == p.opts.RunID:
+		return nil
+	case ns.Labels[labelManagedBy] == managedBy && owner != "":
+		return fmt.Errorf("namespace %s exists, left by meshbench run %s: remove what that run left with: meshbench kubernetes down %s", name, owner, owner)
+	}
+	hint := "delete it yourself if it is meshbench's, or run on another cluster"
+	if p.isWorkloadNamespace(name) {
+		hint = "name the workload's namespaces otherwise with platform.kubernetes.namespace_prefix, such as \"mb-\" (mb-1 ... mb-N)"
+	}
+	return fmt.Errorf("namespace %s exists and meshbench did not create it: meshbench will neither use nor delete it; %s", name, hint)
+}
+
+// isWorkloadNamespace says whether name is one of the workload's
+// namespaces, PREFIXn.
+func (p *kubePlatform) isWorkloadNamespace(name string) bool {
+	prefix := strings.TrimSuffix(workloadNamespaces(p.opts.NamespacePrefix, 1)[0], "1")
+	n, ok := strings.CutPrefix(name, prefix)
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
+// namespacePrefixPattern is what a namespace prefix may be: with a number
+// after it, a namespace name.
+var namespacePrefixPattern = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,49})$`)
+
+// leftovers names what other meshbench runs left in the cluster:
+// namespaces and Helm releases, with the run that made each.
+func (p *kubePlatform) leftovers(ctx context.Context) (map[string][]string, error) {
+	inv, err := p.inventory(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, it := range inv {
+		if it.Run != p.opts.RunID {
+			out[it.Run] = append(out[it.Run], it.What)
+		}
+	}
+	return out, nil
+}
+
+// refuseLeftovers refuses a cluster that holds what another run left (a
+// run killed outright): its objects would clash, and only the user may
+// say they can go.
+func (p *kubePlatform) refuseLeftovers(ctx context.Context) error {
+	left, err := p.leftovers(ctx)
+	if err != nil {
+		return err
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	runs := make([]string, 0, len(left))
+	for r := range left {
+		runs = append(runs, r)
+	}
+	sort.Strings(runs)
+	var parts []string
+	for _, r := range runs {
+		parts = append(parts, fmt.Sprintf("run %s (%s)", r, strings.Join(left[r], ", ")))
+	}
+	return fmt.Errorf("the cluster holds what other meshbench runs left: %s; remove it with: meshbench kubernetes down %s (or --all)",
+		strings.Join(parts, "; "), runs[0])
+}
+
+// refuseForeignMeshes refuses a mesh profile whose mesh already runs in the
+// cluster, installed by someone other than meshbench: installing over it
+// would break it, and removing ours would remove theirs. A mesh's API
+// groups are named after it (security.istio.io, policy.linkerd.io).
+// Cilium is the cluster's network, never installed by meshbench.
+func (p *kubePlatform) refuseForeignMeshes(ctx context.Context) error {
+	meshes := map[string]bool{}
+	for _, m := range p.opts.Meshes {
+		pr, err := lookupProfile(m.Profile)
+		if err != nil {
+			return err
+		}
+		if pr.Mesh != "" && pr.Plane != mesh.PlaneCNI {
+			meshes[pr.Mesh] = true
+		}
+	}
+	if len(meshes) == 0 {
+		return nil
+	}
+	list, err := p.c.dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list CRDs: %w", err)
+	}
+	for _, crd := range list.Items {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		for mesh := range meshes {
+			if group != mesh+".io" && !strings.HasSuffix(group, "."+mesh+".io") {
+				continue
+			}
+			if crd.GetLabels()[labelRun] != "" && crd.GetLabels()[labelRelease] != "" {
+				continue // a meshbench run's: refuseLeftovers names it
+			}
+			return fmt.Errorf("the cluster already runs %s, which meshbench did not install (CRD %s): meshbench will neither install over it nor remove it; run the study on a cluster without %s", mesh, crd.GetName(), mesh)
+		}
+	}
+	return nil
+}
+
+// lease is this run's hold on the cluster.
+type lease struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// holder is what the Lease says of this run, for another run's message.
+func (p *kubePlatform) holder() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s (host %s, pid %d)", p.opts.RunID, host, os.Getpid())
+}
+
+// acquire takes the cluster's Lease, waiting up to the timeout while
+// another live run holds it, and keeps it renewed until release. A holder
+// that stopped renewing (killed) loses it after leaseDuration.
+func (p *kubePlatform) acquire(ctx context.Context) error {
+	if p.lease != nil {
+		return nil
+	}
+	leases := p.c.kube.CoordinationV1().Leases(lockNamespace)
+	var other string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, p.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		now := metav1.NewMicroTime(time.Now())
+		l, err := leases.Get(ctx, lockName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if err := p.ensureLockNamespace(ctx); err != nil {
+				return false, err
+			}
+			l := &coordinationv1.Lease{
+				ObjectMeta: objMeta(lockNamespace, lockName, map[string]string{labelComponent: componentLock}),
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(p.holder()), LeaseDurationSeconds: ptr(int32(leaseDuration / time.Second)),
+					AcquireTime: &now, RenewTime: &now},
+			}
+			_, err := leases.Create(ctx, l, metav1.CreateOptions{FieldManager: fieldManager})
+			if apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && isTerminating(err) {
+				return false, nil // another run was quicker, or the namespace is going
+			}
+			return err == nil, err
+		}
+		if err != nil {
+			return false, pollErr(ctx, err)
+		}
+		if h := deref(l.Spec.HolderIdentity); h != "" && !expired(l, now.Time) {
+			other = h
+			p.log.Info("waiting for another meshbench run to release the cluster", "holder", h)
+			return false, nil
+		}
+		l.Spec.HolderIdentity, l.Spec.AcquireTime, l.Spec.RenewTime = ptr(p.holder()), &now, &now
+		l.Spec.LeaseDurationSeconds = ptr(int32(leaseDuration / time.Second))
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: fieldManager})
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		if other != "" && ctx.Err() == nil {
+			return fmt.Errorf("another meshbench run holds the cluster: %s; waited %s (platform.kubernetes.timeout); try again when it ends", other, p.opts.Timeout)
+		}
+		return fmt.Errorf("take the cluster's lease %s/%s: %w", lockNamespace, lockName, err)
+	}
+	p.lease = &lease{stop: make(chan struct{}), done: make(chan struct{})}
+	go p.renew(p.lease)
+	p.log.Info("holding the cluster for this run", "run", p.opts.RunID, "lease", lockNamespace+"/"+lockName)
+	return nil
+}
+
+// renew keeps the Lease until stopped.
+func (p *kubePlatform) renew(l *lease) {
+	defer close(l.done)
+	t := time.NewTicker(leaseRenew)
+	defer t.Stop()
+	leases := p.c.kube.CoordinationV1().Leases(lockNamespace)
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), leaseRenew)
+		cur, err := leases.Get(ctx, lockName, metav1.GetOptions{})
+		if err == nil && deref(cur.Spec.HolderIdentity) == p.holder() {
+			cur.Spec.RenewTime = ptr(metav1.NewMicroTime(time.Now()))
+			_, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+		}
+		cancel()
+		if err != nil {
+			p.log.Warn("renewing the cluster's lease", "err", err)
+		}
+	}
+}
+
+// release gives the cluster up: the Lease goes, and its namespace with it,
+// so that the cluster is left as it was.
+func (p *kubePlatform) release(ctx context.Context) error {
+	if p.lease == nil {
+		return nil
+	}
+	close(p.lease.stop)
+	<-p.lease.done
+	p.lease = nil
+	return p.deleteNamespaces(ctx, selectorManaged+","+labelComponent+"="+componentLock)
+}
+
+// ensureLockNamespace creates the Lease's namespace unless it exists, and
+// refuses one meshbench did not create.
+func (p *kubePlatform) ensureLockNamespace(ctx context.Context) error {
+	nss := p.c.kube.CoreV1().Namespaces()
+	ns, err := nss.Get(ctx, lockNamespace, metav1.GetOptions{})
+	if err == nil {
+		if ns.Labels[labelManagedBy] != managedBy || ns.Labels[labelComponent] != componentLock {
+			return fmt.Errorf("namespace %s exists and meshbench did not create it: meshbench keeps its lease there; remove it, or run on another cluster", lockNamespace)
+		}
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %s: %w", lockNamespace, err)
+	}
+	_, err = nss.Create(ctx, &corev1.Namespace{ObjectMeta: objMeta("", lockNamespace, map[string]string{labelComponent: componentLock})},
+		metav1.CreateOptions{FieldManager: fieldManager})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// expired says whether a Lease's holder stopped renewing it.
+func expired(l *coordinationv1.Lease, now time.Time) bool {
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	return now.After(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+}
+
+// isTerminating says whether err refuses a create in a namespace that is
+// being deleted.
+func isTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
