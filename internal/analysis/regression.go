@@ -26,10 +26,12 @@ const RegressionMinPct = 5.0
 // and the data plane's CPU per request.
 var RegressionMetrics = []Metric{P50, P99, CPUPerRequest}
 
-// IsRegression reports whether the change is one the gate counts: B worse
-// than A beyond the difference's interval, by at least RegressionMinPct.
+// IsRegression is the regression decision, the one the gate, the
+// comparison and the report's releases all apply: on one of
+// RegressionMetrics, B worse than A beyond the difference's interval, by
+// at least RegressionMinPct.
 func (c Change) IsRegression() bool {
-	return c.Regressed() && c.Diff.Pct.Valid() && math.Abs(c.Diff.Pct.Median) >= RegressionMinPct
+	return slices.Contains(RegressionMetrics, c.Metric) && c.Regressed() && c.Diff.Pct.Valid() && math.Abs(c.Diff.Pct.Median) >= RegressionMinPct
 }
 
 // Regressions compares result set b (the new) with a (the old) mesh by
@@ -39,12 +41,12 @@ func Regressions(a, b *Dataset) []Change {
 	return Compare(a, b, RegressionMetrics).Regressions()
 }
 
-// Regressions returns the comparison's changes that the gate counts: on
-// RegressionMetrics, B worse than A (see Change.IsRegression).
+// Regressions returns the comparison's changes that the gate counts (see
+// Change.IsRegression).
 func (c *Comparison) Regressions() []Change {
 	var out []Change
 	for _, ch := range c.Changes {
-		if slices.Contains(RegressionMetrics, ch.Metric) && ch.IsRegression() {
+		if ch.IsRegression() {
 			out = append(out, ch)
 		}
 	}

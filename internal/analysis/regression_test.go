@@ -77,6 +77,7 @@ func TestIsRegressionThreshold(t *testing.T) {
 		{"worse beyond interval, below threshold", P50, Diff{Delta: Estimate{Median: 0.1, Lo: 0.05, Hi: 0.15, N: 5}, Pct: Estimate{Median: 2, Lo: 1, Hi: 3, N: 5}}, false},
 		{"interval includes zero", P99, Diff{Delta: Estimate{Median: 1, Lo: -0.5, Hi: 2, N: 5}, Pct: Estimate{Median: 10, Lo: -5, Hi: 20, N: 5}}, false},
 		{"better", CPUPerRequest, Diff{Delta: Estimate{Median: -1, Lo: -1.5, Hi: -0.5, N: 5}, Pct: Estimate{Median: -10, Lo: -15, Hi: -5, N: 5}}, false},
+		{"a figure the gate does not judge", P90, Diff{Delta: Estimate{Median: 1, Lo: 0.5, Hi: 1.5, N: 5}, Pct: Estimate{Median: 10, Lo: 5, Hi: 15, N: 5}}, false},
 		{"too few runs", P50, Diff{Delta: Estimate{Median: 1, Lo: 1, Hi: 1, N: 1}, Pct: Estimate{Median: 10, Lo: 10, Hi: 10, N: 1}}, false},
 	}
 	for _, tt := range tests {

@@ -78,8 +78,10 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 
 func changeVerdict(ch analysis.Change) string {
 	switch {
-	case ch.Regressed():
+	case ch.IsRegression():
 		return "REGRESSED"
+	case ch.Regressed():
+		return "worse"
 	case ch.Improved():
 		return "improved"
 	}
@@ -98,17 +100,17 @@ func BuildComparison(c *analysis.Comparison) *Document {
 	counts := map[string]int{}
 	reg := &Table{Header: []string{"Mesh", "Configuration", "Figure", "A", "B", "B − A", "Verdict"}}
 	for _, ch := range c.Changes {
-		v := changeVerdict(ch)
-		counts[v]++
-		if ch.Regressed() {
-			reg.Rows = append(reg.Rows, changeRow(ch, true))
-		}
+		counts[changeVerdict(ch)]++
+	}
+	for _, ch := range c.Regressions() {
+		reg.Rows = append(reg.Rows, changeRow(ch, true))
 	}
 	sum := Section{ID: "summary", Title: "Summary"}
-	sum.Blocks = append(sum.Blocks, text(fmt.Sprintf("%d figures compared: %d regressed, %d improved, %d show no measurable difference, %d have too few runs to tell. "+
+	sum.Blocks = append(sum.Blocks, text(fmt.Sprintf("%d figures compared: %d regressed, %d otherwise worse, %d improved, %d show no measurable difference, %d have too few runs to tell. "+
 		"A change counts only when the 95%% bootstrap interval of the difference of medians excludes zero; "+
-		"even then about one in twenty unchanged figures crosses zero by chance, so look for changes that agree across configurations.",
-		len(c.Changes), counts["REGRESSED"], counts["improved"], counts["no measurable difference"], counts["too few runs to tell"])))
+		"even then about one in twenty unchanged figures crosses zero by chance, so look for changes that agree across configurations. "+
+		"Regressed (what --fail-on-regression gates on) is p50, p99 or data-plane CPU per request worse by at least %g%%; worse is any other measurably worse figure.",
+		len(c.Changes), counts["REGRESSED"], counts["worse"], counts["improved"], counts["no measurable difference"], counts["too few runs to tell"], analysis.RegressionMinPct)))
 	for _, w := range setupDifferences(a.Index, b.Index) {
 		sum.Blocks = append(sum.Blocks, text("Set-up differs: "+w))
 	}
