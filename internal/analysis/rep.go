@@ -119,6 +119,9 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 			r.Values[PeakMemory(p)] = peak
 		}
 	}
+	if cpu, ok := r.Values[CPU(PartDataPlane)]; ok && r.Values[QPS] > 0 {
+		r.Values[CPUPerRequest] = cpu / r.Values[QPS] * 1e6
+	}
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -28,8 +29,9 @@ platform before anything is created. On the lab: root, network namespaces,
 iptables with the socket match, TPROXY, REDIRECT and the owner match, the
 cgroup controllers, the CPUs the study's nodes pin, no other lab's processes
 on those CPUs (--shared-host accepts them), Envoy at the version the data
-planes are written for (when the study installs a mesh), and free disk
-where the results go. On Kubernetes (each cluster a mesh's context names):
+planes are written for (when the study installs a mesh), each Envoy
+release the meshes name (proxy_version), and free disk where the results
+go. On Kubernetes (each cluster a mesh's context names):
 the kubeconfig and context, the API server, the permissions a run needs
 (SelfSubjectAccessReview), a node for each role with its labels and taints,
 a metrics source (the metrics API or the study's Prometheus), the Gateway
@@ -116,6 +118,9 @@ func preflight(ctx context.Context, st *study.Study, resultsDir string, shared b
 	n := platform.Needs{Nodes: st.Platform.Nodes, ResultsDir: resultsDir, SharedHost: shared}
 	for _, m := range st.Meshes {
 		n.Profiles = append(n.Profiles, m.Profile)
+		if m.ProxyVersion != "" && !slices.Contains(n.ProxyVersions, m.ProxyVersion) {
+			n.ProxyVersions = append(n.ProxyVersions, m.ProxyVersion)
+		}
 	}
 	if st.Platform.Type == study.PlatformLab {
 		return platformlab.Doctor(ctx, n, "")

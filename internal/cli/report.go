@@ -91,7 +91,7 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 	f.StringSliceVar(&o.Formats, "format", nil, "which files to write: html, md, smp (default html,md)")
 	f.StringVar(&o.SMP, "smp", "", "also export the results in the SMP format to this file; - for stdout")
 	f.BoolVar(&o.Compare, "compare", false, "compare two results directories: use 'meshbench compare A B'")
-	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "with --compare, exit 3 when a figure of DIR_B is measurably worse")
+	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "with --compare, exit 3 when DIR_B regressed (see meshbench compare)")
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")
 	_ = f.MarkDeprecated("format", "use -o to print a rendering, or --smp FILE for the SMP export; --format still selects the files written")
 	_ = f.MarkDeprecated("compare", "use 'meshbench compare A B'")
@@ -111,7 +111,9 @@ figures of B are measurably worse, better, or not measurably different.
 compare.html and compare.md are written into B, or the directory --out
 names; -o json, markdown or html print the comparison instead.
 
---fail-on-regression makes a measurable regression exit with code 3, for CI.`,
+--fail-on-regression exits with code 3 when B regressed: p50, p99 or
+data-plane CPU per request worse beyond the 95% interval by at least 5%,
+for CI; 0 when it did not.`,
 		Example: `  meshbench compare results/last results/new
   meshbench compare results/last results/new --fail-on-regression -o markdown`,
 		Args: cobra.ExactArgs(2),
@@ -129,7 +131,7 @@ names; -o json, markdown or html print the comparison instead.
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", outText, "output: text (write the files, list them), json, markdown or html (print the comparison, write nothing)")
 	f.StringVar(&o.Out, "out", "", "directory to write the comparison into (default B)")
-	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when a figure of B is measurably worse than A's")
+	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed: p50, p99 or data-plane CPU per request worse beyond the interval by at least 5%")
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")
 	return cmd
 }

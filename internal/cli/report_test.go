@@ -91,7 +91,7 @@ func TestReportCommand(t *testing.T) {
 	var errOut bytes.Buffer
 	code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut},
 		[]string{"compare", dir, dirB, "--out", t.TempDir(), "--fail-on-regression"})
-	if code != ExitRegression || !strings.Contains(errOut.String(), "measurably worse") {
+	if code != ExitRegression || !strings.Contains(errOut.String(), "regressed against") {
 		t.Errorf("compare with a regression: exit %d, %q", code, errOut.String())
 	}
 	stdout, _, err = run("compare", dir, dirB, "-o", "markdown")
@@ -99,11 +99,38 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("compare -o markdown: %v, %.200q", err, stdout)
 	}
 	_, stderr, err = run("report", "--compare", dir, dirB, "--out", t.TempDir(), "--fail-on-regression")
-	if err == nil || !strings.Contains(err.Error(), "measurably worse") || !strings.Contains(stderr, "deprecated") {
+	if err == nil || !strings.Contains(err.Error(), "regressed against") || !strings.Contains(stderr, "deprecated") {
 		t.Errorf("report --compare: a regression passed or no deprecation: %v, %q", err, stderr)
 	}
 	if _, _, err := run("report"); err == nil {
 		t.Error("report without a directory succeeded")
+	}
+}
+
+// TestFailOnRegressionExitCodes checks the exit codes a CI job reads:
+// 3 when the new result set regressed against the old, 0 when it did not.
+func TestFailOnRegressionExitCodes(t *testing.T) {
+	t.Parallel()
+	old, slower, same := t.TempDir(), t.TempDir(), t.TempDir()
+	for dir, o := range map[string]resultstest.Options{
+		old:    {Seed: 1},
+		slower: {Seed: 2, Slowdown: map[string]float64{resultstest.Sidecar: 1.3}},
+		same:   {Seed: 1},
+	} {
+		if _, err := resultstest.Write(dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	main := func(args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+		return code, errOut.String()
+	}
+	if code, stderr := main("compare", old, slower, "--out", t.TempDir(), "--fail-on-regression"); code != ExitRegression {
+		t.Errorf("a synthetic regression: exit %d, want %d; stderr:\n%s", code, ExitRegression, stderr)
+	}
+	if code, stderr := main("compare", old, same, "--out", t.TempDir(), "--fail-on-regression"); code != 0 {
+		t.Errorf("no regression: exit %d, want 0; stderr:\n%s", code, stderr)
 	}
 }
 

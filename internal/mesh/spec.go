@@ -13,6 +13,10 @@ type MeshSpec struct {
 	NodeProxyCPU     string `json:"node_proxy_cpu,omitempty"`
 	NodeProxyMemory  string `json:"node_proxy_memory,omitempty"`
 	WaypointReplicas int    `json:"waypoint_replicas,omitempty"`
+	// ProxyVersion, on the lab, is the Envoy release every proxy of the
+	// mesh runs, such as "1.38.3", installed by scripts/setup.sh envoy;
+	// empty is the lab's default Envoy (MESHBENCH_ENVOY or .venv).
+	ProxyVersion string `json:"proxy_version,omitempty"`
 	// AccessLog, on the lab, logs every HBONE stream its node proxies and
 	// waypoints terminate (ztunnel's and Istio's default), their cost
 	// inside the measured figures; off, the default, they log only while
@@ -63,6 +67,21 @@ const (
 	CheckPlaintextRefused = "plaintext-refused"
 	CheckPeerIdentity     = "peer-identity"
 )
+
+// FactEnvoyVersion is the fact, on the check that verified a lab data
+// plane's configuration, naming the Envoy release its proxies ran.
+const FactEnvoyVersion = "envoy_version"
+
+// EnvoyVersion returns the Envoy release the checks record (a lab mesh's
+// FactEnvoyVersion), or "".
+func EnvoyVersion(checks []Check) string {
+	for _, c := range checks {
+		if v := c.Facts[FactEnvoyVersion]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
 
 // MTLSProven reports whether the checks prove mutual TLS: both of the
 // checks above are there and passed.

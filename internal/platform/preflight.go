@@ -31,6 +31,9 @@ type Needs struct {
 	Nodes []infra.NodeSpec
 	// Profiles are the mesh profiles the study installs.
 	Profiles []string
+	// ProxyVersions are the proxy releases the study's meshes name
+	// (proxy_version), each once.
+	ProxyVersions []string
 	// ResultsDir is where the results will go; it need not exist yet.
 	ResultsDir string
 	// SharedHost accepts other labs' processes on the study's CPUs, and a

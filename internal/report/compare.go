@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/report/chart"
@@ -17,7 +18,7 @@ import (
 // compareMetrics are the figures a comparison tracks.
 var compareMetrics = []analysis.Metric{
 	analysis.P50, analysis.P90, analysis.P99, analysis.P999, analysis.QPS, analysis.ErrorPct,
-	analysis.CPU(analysis.PartDataPlane), analysis.Memory(analysis.PartDataPlane),
+	analysis.CPU(analysis.PartDataPlane), analysis.CPUPerRequest, analysis.Memory(analysis.PartDataPlane),
 	analysis.CPU("app"), analysis.CPU("load"),
 }
 
@@ -35,12 +36,20 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	}
 	c := analysis.Compare(ds[0], ds[1], compareMetrics)
 	doc := BuildComparison(c)
-	n := regressions(c)
 	regressed := func(err error) error {
-		if err == nil && o.FailOnRegression && n > 0 {
-			return fmt.Errorf("%d figures of %s are measurably worse than in %s: %w", n, o.Dirs[1], o.Dirs[0], ErrRegression)
+		regs := c.Regressions()
+		if err != nil || !o.FailOnRegression || len(regs) == 0 {
+			return err
 		}
-		return err
+		var l []string
+		for _, ch := range regs[:min(len(regs), 3)] {
+			l = append(l, fmt.Sprintf("%s %s at %s %s%%", ch.Mesh, ch.Metric.Label(), ch.Config.Label(), signed(ch.Diff.Pct.Median)))
+		}
+		if len(regs) > 3 {
+			l = append(l, fmt.Sprintf("and %d more", len(regs)-3))
+		}
+		return fmt.Errorf("%s regressed against %s (p50, p99 or data-plane CPU per request worse beyond its 95%% interval by at least %g%%): %s: %w",
+			o.Dirs[1], o.Dirs[0], analysis.RegressionMinPct, strings.Join(l, "; "), ErrRegression)
 	}
 	if o.Print != "" {
 		return nil, regressed(printDocument(o, doc))
@@ -67,20 +76,12 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	return written, regressed(nil)
 }
 
-func regressions(c *analysis.Comparison) int {
-	n := 0
-	for _, ch := range c.Changes {
-		if ch.Regressed() {
-			n++
-		}
-	}
-	return n
-}
-
 func changeVerdict(ch analysis.Change) string {
 	switch {
-	case ch.Regressed():
+	case ch.IsRegression():
 		return "REGRESSED"
+	case ch.Regressed():
+		return "worse"
 	case ch.Improved():
 		return "improved"
 	}
@@ -99,17 +100,17 @@ func BuildComparison(c *analysis.Comparison) *Document {
 	counts := map[string]int{}
 	reg := &Table{Header: []string{"Mesh", "Configuration", "Figure", "A", "B", "B − A", "Verdict"}}
 	for _, ch := range c.Changes {
-		v := changeVerdict(ch)
-		counts[v]++
-		if ch.Regressed() {
-			reg.Rows = append(reg.Rows, changeRow(ch, true))
-		}
+		counts[changeVerdict(ch)]++
+	}
+	for _, ch := range c.Regressions() {
+		reg.Rows = append(reg.Rows, changeRow(ch, true))
 	}
 	sum := Section{ID: "summary", Title: "Summary"}
-	sum.Blocks = append(sum.Blocks, text(fmt.Sprintf("%d figures compared: %d regressed, %d improved, %d show no measurable difference, %d have too few runs to tell. "+
+	sum.Blocks = append(sum.Blocks, text(fmt.Sprintf("%d figures compared: %d regressed, %d otherwise worse, %d improved, %d show no measurable difference, %d have too few runs to tell. "+
 		"A change counts only when the 95%% bootstrap interval of the difference of medians excludes zero; "+
-		"even then about one in twenty unchanged figures crosses zero by chance, so look for changes that agree across configurations.",
-		len(c.Changes), counts["REGRESSED"], counts["improved"], counts["no measurable difference"], counts["too few runs to tell"])))
+		"even then about one in twenty unchanged figures crosses zero by chance, so look for changes that agree across configurations. "+
+		"Regressed (what --fail-on-regression gates on) is p50, p99 or data-plane CPU per request worse by at least %g%%; worse is any other measurably worse figure.",
+		len(c.Changes), counts["REGRESSED"], counts["worse"], counts["improved"], counts["no measurable difference"], counts["too few runs to tell"], analysis.RegressionMinPct)))
 	for _, w := range setupDifferences(a.Index, b.Index) {
 		sum.Blocks = append(sum.Blocks, text("Set-up differs: "+w))
 	}

@@ -159,7 +159,7 @@ func TestCompare(t *testing.T) {
 			}
 		case row[0] != resultstest.Sidecar:
 			unchanged++
-			if row[5] == "REGRESSED" || row[5] == "improved" {
+			if row[5] == "REGRESSED" || row[5] == "worse" || row[5] == "improved" {
 				flagged++
 			}
 		}

@@ -78,8 +78,15 @@ func (b *builder) provenance() Section {
 	}
 	if len(pv.EnvoyConfigHashes) > 0 {
 		t := &Table{Header: []string{"Mesh", "Envoy configuration hash"}}
+		if len(pv.EnvoyVersions) > 0 {
+			t.Header = append(t.Header, "Envoy release")
+		}
 		for _, k := range slices.Sorted(maps.Keys(pv.EnvoyConfigHashes)) {
-			t.Rows = append(t.Rows, []string{k, pv.EnvoyConfigHashes[k]})
+			row := []string{k, pv.EnvoyConfigHashes[k]}
+			if len(pv.EnvoyVersions) > 0 {
+				row = append(row, pv.EnvoyVersions[k])
+			}
+			t.Rows = append(t.Rows, row)
 		}
 		s.Blocks = append(s.Blocks, heading("Envoy configurations"), table(t))
 	}

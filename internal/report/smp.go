@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -114,7 +115,7 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 		ProxyConcurrency: int32(r.MeshSpec.Workers), Labels: map[string]string{"meshbench.mesh": r.Summary.Mesh}}
 	if prof, ok := mesh.LookupProfile(profile); ok && prof.Mesh != "" {
 		if pi.Name == infra.Lab {
-			labMesh(&m, prof, pi)
+			labMesh(&m, prof, cmp.Or(mesh.EnvoyVersion(r.Summary.Verification), pi.EnvoyVersion))
 		} else {
 			kubeMesh(&m, prof, pi)
 		}
@@ -149,9 +150,10 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 
 // labMesh exports a lab mesh as what it is: upstream Envoy, configured by
 // meshbench in the roles Istio gives its proxies, with no Istio build or
-// control plane. SMP's mesh type would claim Istio, so it is left out and
+// control plane. The proxy build is the release the cell's mesh ran (a
+// study can compare releases). SMP's mesh type would claim Istio, so it is left out and
 // labels say what ran.
-func labMesh(m *smpMeshConfig, prof mesh.Profile, pi infra.Info) {
+func labMesh(m *smpMeshConfig, prof mesh.Profile, envoyVersion string) {
 	role, absent := "Istio's sidecar in every pod", "no Istio control plane ran"
 	if prof.NodeProxies() {
 		role, absent = "Istio ambient's per-node proxy (ztunnel's role)", "no Istio control plane or ztunnel ran"
@@ -162,7 +164,7 @@ func labMesh(m *smpMeshConfig, prof mesh.Profile, pi infra.Info) {
 	m.Labels["meshbench.dataplane"] = "upstream Envoy as " + role + ", configured by meshbench; " + absent
 	m.Labels["meshbench.emulates"] = prof.Mesh
 	m.Labels["meshbench.proxy"] = "envoy"
-	m.ProxyBuild = pi.EnvoyVersion
+	m.ProxyBuild = envoyVersion
 }
 
 // kubeMesh exports a mesh installed from its charts, with the versions the

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the results format written here; what
 // each version added, all of it optional, is listed in docs/results.md.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // OldestSchema is the oldest version ReadIndex reads: older versions
 // only lack fields, so they are read as they are; their cell files go
@@ -93,7 +93,11 @@ type Provenance struct {
 	// the charts, values, images and nodes of the install); each cell's
 	// verification keeps its own.
 	EnvoyConfigHashes map[string]string `json:"envoy_config_hashes,omitempty"`
-	Scaling           *Scaling          `json:"scaling,omitempty"`
+	// EnvoyVersions maps a lab mesh (by its name in the study) to the
+	// Envoy release its latest installation ran (mesh.FactEnvoyVersion);
+	// each cell's verification records its own.
+	EnvoyVersions map[string]string `json:"envoy_versions,omitempty"`
+	Scaling       *Scaling          `json:"scaling,omitempty"`
 	// Published holds the figures the study's authors published, as the
 	// study file carries them, for the report to set beside this run's.
 	Published []Published `json:"published,omitempty"`

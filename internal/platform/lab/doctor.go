@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // on the lab: the host's kernel features, root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
-// the study installs a mesh), and free disk for the lab's state and the results. self names
+// the study installs a mesh), each Envoy release its meshes name, and free disk for the lab's state and the results. self names
 // the caller's own lab, which is not counted as another.
 func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Finding {
 	var cpus []string
@@ -30,6 +31,9 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	out = append(out, cluster.ContentionFinding(ctx, cpus, n.SharedHost))
 	if n.Meshes() {
 		out = append(out, envoyFinding(ctx))
+	}
+	for _, v := range n.ProxyVersions {
+		out = append(out, envoyReleaseFinding(ctx, v))
 	}
 	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
 	if n.Meshes() {
@@ -76,6 +80,29 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	default:
 		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
 	}
+	return f
+}
+
+// envoyReleaseFinding checks that the Envoy release a mesh names
+// (proxy_version) is installed and runs; the fix installs it.
+func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
+	f := platform.Finding{Check: "envoy " + version}
+	vctx, cancel := context.WithTimeout(ctx, 2*envoyVersionTimeout)
+	defer cancel()
+	bin, _, err := dataplane.EnvoyFor(vctx, version)
+	switch {
+	case errors.Is(err, dataplane.ErrReleaseMissing):
+		f.Detail, f.Fix = fmt.Sprintf("a mesh names Envoy %s (proxy_version); it is not the default Envoy and is %v", version, dataplane.ErrReleaseMissing), dataplane.InstallCommand(version)
+		return f
+	case err != nil:
+		f.Detail, f.Fix = err.Error(), dataplane.InstallCommand(version)
+		return f
+	}
+	if err := dataplane.CheckUnprivileged(bin); err != nil {
+		f.Detail, f.Fix = err.Error(), "reinstall it with "+dataplane.InstallCommand(version)+", or drop its privileges (chmod u-s,g-s; setcap -r)"
+		return f
+	}
+	f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
 	return f
 }
 

@@ -110,3 +110,17 @@ func TestIntegrationEnvoyVersion(t *testing.T) {
 		t.Errorf("EnvoyVersion %q, want a version such as 1.40.0", in.EnvoyVersion)
 	}
 }
+
+// TestEnvoyReleaseFinding checks that doctor fails a release a mesh names
+// but this host lacks, with the command that installs it as the fix.
+func TestEnvoyReleaseFinding(t *testing.T) {
+	t.Chdir(t.TempDir())
+	fakeEnvoy(t, `echo "envoy  version: 9e55/1.40.0/Clean/RELEASE/BoringSSL"`)
+	if f := envoyReleaseFinding(context.Background(), "1.40.0"); !f.OK {
+		t.Errorf("the default Envoy's own release: %+v, want OK", f)
+	}
+	f := envoyReleaseFinding(context.Background(), "1.38.3")
+	if f.OK || f.Check != "envoy 1.38.3" || f.Fix != "scripts/setup.sh envoy 1.38.3" {
+		t.Errorf("a missing release: %+v, want a failure whose fix installs it", f)
+	}
+}

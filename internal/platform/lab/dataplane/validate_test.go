@@ -2,7 +2,9 @@ package dataplane
 
 import (
 	"context"
-	"os/exec"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,9 +21,32 @@ func validateConfig(t *testing.T, ca *CA, p *proxy) {
 	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", p.path(configFile), "-l", "error").CombinedOutput()
-	if err != nil {
-		t.Fatalf("envoy rejects %s: %v\n%s", p.Name, err, out)
+	if err := checkLoads(ctx, bin, "test", string(p.Role), p.path(configFile), 0); err != nil {
+		t.Fatalf("envoy rejects %s: %v", p.Name, err)
+	}
+}
+
+// TestIntegrationCheckLoadsSaysWhy checks that a configuration Envoy
+// cannot load fails with the release and Envoy's reason, as a release
+// older than a field meshbench writes would.
+func TestIntegrationCheckLoadsSaysWhy(t *testing.T) {
+	testenv.Integration(t)
+	bin, err := FindEnvoy()
+	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
+	cfg := filepath.Join(t.TempDir(), "envoy.yaml")
+	if err := os.WriteFile(cfg, []byte("static_resources: {listeners: [{name: l, field_from_the_future: 1}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = checkLoads(ctx, bin, "1.99.0", "sidecar", cfg, 0)
+	if err == nil {
+		t.Fatal("checkLoads accepted a configuration with an unknown field")
+	}
+	for _, want := range []string{"envoy 1.99.0", "sidecar configuration", "field_from_the_future"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }
 

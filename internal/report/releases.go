@@ -1,0 +1,101 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+)
+
+// releases reads each pair of meshes that differ only in their proxy
+// release (the regression preset: one profile under two Envoy releases,
+// interleaved in every round) as the newer release against the older: a
+// verdict on p50 and CPU per request with their intervals, the regression
+// gate's decision, and a table of every figure it judges.
+func (b *builder) releases() Section {
+	s := Section{ID: "releases", Title: "Proxy releases"}
+	d := b.d
+	pairs := d.ReleasePairs()
+	if len(pairs) == 0 {
+		return s
+	}
+	s.Blocks = append(s.Blocks, text(fmt.Sprintf("Each pair of meshes that differ only in the proxy release they ran, the newer against the older, in the same rounds. "+
+		"Differences are the newer minus the older: medians over repetitions, with 95%% bootstrap intervals. "+
+		"A difference whose interval includes zero is no measurable difference. "+
+		"The regression gate (meshbench report --compare --fail-on-regression uses the same) counts p50, p99 or the data plane's CPU per request worse beyond the interval by at least %g%%.",
+		analysis.RegressionMinPct)))
+	for _, p := range pairs {
+		byConfig := map[string][]analysis.Change{}
+		for _, ch := range analysis.CompareMeshes(d, p.Older, p.Newer, analysis.RegressionMetrics) {
+			byConfig[ch.Config.Key] = append(byConfig[ch.Config.Key], ch)
+		}
+		for _, cfg := range d.Configs {
+			changes := byConfig[cfg.Key]
+			if len(changes) == 0 {
+				continue
+			}
+			label := p.NewerRelease + " against " + p.OlderRelease
+			if cfg.Key != "" {
+				label += ", " + cfg.Label()
+			}
+			s.Blocks = append(s.Blocks, heading(label), text(releaseVerdict(p, changes)), table(releaseTable(p, changes)))
+		}
+	}
+	return s
+}
+
+// releaseVerdict is the verdict's sentence: "1.40.0 against 1.38.3: p50
+// +x ms [lo, hi], CPU per request +y% [lo, hi]", or "no measurable
+// difference" when both intervals include zero; then the gate's decision.
+func releaseVerdict(p analysis.ReleasePair, changes []analysis.Change) string {
+	var parts []string
+	measurable := false
+	var regressed []string
+	for _, ch := range changes {
+		if ch.IsRegression() {
+			regressed = append(regressed, ch.Metric.Label())
+		}
+		if analysis.Judge(ch.Diff) == analysis.Higher || analysis.Judge(ch.Diff) == analysis.Lower {
+			measurable = true
+		}
+		switch ch.Metric {
+		case analysis.P50:
+			parts = append(parts, "p50 "+deltaInterval(ch.Diff.Delta, " ms"))
+		case analysis.CPUPerRequest:
+			parts = append(parts, "CPU per request "+deltaInterval(ch.Diff.Pct, "%"))
+		}
+	}
+	head := p.NewerRelease + " against " + p.OlderRelease + ": "
+	var v string
+	if measurable {
+		v = head + strings.Join(parts, ", ") + "."
+	} else {
+		v = head + "no measurable difference (" + strings.Join(parts, ", ") + ")."
+	}
+	if len(regressed) > 0 {
+		return v + " Regression gate: " + p.NewerRelease + " regressed on " + strings.Join(regressed, ", ") + "."
+	}
+	return v + " Regression gate: no regression."
+}
+
+// deltaInterval formats a difference as "+x unit [lo, hi]".
+func deltaInterval(e analysis.Estimate, unitName string) string {
+	if !e.Interval() {
+		return signed(e.Median) + unitName + " (too few runs for an interval)"
+	}
+	return fmt.Sprintf("%s%s [%s, %s]", signed(e.Median), unitName, signed(e.Lo), signed(e.Hi))
+}
+
+// releaseTable lists each judged figure under both releases.
+func releaseTable(p analysis.ReleasePair, changes []analysis.Change) *Table {
+	t := &Table{Header: []string{"Figure", p.OlderRelease + " (" + p.Older + ")", p.NewerRelease + " (" + p.Newer + ")", "Difference", "Verdict"}}
+	for _, ch := range changes {
+		scale, u := unit(ch.Metric)
+		v := verdictText(ch.Diff)
+		if ch.IsRegression() {
+			v = "REGRESSED"
+		}
+		t.Rows = append(t.Rows, []string{ch.Metric.Label(), est(ch.Diff.Base, scale), est(ch.Diff.Other, scale), diffText(ch.Diff, scale, u), v})
+	}
+	return t
+}

@@ -1,0 +1,43 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/meshbench/meshbench/internal/analysis"
+)
+
+func TestReleaseVerdict(t *testing.T) {
+	t.Parallel()
+	p := analysis.ReleasePair{Older: "sidecar-1-38-3", Newer: "sidecar-1-40-0", OlderRelease: "1.38.3", NewerRelease: "1.40.0"}
+	est := func(m, lo, hi float64) analysis.Estimate { return analysis.Estimate{Median: m, Lo: lo, Hi: hi, N: 7} }
+	tests := []struct {
+		name    string
+		changes []analysis.Change
+		want    string
+	}{
+		{
+			name: "slower and costlier",
+			changes: []analysis.Change{
+				{Metric: analysis.P50, Diff: analysis.Diff{Delta: est(0.2, 0.1, 0.3), Pct: est(10, 5, 15)}},
+				{Metric: analysis.CPUPerRequest, Diff: analysis.Diff{Delta: est(3, 1, 5), Pct: est(8, 2, 14)}},
+			},
+			want: "1.40.0 against 1.38.3: p50 +0.200 ms [+0.100, +0.300], CPU per request +8.00% [+2.00, +14.0]. Regression gate: 1.40.0 regressed on p50, data plane CPU per request (µs).",
+		},
+		{
+			name: "intervals include zero",
+			changes: []analysis.Change{
+				{Metric: analysis.P50, Diff: analysis.Diff{Delta: est(0.02, -0.1, 0.1), Pct: est(1, -5, 5)}},
+				{Metric: analysis.CPUPerRequest, Diff: analysis.Diff{Delta: est(-1, -3, 2), Pct: est(-2, -6, 4)}},
+			},
+			want: "1.40.0 against 1.38.3: no measurable difference (p50 +0.020 ms [-0.100, +0.100], CPU per request -2.00% [-6.00, +4.00]). Regression gate: no regression.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := releaseVerdict(p, tt.changes); got != tt.want {
+				t.Errorf("verdict\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
