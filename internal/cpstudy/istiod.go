@@ -14,31 +14,9 @@ import (
 	"github.com/meshbench/meshbench/internal/localkube"
 )
 
-// IstioModuleVersion is the istio.io/istio module version
-// scripts/istiod-build.sh builds; its cache directory is named after it,
-// and it is istiod's version in every result.
-const IstioModuleVersion = "v0.0.0-20260827124520-eed52ebb66ad"
-
 // istioProxyVersion is what the synthetic proxies report as their Istio
 // version: the VERSION file of that module.
 const istioProxyVersion = "1.31.0"
-
-// IstiodDirEnv overrides where istiod's build is looked for.
-const IstiodDirEnv = "MESHBENCH_ISTIOD_DIR"
-
-// IstiodDir returns the cache directory scripts/istiod-build.sh builds
-// into, or $MESHBENCH_ISTIOD_DIR.
-func IstiodDir() string {
-	if d := os.Getenv(IstiodDirEnv); d != "" {
-		return d
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "meshbench", "istiod", IstioModuleVersion)
-}
 
 // istiodBuild is a built istiod: its binary, Istio's CRDs and the module
 // version it was built from.
@@ -55,7 +33,7 @@ func findIstiod(dir string) (istiodBuild, error) {
 	st, serr := os.Stat(b.Binary)
 	_, cerr := os.Stat(b.CRDs)
 	if err != nil || serr != nil || st.Mode()&0o111 == 0 || cerr != nil {
-		return b, fmt.Errorf("istiod is not built in %s; build it with scripts/istiod-build.sh (or set %s)", dir, IstiodDirEnv)
+		return b, fmt.Errorf("istiod is not built in %s; build it with scripts/istiod-build.sh (or set %s)", dir, localkube.IstiodDirEnv)
 	}
 	b.Version = strings.TrimSpace(string(v))
 	return b, nil

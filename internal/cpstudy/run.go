@@ -66,7 +66,7 @@ func DefaultConfig() Config {
 		Scales: []int{100, 1000, 5000}, Modes: Modes, Changes: 24,
 		ChangeInterval: time.Second, ChangeTimeout: 30 * time.Second, Idle: 10 * time.Second,
 		SampleInterval: time.Second, SyncTimeout: 10 * time.Minute,
-		K8sBinDir: localkube.BinDir(), IstiodDir: IstiodDir(),
+		K8sBinDir: localkube.BinDir(), IstiodDir: localkube.IstiodDir(),
 	}
 }
 

@@ -28,10 +28,27 @@ const K8sVersion = "v1.34.4"
 // BinDirEnv overrides where the control plane's binaries are looked for.
 const BinDirEnv = "MESHBENCH_K8S_BIN"
 
+// IstioModuleVersion is the istio.io/istio module version
+// scripts/istiod-build.sh builds; its cache directory is named after it,
+// and it is istiod's version in every result.
+const IstioModuleVersion = "v0.0.0-20260827124520-eed52ebb66ad"
+
+// IstiodDirEnv overrides where istiod's build is looked for.
+const IstiodDirEnv = "MESHBENCH_ISTIOD_DIR"
+
 // BinDir returns the cache directory scripts/k8s-testbin.sh builds into
 // (holding bin/ and stages/), or $MESHBENCH_K8S_BIN.
-func BinDir() string {
-	if d := os.Getenv(BinDirEnv); d != "" {
+func BinDir() string { return cacheDir(BinDirEnv, "k8s", K8sVersion) }
+
+// IstiodDir returns the cache directory scripts/istiod-build.sh builds
+// into (holding bin/pilot-discovery, crds.yaml and version), or
+// $MESHBENCH_ISTIOD_DIR.
+func IstiodDir() string { return cacheDir(IstiodDirEnv, "istiod", IstioModuleVersion) }
+
+// cacheDir is the variable env's directory, or meshbench's cache
+// directory for a build of name at version.
+func cacheDir(env, name, version string) string {
+	if d := os.Getenv(env); d != "" {
 		return d
 	}
 	cache := os.Getenv("XDG_CACHE_HOME")
@@ -39,7 +56,7 @@ func BinDir() string {
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "meshbench", "k8s", K8sVersion)
+	return filepath.Join(cache, "meshbench", name, version)
 }
 
 // CheckBinaries reports, as one error naming the fix, which of the

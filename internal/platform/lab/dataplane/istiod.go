@@ -21,7 +21,6 @@ import (
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/meshbench/meshbench/internal/cpstudy"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/sds"
@@ -62,13 +61,13 @@ type istiodPlane struct {
 // istiodBuild finds istiod and Istio's CRDs, built by
 // scripts/istiod-build.sh, naming the fix when they are missing.
 func istiodBuild() (binary, crds, version string, err error) {
-	dir := cpstudy.IstiodDir()
+	dir := localkube.IstiodDir()
 	binary, crds = filepath.Join(dir, "bin", "pilot-discovery"), filepath.Join(dir, "crds.yaml")
 	v, verr := os.ReadFile(filepath.Join(dir, "version"))
 	st, berr := os.Stat(binary)
 	_, cerr := os.Stat(crds)
 	if verr != nil || berr != nil || st.Mode()&0o111 == 0 || cerr != nil {
-		return "", "", "", fmt.Errorf("control_plane istiod: istiod is not built in %s; build it with scripts/istiod-build.sh (or set %s)", dir, cpstudy.IstiodDirEnv)
+		return "", "", "", fmt.Errorf("control_plane istiod: istiod is not built in %s; build it with scripts/istiod-build.sh (or set %s)", dir, localkube.IstiodDirEnv)
 	}
 	return binary, crds, string(bytes.TrimSpace(v)), nil
 }
