@@ -102,7 +102,7 @@ func buildNodeProxy(v *view, node *Node, s Settings, dir string, waypoints map[s
 		if l4 {
 			filters = append(filters, envoycfg.NetworkRBAC("ztunnel_rbac", podL4Rules(v, dst)))
 		}
-		filters = append(filters, envoycfg.HCMFilter(connectTerminate(p, s.AccessLog, "connect_terminate", hosts)))
+		filters = append(filters, envoycfg.HCMFilter(connectTerminate(p, "connect_terminate", hosts)))
 		inChains = append(inChains, envoycfg.FilterChain{
 			Name:            "inbound|" + dst.Key(),
 			Match:           &envoycfg.FilterChainMatch{PrefixRanges: envoycfg.Host(dst.IP.String())},

@@ -89,15 +89,13 @@ func hboneServerTLS(p *proxy, cert envoycfg.TLSCertificate) *envoycfg.Extension 
 // CONNECT streams and can log each with the peer's identity, at its start
 // too: a waypoint's pooled HTTP/1.1 connections keep their tunnels open
 // indefinitely. ztunnel and waypoints log every connection; here the log
-// is off unless logAll (Settings.AccessLog), since without keep-alive it
-// writes a line per request, on the measured proxies' CPU: the identity
-// check turns it on while it runs (connectLogKey, through the admin
+// starts on, so that the tunnels install's settling and verification open
+// (which later probes ride) are logged, and Install turns it off after
+// verifying unless Settings.AccessLog, since without keep-alive it writes
+// a line per request, on the measured proxies' CPU; the identity check
+// turns it on again while it runs (connectLogKey, through the admin
 // runtime layer).
-func connectTerminate(p *proxy, logAll bool, statPrefix string, hosts []envoycfg.VirtualHost, filters ...envoycfg.Extension) envoycfg.HCM {
-	percent := 0
-	if logAll {
-		percent = 100
-	}
+func connectTerminate(p *proxy, statPrefix string, hosts []envoycfg.VirtualHost, filters ...envoycfg.Extension) envoycfg.HCM {
 	return envoycfg.HCM{
 		StatPrefix:        statPrefix,
 		RouteConfig:       envoycfg.RouteConfig{Name: "default", VirtualHosts: hosts, ValidateClusters: envoycfg.Bool(false)},
@@ -113,7 +111,7 @@ func connectTerminate(p *proxy, logAll bool, statPrefix string, hosts []envoycfg
 		AccessLog: []envoycfg.AccessLog{envoycfg.FileLog(p.path(connLogFile),
 			"%START_TIME% src=%DOWNSTREAM_REMOTE_ADDRESS% peer=%DOWNSTREAM_PEER_URI_SAN% local=%DOWNSTREAM_LOCAL_URI_SAN% authority=%REQ(:AUTHORITY)% code=%RESPONSE_CODE% flags=%RESPONSE_FLAGS% bytes=%BYTES_RECEIVED%/%BYTES_SENT% duration=%DURATION%\n",
 			&envoycfg.AccessLogFilter{RuntimeFilter: &envoycfg.RuntimeFilter{RuntimeKey: connectLogKey,
-				PercentSampled: envoycfg.Percent{Numerator: percent, Denominator: "HUNDRED"}}})},
+				PercentSampled: envoycfg.Percent{Numerator: 100, Denominator: "HUNDRED"}}})},
 	}
 }
 

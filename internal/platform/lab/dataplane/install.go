@@ -51,6 +51,7 @@ type Installation struct {
 	records   []ProxyRecord
 	validated map[string]*validation // by proxy role
 	removed   bool
+	logging   bool          // the HBONE log is on for every stream (logStreams)
 	stopBound chan struct{} // closed by Remove: ends boundLogs
 }
 
@@ -124,12 +125,22 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 		in.rollback()
 		return nil, nil, fmt.Errorf("mesh install %s: %w", s.Profile, err)
 	}
+	// The HBONE log starts on (connectTerminate); it goes off once
+	// verified, unless the mesh logs every stream.
+	in.logging = true
 	in.settle(ctx)
 	checks := in.Verify(ctx)
 	if failed := mesh.FailedChecks(checks); failed != "" {
 		in.rollback()
 		return nil, checks, fmt.Errorf("mesh %s failed verification: %s", s.Profile, failed)
 	}
+	if !in.settings.AccessLog {
+		if err := in.connectLog(ctx, 0); err != nil {
+			in.rollback()
+			return nil, checks, fmt.Errorf("mesh %s: turn the HBONE log off after verifying: %w", s.Profile, err)
+		}
+	}
+	in.logging = false
 	return in, checks, nil
 }
 

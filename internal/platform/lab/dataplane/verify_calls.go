@@ -35,16 +35,11 @@ func (in *Installation) edges() []edge {
 // certificate the caller's side presented: the caller's SPIFFE ID (for a
 // waypoint: the caller's at the waypoint, the waypoint's at the pod).
 func (in *Installation) checkIdentity(ctx context.Context) mesh.Check {
-	if !in.settings.AccessLog {
-		if err := in.connectLog(ctx, 100); err != nil {
-			return mesh.Check{Name: CheckIdentity, Detail: err.Error()}
-		}
-		defer func() {
-			if err := in.connectLog(context.WithoutCancel(ctx), 0); err != nil {
-				in.o.Logger.Warn("turn the HBONE log off again", "err", err)
-			}
-		}()
+	off, err := in.logStreams(ctx)
+	if err != nil {
+		return mesh.Check{Name: CheckIdentity, Detail: err.Error()}
 	}
+	defer off()
 	es := in.edges()
 	var mu sync.Mutex
 	var bad []string
@@ -121,6 +116,35 @@ func (in *Installation) probeIdentity(ctx context.Context, e edge) error {
 		}
 	}
 	return nil
+}
+
+// logStreams turns the HBONE log on for every stream until the returned
+// function turns it off again, unless the mesh logs every stream anyway
+// or an enclosing call (Verify) already turned it on. A waypoint pools
+// its tunnels to the pods, so a probe may ride one opened before the log
+// was on: Verify logs from before its first probe to after its last, so
+// that the tunnels its checks open, which later probes ride, are logged.
+func (in *Installation) logStreams(ctx context.Context) (off func(), err error) {
+	in.mu.Lock()
+	nested := in.settings.AccessLog || in.logging
+	in.logging = true
+	in.mu.Unlock()
+	if nested {
+		return func() {}, nil
+	}
+	off = func() {
+		in.mu.Lock()
+		in.logging = false
+		in.mu.Unlock()
+		if err := in.connectLog(context.WithoutCancel(ctx), 0); err != nil {
+			in.o.Logger.Warn("turn the HBONE log off again", "err", err)
+		}
+	}
+	if err := in.connectLog(ctx, 100); err != nil {
+		off()
+		return nil, err
+	}
+	return off, nil
 }
 
 // connectLogKey is the runtime key that sets the share of HBONE streams

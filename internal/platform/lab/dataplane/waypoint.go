@@ -23,7 +23,7 @@ func buildWaypoint(v *view, ns, name string, s Settings, dir string, l7 bool) *p
 	p.tunnels()
 	cert := p.cert(SPIFFEID(ns, waypointAccount), "workload", RSA2048)
 
-	terminate := connectTerminate(p, s.AccessLog, "connect_terminate",
+	terminate := connectTerminate(p, "connect_terminate",
 		[]envoycfg.VirtualHost{{Name: "default", Domains: []string{"*"}, Routes: []envoycfg.Route{connectRoute("main_internal")}}},
 		// The authority and the peer also go in as hashable strings:
 		// upstream connections to main_internal are pooled, and only
