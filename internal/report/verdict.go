@@ -223,10 +223,13 @@ func (b *builder) throughput(mesh string) (figure, ratio string) {
 			return "—", "—"
 		}
 		figure = capacityNum(c)
-		if !c.LowerBound && len(c.Estimates) >= 2 {
-			figure += fmt.Sprintf(" [%s, %s]", num(c.CILow), num(c.CIHigh))
-		} else {
-			figure += " (" + intervalText(c) + ")"
+		switch {
+		case c.LowerBound:
+			figure += " at the SLO (a lower bound)"
+		case len(c.Estimates) >= 2:
+			figure += fmt.Sprintf(" [%s, %s] at the SLO", num(c.CILow), num(c.CIHigh))
+		default:
+			figure += " at the SLO (no interval: " + plural(len(c.Estimates), "conclusive full-length trial", "conclusive full-length trials") + ")"
 		}
 		ref := b.capacityOf(b.reference())
 		if ref == nil || ref == c || ref.Status != results.StatusOK || ref.RPS <= 0 || ref.LowerBound {

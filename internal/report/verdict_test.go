@@ -59,7 +59,7 @@ func TestVerdictOfCellsThenSearch(t *testing.T) {
 		if r == nil {
 			t.Fatalf("no verdict row for %s", m.Name)
 		}
-		if want := num(m.Capacity) + " [" + num(0.97*m.Capacity) + ", " + num(1.03*m.Capacity) + "]"; r[4] != want {
+		if want := num(m.Capacity) + " [" + num(0.97*m.Capacity) + ", " + num(1.03*m.Capacity) + "] at the SLO"; r[4] != want {
 			t.Errorf("%s throughput %q, want the capacity at the SLO %q", m.Name, r[4], want)
 		}
 		if m.Name == resultstest.Baseline {
