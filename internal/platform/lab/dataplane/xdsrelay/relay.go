@@ -13,7 +13,9 @@ import (
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -152,16 +154,23 @@ type adsServer struct {
 }
 
 // pump runs the two directions of a relayed stream until either ends; a
-// proxy closing its side cleanly is not an error.
+// proxy closing its side cleanly is not an error, and a stream cancelled
+// because its proxy stopped (every Remove does that) is not worth a
+// warning.
 func (r *Relay) pump(kind string, up, down func() error) error {
 	errc := make(chan error, 2)
 	go func() { errc <- up() }()
 	go func() { errc <- down() }()
-	if err := <-errc; !errors.Is(err, io.EOF) {
+	err := <-errc
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled:
+		r.log.Debug("xds relay: stream cancelled", "stream", kind)
+	default:
 		r.log.Warn("xds relay: stream ended", "stream", kind, "error", err)
-		return err
 	}
-	return nil
+	return err
 }
 
 func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
