@@ -15,14 +15,14 @@ func TestLoadFindMax(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	}))
 	t.Cleanup(srv.Close)
-	out, _, err := runCLI(t, "load", "-q", "--find-max", "--slo-p99", "50ms", "-c", "4",
+	out, _, err := runCLI(t, "load", "-q", "--find-max", "--slo-p99", "1s", "-c", "4",
 		"--start-rate", "20", "--max-rate", "40", "--warmup", "0s",
 		"--trial-duration", "1s", "--confirm-duration", "1s", "--confirmations", "2", srv.URL)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"p99 <= 50ms, errors <= 0.1%",
+		"p99 <= 1s, errors <= 0.1%",
 		"    1  grow",
 		"  confirm",
 		"capacity: 40.0 req/s",

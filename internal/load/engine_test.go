@@ -230,10 +230,19 @@ func TestRunOpenLoopRate(t *testing.T) {
 			if res.Uncorrected.Count() != 500 || res.SendLag.Count() != 500 {
 				t.Errorf("uncorrected %d, send lag %d samples; want 500", res.Uncorrected.Count(), res.SendLag.Count())
 			}
-			// The bench checks 0.1%; a test on a shared machine allows for
-			// a late last send.
-			if res.AchievedRate < 450 || res.AchievedRate > 501 {
-				t.Errorf("achieved rate %.1f, want about 500", res.AchievedRate)
+			// The pacer never sends ahead of its schedule.
+			if res.AchievedRate > 501 {
+				t.Errorf("achieved rate %.1f, above the 500/s asked", res.AchievedRate)
+			}
+			// On a shared machine a stall can make it late (the bench
+			// checks the rate to 0.1% on a quiet host); lateness is never
+			// silent: the send lag holds it and the result is flagged.
+			if res.AchievedRate < 495 {
+				late := time.Duration(float64(res.Requests)/res.AchievedRate*float64(time.Second)) - time.Second
+				if !res.Distorted || res.SendLag.Max() < late*8/10 {
+					t.Errorf("achieved rate %.1f (last send about %v late): distorted %v, send lag max %v; a shortfall must be flagged and in the send lag",
+						res.AchievedRate, late, res.Distorted, res.SendLag.Max())
+				}
 			}
 		})
 	}
