@@ -29,6 +29,14 @@ type sweepCell struct {
 // 10 s, and loads it.
 func writeSweep(t *testing.T, param string, cells map[string]map[string]sweepCell) *analysis.Dataset {
 	t.Helper()
+	return writeCells(t, param, cells, nil)
+}
+
+// writeCells is writeSweep with each mesh's spec from specs (its profile
+// its name where specs has none); with param "" the cells sweep nothing
+// and each mesh has one value, keyed "".
+func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCell, specs map[string]mesh.MeshSpec) *analysis.Dataset {
+	t.Helper()
 	dir := t.TempDir()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ix := &results.Index{Schema: results.SchemaVersion, Study: "sweep", Start: start, Complete: true}
@@ -39,6 +47,14 @@ func writeSweep(t *testing.T, param string, cells map[string]map[string]sweepCel
 			for _, v := range slices.Sorted(maps.Keys(cells[name])) {
 				f := cells[name][v]
 				id := fmt.Sprintf("%s_%s=%s_r%d", name, param, v, rep)
+				params := map[string]string{param: v}
+				if param == "" {
+					id, params = fmt.Sprintf("%s_r%d", name, rep), nil
+				}
+				spec, ok := specs[name]
+				if !ok {
+					spec = mesh.MeshSpec{Profile: name}
+				}
 				end := now.Add(10 * time.Second)
 				h := metrics.NewHistogram()
 				// Each repetition a microsecond apart, so that the
@@ -48,9 +64,9 @@ func writeSweep(t *testing.T, param string, cells map[string]map[string]sweepCel
 					Start: now, End: end, Requests: 1000, StatusCodes: map[int]int64{200: 1000},
 					Latency: h, ByClass: map[string]*metrics.Histogram{"2xx": h}, NewConnections: f.newConns}
 				g := results.GeneratorOf(r)
-				s := results.Summary{ID: id, File: results.CellFile(id), Mesh: name, Profile: name, Repetition: rep,
-					Status: results.StatusOK, Params: map[string]string{param: v}, Start: now, End: end, Requests: 1000}
-				c := &results.Cell{Summary: s, MeshSpec: mesh.MeshSpec{Profile: name}, Merged: &g, Generators: []results.Generator{g}}
+				s := results.Summary{ID: id, File: results.CellFile(id), Mesh: name, Profile: spec.Profile, Repetition: rep,
+					Status: results.StatusOK, Params: params, Start: now, End: end, Requests: 1000}
+				c := &results.Cell{Summary: s, MeshSpec: spec, Merged: &g, Generators: []results.Generator{g}}
 				if f.sidecar > 0 {
 					var samples []metrics.Sample
 					for i := 1; i <= 10; i++ {

@@ -14,17 +14,36 @@ import (
 // gate's decision, and a table of every figure it judges.
 func (b *builder) releases() Section {
 	s := Section{ID: "releases", Title: "Proxy releases"}
-	d := b.d
-	pairs := d.ReleasePairs()
-	if len(pairs) == 0 {
+	verdicts := b.releaseVerdicts()
+	if len(verdicts) == 0 {
 		return s
 	}
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf("Each pair of meshes that differ only in the proxy release they ran, the newer against the older, in the same rounds. "+
 		"Differences are the newer minus the older: medians over repetitions, with 95%% bootstrap intervals. "+
 		"A difference whose interval includes zero is no measurable difference. "+
-		"The regression gate (meshbench report --compare --fail-on-regression uses the same) counts p50, p99 or the data plane's CPU per request worse beyond the interval by at least %g%%.",
+		"The regression gate (meshbench compare --fail-on-regression uses the same) counts p50, p99 or the data plane's CPU per request worse beyond the interval by at least %g%%.",
 		analysis.RegressionMinPct)))
-	for _, p := range pairs {
+	for _, v := range verdicts {
+		s.Blocks = append(s.Blocks, heading(v.label), text(v.text), table(releaseTable(v.pair, v.changes)))
+	}
+	return s
+}
+
+// releaseJudgement is one release pair's verdict at one configuration.
+type releaseJudgement struct {
+	pair    analysis.ReleasePair
+	changes []analysis.Change
+	label   string // the releases, and the configuration when there are several
+	config  string // the configuration's label when there are several, else empty
+	text    string // releaseVerdict's sentence
+}
+
+// releaseVerdicts judges each release pair at each configuration, for the
+// report's verdict and its Proxy releases section.
+func (b *builder) releaseVerdicts() []releaseJudgement {
+	d := b.d
+	var out []releaseJudgement
+	for _, p := range d.ReleasePairs() {
 		byConfig := map[string][]analysis.Change{}
 		for _, ch := range analysis.CompareMeshes(d, p.Older, p.Newer, analysis.RegressionMetrics) {
 			byConfig[ch.Config.Key] = append(byConfig[ch.Config.Key], ch)
@@ -34,14 +53,15 @@ func (b *builder) releases() Section {
 			if len(changes) == 0 {
 				continue
 			}
-			label := p.NewerRelease + " against " + p.OlderRelease
+			j := releaseJudgement{pair: p, changes: changes, label: p.NewerRelease + " against " + p.OlderRelease, text: releaseVerdict(p, changes)}
 			if cfg.Key != "" {
-				label += ", " + cfg.Label()
+				j.config = cfg.Label()
+				j.label += ", " + j.config
 			}
-			s.Blocks = append(s.Blocks, heading(label), text(releaseVerdict(p, changes)), table(releaseTable(p, changes)))
+			out = append(out, j)
 		}
 	}
-	return s
+	return out
 }
 
 // releaseVerdict is the verdict's sentence: "1.40.0 against 1.38.3: p50
@@ -61,6 +81,8 @@ func releaseVerdict(p analysis.ReleasePair, changes []analysis.Change) string {
 		switch ch.Metric {
 		case analysis.P50:
 			parts = append(parts, "p50 "+deltaInterval(ch.Diff.Delta, " ms"))
+		case analysis.P99:
+			parts = append(parts, "p99 "+deltaInterval(ch.Diff.Delta, " ms"))
 		case analysis.CPUPerRequest:
 			parts = append(parts, "CPU per request "+deltaInterval(ch.Diff.Pct, "%"))
 		}

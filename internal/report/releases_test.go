@@ -1,9 +1,12 @@
 package report
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 func TestReleaseVerdict(t *testing.T) {
@@ -39,5 +42,41 @@ func TestReleaseVerdict(t *testing.T) {
 				t.Errorf("verdict\n got: %s\nwant: %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestVerdictNamesReleases writes a regression study's results, the
+// sidecar profile under two Envoy releases, whose figures are known: the
+// newer release's p50 is 3 ms against 2 ms and its sidecar burns 0.2 cores
+// against 0.1 at the same rate. The report's verdict must name both
+// releases and give the differences with their intervals, as the Proxy
+// releases section does.
+func TestVerdictNamesReleases(t *testing.T) {
+	t.Parallel()
+	d := writeCells(t, "", map[string]map[string]sweepCell{
+		"sidecar-1-38-3": {"": {p50: 2 * time.Millisecond, sidecar: 0.1, memMiB: 60}},
+		"sidecar-pinned": {"": {p50: 3 * time.Millisecond, sidecar: 0.2, memMiB: 60}},
+	}, map[string]mesh.MeshSpec{
+		"sidecar-1-38-3": {Profile: "sidecar", ProxyVersion: "1.38.3"},
+		"sidecar-pinned": {Profile: "sidecar", ProxyVersion: "1.40.0"},
+	})
+	var verdict, releases string
+	for _, s := range Build(d).Sections {
+		for _, b := range s.Blocks {
+			switch {
+			case s.ID == "verdict" && b.Text != "":
+				verdict += b.Text + "\n"
+			case s.ID == "releases" && b.Text != "":
+				releases += b.Text + "\n"
+			}
+		}
+	}
+	want := "Proxy releases, 1.40.0 against 1.38.3: p50 +1.00 ms [+0.998, +1.00], p99 +1.00 ms [+0.998, +1.00], CPU per request +100% [+100, +100]. " +
+		"Regression gate: 1.40.0 regressed on p50, p99, data plane CPU per request (µs)."
+	if !strings.Contains(verdict, want) {
+		t.Errorf("the verdict lacks the releases' difference\n got: %s\nwant: %s", verdict, want)
+	}
+	if !strings.Contains(releases, strings.TrimPrefix(want, "Proxy releases, ")) {
+		t.Errorf("the Proxy releases section differs from the verdict:\n%s", releases)
 	}
 }

@@ -139,6 +139,16 @@ func (b *builder) verdict() Section {
 	}
 	notes = append(notes, kind.note)
 	t.Notes = notes
+	// A study of one profile under two proxy releases (the regression
+	// preset) is answered by the newer release against the older, which
+	// the table, per mesh against a baseline, does not hold.
+	for _, v := range b.releaseVerdicts() {
+		line := "Proxy releases, " + v.text
+		if v.config != "" {
+			line = "Proxy releases at " + v.config + ", " + v.text
+		}
+		s.Blocks = append(s.Blocks, text(line+" Proxy releases below gives each figure under both releases."))
+	}
 	s.Blocks = append(s.Blocks, table(t))
 	if ch := b.costChart(costs); ch != nil {
 		s.Blocks = append(s.Blocks, chartBlock(ch))
