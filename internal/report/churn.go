@@ -6,6 +6,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // churnParam is the sweep parameter that sets how many requests a
@@ -48,6 +49,13 @@ func (b *builder) churn() Section {
 		"A component's CPU per new connection is its added CPU (cores) over the new connections the generators opened a second; its CPU per request is its CPU with connections kept open over the request rate. "+
 		"Medians over repetitions, with 95% bootstrap intervals."))
 	for _, slice := range d.Slices(churnParam) {
+		if sum := b.churnSummary(slice, settings); sum != nil {
+			label := "Per mesh"
+			if slice.Key != "" {
+				label += ", " + slice.Label()
+			}
+			s.Blocks = append(s.Blocks, heading(label), table(sum))
+		}
 		if lat := b.churnLatency(slice, settings); lat != nil {
 			label := "Latency per new connection"
 			if slice.Key != "" {
@@ -64,6 +72,54 @@ func (b *builder) churn() Section {
 		}
 	}
 	return s
+}
+
+// churnSummary is the section's answer per mesh: what a new connection
+// adds to p50 and costs the data plane in CPU, at each setting, and the
+// concurrent-connection ceiling with its interval where the study
+// searched for it (the churn preset does, after its cells).
+func (b *builder) churnSummary(slice analysis.LoadConfig, settings []string) *Table {
+	d := b.d
+	ceiling := connectionCeiling(d.Capacity)
+	header := []string{"Mesh", "Requests per connection", "p50 added per new connection (ms)", "Data-plane CPU per new connection (µs)"}
+	if ceiling {
+		header = append(header, "Connection ceiling (connections)", "95% interval")
+	}
+	t := &Table{Header: header}
+	open := slice.With(churnParam, keptOpen)
+	for _, m := range d.Meshes {
+		ref := d.Group(m, open)
+		if ref == nil {
+			continue
+		}
+		for _, v := range settings {
+			g := d.Group(m, slice.With(churnParam, v))
+			if g == nil {
+				continue
+			}
+			row := []string{m, v, deltaText(analysis.Difference(ref.Values(analysis.P50), g.Values(analysis.P50))), "—"}
+			if rate := g.Estimate(analysis.ConnRate).Median; d.HasPart(m, analysis.PartDataPlane) && rate > 0 {
+				if added := analysis.Difference(ref.Values(analysis.CPU(analysis.PartDataPlane)), g.Values(analysis.CPU(analysis.PartDataPlane))); added.Delta.Valid() {
+					row[3] = deltaScaled(added.Delta, 1e6/rate)
+				}
+			}
+			if ceiling {
+				row = append(row, "—", "—")
+				if c := b.capacityOf(m); c != nil && c.Status == results.StatusOK && c.RPS > 0 {
+					row[4], row[5] = capacityNum(c), intervalText(c)
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	t.Notes = []string{"The added p50 is the mesh's at that setting minus its own with connections kept open, and the CPU per new connection the data plane's added cores over the new connections opened a second; the tables below split both by component."}
+	if ceiling {
+		t.Notes = append(t.Notes, "The connection ceiling is the search's after the cells, on the same workload with connections held open: see Concurrent-connection ceiling at the SLO for its trials.")
+	}
+	return t
 }
 
 // churnLatency tabulates, per mesh and setting, the new connections a

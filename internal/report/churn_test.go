@@ -13,6 +13,7 @@ import (
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 // sweepCell is the figures of one mesh's cell at one value of a sweep,
@@ -29,13 +30,14 @@ type sweepCell struct {
 // 10 s, and loads it.
 func writeSweep(t *testing.T, param string, cells map[string]map[string]sweepCell) *analysis.Dataset {
 	t.Helper()
-	return writeCells(t, param, cells, nil)
+	return writeCells(t, param, cells, nil, nil)
 }
 
 // writeCells is writeSweep with each mesh's spec from specs (its profile
 // its name where specs has none); with param "" the cells sweep nothing
-// and each mesh has one value, keyed "".
-func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCell, specs map[string]mesh.MeshSpec) *analysis.Dataset {
+// and each mesh has one value, keyed "". The index holds caps, the
+// searches that ran after the cells.
+func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCell, specs map[string]mesh.MeshSpec, caps []results.Capacity) *analysis.Dataset {
 	t.Helper()
 	dir := t.TempDir()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -85,7 +87,7 @@ func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCel
 			}
 		}
 	}
-	ix.End, ix.Planned = now, len(ix.Cells)
+	ix.End, ix.Planned, ix.Capacity = now, len(ix.Cells), caps
 	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +145,13 @@ func TestChurnSection(t *testing.T) {
 			"1": {p50: 4 * time.Millisecond, newConns: 1000, sidecar: 0.3, memMiB: 50}},
 	})
 	tables := sectionTables(t, d, "churn")
-	if len(tables) != 2 {
-		t.Fatalf("%d tables, want latency and CPU", len(tables))
+	if len(tables) != 3 {
+		t.Fatalf("%d tables, want per mesh, latency and CPU", len(tables))
 	}
+	if sum := tableRow(t, tables[0], "sidecar", "1"); !strings.HasPrefix(sum[2], "+2.00 ") || !strings.HasPrefix(sum[3], "+2000 ") || len(sum) != 4 {
+		t.Errorf("sidecar's row per mesh %q: want p50 +2.00 ms and +2000 µs of data-plane CPU a new connection, and no ceiling", sum)
+	}
+	tables = tables[1:]
 	lat := tableRow(t, tables[0], "sidecar", "1")
 	if !strings.HasPrefix(lat[2], "100 ") || !strings.HasPrefix(lat[4], "+2.00 ") || lat[5] != "+1.50" {
 		t.Errorf("sidecar latency row %q: want 100 new connections/s, p50 +2.00 ms added, +1.50 beyond the baseline", lat)
@@ -156,5 +162,42 @@ func TestChurnSection(t *testing.T) {
 	cpu := tableRow(t, tables[1], "sidecar", "sidecar", "1")
 	if cpu[3] != "1000" || !strings.HasPrefix(cpu[4], "+2000 ") || cpu[5] != "2.00x" {
 		t.Errorf("sidecar CPU row %q: want 1000 µs a request kept open, +2000 µs a new connection, 2.00x", cpu)
+	}
+}
+
+// TestChurnSectionCeiling is the churn preset's shape: the sweep's cells,
+// then a search over the connections held open that found the baseline's
+// ceiling at 9000 connections [8000, 10000] and the sidecar's at 4000
+// [3500, 4500]. The section's table per mesh gives, beside the cost of a
+// new connection, each mesh's ceiling with its interval, and the verdict
+// names its column a connection ceiling, not a rate.
+func TestChurnSectionCeiling(t *testing.T) {
+	t.Parallel()
+	ceiling := func(m string, c, lo, hi float64) results.Capacity {
+		return results.Capacity{Mesh: m, Profile: m, Over: results.OverConnections, Status: results.StatusOK, Trials: []results.CapacityTrial{},
+			Result: search.Result{SLO: search.SLO{P99: 50 * time.Millisecond, MaxErrorRate: 0.001}, RPS: c, CILow: lo, CIHigh: hi,
+				Lower: lo, Upper: hi, Estimates: []float64{lo, hi}, Complete: true}}
+	}
+	d := writeCells(t, "conn_requests", map[string]map[string]sweepCell{
+		"baseline": {"0": {p50: time.Millisecond}, "1": {p50: 1500 * time.Microsecond, newConns: 1000}},
+		"sidecar": {"0": {p50: 2 * time.Millisecond, sidecar: 0.1, memMiB: 50},
+			"1": {p50: 4 * time.Millisecond, newConns: 1000, sidecar: 0.3, memMiB: 50}},
+	}, nil, []results.Capacity{ceiling("baseline", 9000, 8000, 10000), ceiling("sidecar", 4000, 3500, 4500)})
+	sum := sectionTables(t, d, "churn")[0]
+	if want := []string{"sidecar", "1"}; !slices.Equal(sum.Rows[len(sum.Rows)-1][:2], want) {
+		t.Fatalf("per mesh rows %q", sum.Rows)
+	}
+	for _, tc := range []struct{ mesh, ceiling, interval string }{{"baseline", "9000", "8000 to 10000"}, {"sidecar", "4000", "3500 to 4500"}} {
+		row := tableRow(t, sum, tc.mesh, "1")
+		if row[4] != tc.ceiling || row[5] != tc.interval {
+			t.Errorf("%s: ceiling %q interval %q, want %s, %s", tc.mesh, row[4], row[5], tc.ceiling, tc.interval)
+		}
+	}
+	verdict := sectionTables(t, d, "verdict")[0]
+	if verdict.Header[4] != "Connection ceiling (connections)" {
+		t.Errorf("verdict column %q, want the connection ceiling", verdict.Header[4])
+	}
+	if row := tableRow(t, verdict, "sidecar"); !strings.HasPrefix(row[4], "4000 [3500, 4500]") || !strings.Contains(row[10], "holds 0.444") {
+		t.Errorf("verdict row %q: want the ceiling with its interval and the ratio held", row)
 	}
 }

@@ -59,7 +59,7 @@ func TestVerdictNamesReleases(t *testing.T) {
 	}, map[string]mesh.MeshSpec{
 		"sidecar-1-38-3": {Profile: "sidecar", ProxyVersion: "1.38.3"},
 		"sidecar-pinned": {Profile: "sidecar", ProxyVersion: "1.40.0"},
-	})
+	}, nil)
 	var verdict, releases string
 	for _, s := range Build(d).Sections {
 		for _, b := range s.Blocks {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -86,7 +87,7 @@ func (b *builder) verdict() Section {
 	}
 	kind := b.throughputKind()
 	t := &Table{Header: []string{"Mesh", "Added p50 (ms)", "Added p95 (ms)", "Added p99 (ms)",
-		"Throughput (req/s)", "vs " + b.reference(),
+		cmp.Or(kind.header, "Throughput (req/s)"), "vs " + b.reference(),
 		"Data-plane CPU (cores per 1,000 req/s)", "Data-plane memory (MiB per 1,000 req/s)",
 		"Data plane (USD per month)", "USD per million requests", "Verdict"}}
 	costs := map[string][3]analysis.Estimate{}
@@ -196,11 +197,18 @@ func (b *builder) costChart(costs map[string][3]analysis.Estimate) *Chart {
 // at the SLO where the study searched for it, else the closed-loop
 // capacity calibration measured, else nothing.
 type throughputKind struct {
-	name string // in the verdict line
-	note string
+	header string // the column's
+	name   string // in the verdict line
+	note   string
 }
 
 func (b *builder) throughputKind() throughputKind {
+	if connectionCeiling(b.d.Capacity) {
+		slo := b.d.Capacity[0].SLO
+		return throughputKind{header: "Connection ceiling (connections)", name: "concurrent-connection ceiling at " + slo.String(),
+			note: fmt.Sprintf("The connection ceiling is the most connections each mesh held open, each sending slow requests, while meeting the SLO (%s), found by search, "+
+				"with its 95%% interval (see Concurrent-connection ceiling at the SLO); it is a count of connections, not a rate.", slo)}
+	}
 	if len(b.d.Capacity) > 0 {
 		return throughputKind{name: "capacity at " + b.d.Capacity[0].SLO.String(),
 			note: fmt.Sprintf("Throughput is the capacity at the SLO (%s): the highest open-loop rate each mesh sustained while meeting it, found by search, "+
@@ -329,7 +337,11 @@ func (b *builder) verdictLine(mesh string, overheads []analysis.Diff, kind throu
 		parts = append(parts, latencyPhrase(overheads[0], overheads[2]))
 	}
 	if fig, ratio := b.throughput(mesh); fig != "—" && ratio != "—" && kind.name != "" {
-		parts = append(parts, "sustains "+ratio+" "+b.reference()+"'s "+kind.name)
+		verb := "sustains "
+		if connectionCeiling(b.d.Capacity) {
+			verb = "holds "
+		}
+		parts = append(parts, verb+ratio+" "+b.reference()+"'s "+kind.name)
 	}
 	if len(parts) == 0 {
 		return "not enough data for a verdict"

@@ -103,10 +103,7 @@ func visitLength(cfg search.Config) time.Duration { return 2 * cfg.Full }
 
 // searchTrial runs one trial of a mesh's search as a cell and records it.
 func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.Step, n int) error {
-	c, err := r.s.trialCell(ms.mesh, step, len(r.ix.Capacity[ms.entry].Trials)+1)
-	if err != nil {
-		return err
-	}
+	c := r.s.trialCell(ms.mesh, step, len(r.ix.Capacity[ms.entry].Trials)+1)
 	started := time.Now()
 	cell, gens, err := r.measureCell(ctx, c)
 	if err != nil {
@@ -180,18 +177,11 @@ func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
 }
 
 // trialCell is the cell one search trial runs: the study's workload and
-// load, at the step's total rate shared among the generators, for the
-// step's length after the load's warm-up.
-func (s *Study) trialCell(m Mesh, step search.Step, n int) (Cell, error) {
-	axes, err := s.axes()
-	if err != nil {
-		return Cell{}, err
-	}
-	pts, err := s.points(axes)
-	if err != nil {
-		return Cell{}, err
-	}
-	pt := pts[0]
+// load, whatever its sweeps set for its cells, at the step's total rate
+// shared among the generators, for the step's length after the load's
+// warm-up.
+func (s *Study) trialCell(m Mesh, step search.Step, n int) Cell {
+	pt := point{setting: s.baseSetting()}
 	pt.params = map[string]string{"rate": strconv.FormatFloat(step.Rate, 'f', -1, 64)}
 	c := s.cell(m, n, 1, pt, results.Scaling{Mode: results.ScaleNone})
 	c.ID = fmt.Sprintf("search-%s-t%02d", m.Name, n)
@@ -206,7 +196,7 @@ func (s *Study) trialCell(m Mesh, step search.Step, n int) (Cell, error) {
 	}
 	c.Load.Options.Duration = step.Duration
 	c.Load.Options.Requests = 0
-	return c, nil
+	return c
 }
 
 func verdictText(t search.Trial) string {

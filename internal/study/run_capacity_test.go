@@ -200,7 +200,7 @@ func TestParseSearchErrors(t *testing.T) {
 		{"scaling without cells", "search:=>scaling: {fraction: 0.25}\nsearch:", "scaling"},
 		{"precision as percent", "  start_rate: 50\n=>  start_rate: 50\n  precision: 5\n", "search.precision"},
 		{"confirm shorter than trial", "confirm: 5s=>confirm: 1s", "search"},
-		{"with sweeps", "search:=>sweeps: [{param: connections, values: [8, 16]}]\nsearch:", "sweeps"},
+		{"sweeps without cells", "search:=>sweeps: [{param: connections, values: [8, 16]}]\nsearch:", "sweeps"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -227,10 +227,7 @@ func TestTrialCellSharesTheRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.trialCell(s.Meshes[1], search.Step{Phase: search.PhaseConfirm, Rate: 400, Duration: 5e9, Repetition: 2}, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := s.trialCell(s.Meshes[1], search.Step{Phase: search.PhaseConfirm, Rate: 400, Duration: 5e9, Repetition: 2}, 7)
 	o := c.Load.Options
 	if o.Rate != 100 || !c.Load.PerNamespace || c.Namespaces != 4 || o.Duration != 5e9 || o.Warmup != 1e9 || o.Connections != 16 {
 		t.Errorf("trial cell load %+v per-namespace %v namespaces %d; want 100 req/s per generator x 4 for 5s after 1s", o, c.Load.PerNamespace, c.Namespaces)
@@ -277,6 +274,59 @@ func TestRunSearchOverConnections(t *testing.T) {
 	}
 	if !strings.Contains(progress.String(), "connections held open") {
 		t.Errorf("progress does not say what the search varies:\n%s", progress.String())
+	}
+}
+
+// churnCeilingSource is the churn preset's shape: cells at a fixed rate
+// swept over the requests a connection carries, then a search over the
+// connections held open.
+var churnCeilingSource = strings.Replace(strings.Replace(connSearchSource, "load: {connections: 16", "load: {rate: 20, duration: 2s, connections: 16", 1),
+	"search:", "sweeps: [{param: conn_requests, values: [0, 1]}]\nsearch:", 1)
+
+// A study may sweep its cells' load and search too: the cells run at each
+// swept value, and the search's trials on the study's own load, with
+// their connections held open whatever the sweep closed.
+func TestRunSweptCellsThenConnectionSearch(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	dir := filepath.Join(t.TempDir(), "out")
+	run(t, runOptions(t, churnCeilingSource, f, dir, nil))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swept := map[string]int{}
+	for _, c := range ix.Cells {
+		swept[c.Params["conn_requests"]]++
+	}
+	if swept["0"] == 0 || swept["1"] == 0 || len(ix.Capacity) != 3 {
+		t.Fatalf("cells by conn_requests %v, %d ceilings; want cells at 0 and 1 and three ceilings", swept, len(ix.Capacity))
+	}
+	for _, c := range ix.Capacity {
+		if c.Status != results.StatusOK || c.Over != results.OverConnections || c.RPS <= 0 {
+			t.Errorf("%s: status %s over %q, ceiling %.1f", c.Mesh, c.Status, c.Over, c.RPS)
+		}
+		for _, tr := range c.Trials {
+			cell, err := results.ReadCell(dir, results.Summary{ID: tr.ID, File: tr.File})
+			if err != nil {
+				t.Fatalf("%s: %v", tr.ID, err)
+			}
+			if o := cell.Load.Options; o.ConnRequests != 0 || o.NoKeepAlive || o.Connections != int(math.Round(tr.Rate)) {
+				t.Errorf("%s: conn_requests %d, no keep-alive %v, %d connections; want connections held open, %.0f of them", tr.ID, o.ConnRequests, o.NoKeepAlive, o.Connections, tr.Rate)
+			}
+		}
+	}
+}
+
+// A sweep that changes what is deployed cannot run beside a search, which
+// measures the study's own workload.
+func TestParseSearchRefusesWorkloadSweep(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(churnCeilingSource, "param: conn_requests, values: [0, 1]", "param: namespaces, values: [1, 2]", 1)
+	_, err := Parse([]byte(src), "testdata")
+	if err == nil || !strings.Contains(err.Error(), "sweeps[0]") || !strings.Contains(err.Error(), "namespaces") {
+		t.Errorf("error %v, want one naming sweeps[0] and namespaces", err)
 	}
 }
 

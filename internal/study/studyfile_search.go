@@ -2,6 +2,7 @@ package study
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"time"
 
@@ -153,21 +154,35 @@ func (s *Study) validateSearch() error {
 		return fieldError("search.budget", "must not be negative")
 	case s.Load.Requests != 0:
 		return fieldError("load.requests", "the search sets each trial's length; leave requests out")
-	case len(s.Sweeps) > 0:
-		return fieldError("sweeps", "a search study finds one capacity per mesh on one workload; sweeps cannot be combined with search")
+	case len(s.Sweeps) > 0 && s.Load.Rate == 0:
+		return fieldError("sweeps", "a search study without load.rate runs no cells to sweep; give load.rate for the swept cells to run before the search, or remove sweeps")
 	case s.Scaling != nil && s.Load.Rate == 0:
 		return fieldError("scaling", "a search finds the rate itself; remove scaling, or give load.rate for cells to run before the search")
 	}
 	if err := sr.Config().Validate(); err != nil {
 		return fieldError("search", "%v", err)
 	}
+	// The search runs on the study's own workload and load, after the
+	// cells: a sweep may vary the cells' load, not what is deployed.
+	axes, err := s.axes()
+	if err != nil {
+		return nil // validate reports the sweeps' own errors
+	}
+	for i, a := range axes {
+		for j, p := range a.params {
+			if p.workload {
+				return fieldError(fmt.Sprintf("sweeps[%d]", i), "%q changes the workload, but the search runs on the study's own workload after the cells: sweep only the load (such as conn_requests or connections) in a study with a search", a.names[j])
+			}
+		}
+	}
 	return nil
 }
 
 // HasCells reports whether the study runs cells: every study but a pure
 // capacity search. A study with both load.rate and search runs its cells
-// at that rate first, then the search on the same workload, so that one
-// report has the latency at a fixed rate and the capacity at the SLO.
+// at that rate first (with its sweeps' values), then the search on the
+// same workload with the study's own load, so that one report has the
+// latency at a fixed rate and the capacity at the SLO.
 func (s *Study) HasCells() bool { return s.Search == nil || s.Load.Rate != 0 }
 
 // searchTrialsAssumed is the number of short trials the estimate assumes a
