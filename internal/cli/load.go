@@ -99,6 +99,7 @@ func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `request header "Name: value"; repeatable`)
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "file holding the request body")
+	fl.Int64Var(&o.BodySize, "body-size", 0, "send this many bytes of filler as each request's body, an upload (use with -m POST)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "request timeout, connecting included (0: none)")
 	fl.BoolVar(&o.Insecure, "insecure", false, "skip TLS certificate verification")
 	fl.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
@@ -132,6 +133,8 @@ func (f *loadFlags) apply(cmd *cobra.Command, o *load.Options) error {
 	switch {
 	case f.body != "" && f.bodyFile != "":
 		return errors.New("--body and --body-file cannot both be set")
+	case o.BodySize != 0 && (f.body != "" || f.bodyFile != ""):
+		return errors.New("--body-size cannot be used with --body or --body-file: it sends filler as the body")
 	case f.body != "":
 		o.Body = []byte(f.body)
 	case f.bodyFile != "":

@@ -53,5 +53,8 @@ func Args(o Options, bodyFile string) []string {
 	if len(o.Body) > 0 {
 		a = append(a, "--body-file", bodyFile)
 	}
+	if o.BodySize > 0 {
+		a = append(a, "--body-size", strconv.FormatInt(o.BodySize, 10))
+	}
 	return append(a, o.URL)
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -153,6 +154,53 @@ func TestRunProtocols(t *testing.T) {
 				t.Errorf("latency histogram holds %d, 2xx %d; want 200", res.Latency.Count(), res.ByClass["2xx"].Count())
 			}
 		})
+	}
+}
+
+// An upload sends BodySize bytes of filler as each request's body, over
+// plain HTTP/1.1 (the loops, writing what the socket takes as it takes
+// it), TLS HTTP/1.1 and h2c, and the result records the size, not the
+// bytes.
+func TestRunUpload(t *testing.T) {
+	t.Parallel()
+	const size = 3 << 20
+	h2cStart := func(s *httptest.Server) {
+		s.Config.Handler = h2c.NewHandler(s.Config.Handler, &http2.Server{})
+		s.Start()
+	}
+	tlsStart := func(s *httptest.Server) { s.StartTLS() }
+	for _, tt := range []struct {
+		name  string
+		start func(*httptest.Server)
+		opts  Options
+	}{
+		{"HTTP/1.1", nil, Options{}},
+		{"TLS HTTP/1.1", tlsStart, Options{Insecure: true}},
+		{"h2c", h2cStart, Options{HTTP2: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var wrong atomic.Int64
+			srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+				n, err := io.Copy(io.Discard, r.Body)
+				if err != nil || n != size || r.ContentLength != size || r.Method != http.MethodPost {
+					wrong.Add(1)
+				}
+				_, _ = w.Write([]byte("ok"))
+			}, tt.start)
+			o := tt.opts
+			o.URL, o.Method, o.BodySize, o.Connections, o.Requests = srv.URL+"/up", http.MethodPost, size, 2, 6
+			res := run(t, o)
+			if res.StatusCodes[200] != 6 || res.Errors != 0 || wrong.Load() != 0 {
+				t.Fatalf("200s %d, errors %d %v, %d requests without a %d-byte POST body", res.StatusCodes[200], res.Errors, res.ErrorKinds, wrong.Load(), size)
+			}
+			if res.Options.BodySize != size || len(res.Options.Body) != 0 {
+				t.Errorf("result records body size %d and %d body bytes; want the size alone", res.Options.BodySize, len(res.Options.Body))
+			}
+		})
+	}
+	if _, err := Run(context.Background(), Options{URL: "http://127.0.0.1:1/", Connections: 1, Requests: 1, BodySize: MaxBodySize + 1}, nil); err == nil || !strings.Contains(err.Error(), "body-size") {
+		t.Errorf("an upload over the bound: %v, want an error naming body-size", err)
 	}
 }
 

@@ -48,7 +48,7 @@ func newGRPCConn(d *dialer, t target, o *Options) *grpcConn {
 		dial:      d.dial,
 		authority: t.authority(o.Header),
 		timeout:   o.Timeout,
-		req:       &wrapperspb.BytesValue{Value: o.Body},
+		req:       &wrapperspb.BytesValue{Value: o.requestBody()},
 	}
 }
 

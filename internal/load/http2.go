@@ -104,7 +104,8 @@ func newHTTP2Conn(d *dialer, t target, o *Options) *http2Conn {
 	block := http2HeaderBlock(o, t)
 	f := make([]byte, 9, 9+len(block))
 	flags := http2.FlagHeadersEndHeaders
-	if len(o.Body) == 0 {
+	body := o.requestBody()
+	if len(body) == 0 {
 		flags |= http2.FlagHeadersEndStream
 	}
 	f[0], f[1], f[2] = byte(len(block)>>16), byte(len(block)>>8), byte(len(block))
@@ -113,7 +114,7 @@ func newHTTP2Conn(d *dialer, t target, o *Options) *http2Conn {
 		dial:      d.dial,
 		headers:   append(f, block...),
 		block:     block,
-		body:      o.Body,
+		body:      body,
 		keepAlive: !o.NoKeepAlive,
 		window:    recvWindow,
 		deadline:  ioDeadline{timeout: o.Timeout},
@@ -142,8 +143,8 @@ func http2HeaderBlock(o *Options, t target) []byte {
 	if te := h.Get("Te"); te != "" && !strings.EqualFold(te, "trailers") {
 		h.Del("Te")
 	}
-	if len(o.Body) > 0 || o.Method == http.MethodPost || o.Method == http.MethodPut || o.Method == http.MethodPatch {
-		h.Set("Content-Length", strconv.Itoa(len(o.Body)))
+	if n := max(int64(len(o.Body)), o.BodySize); n > 0 || o.Method == http.MethodPost || o.Method == http.MethodPut || o.Method == http.MethodPatch {
+		h.Set("Content-Length", strconv.FormatInt(n, 10))
 	}
 	scheme := "http"
 	if t.tls {

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"net/http"
 	"time"
 )
@@ -8,11 +9,16 @@ import (
 // Options say what load to generate. A Result embeds the normalized Options
 // that produced it, so that a result says how it was made.
 type Options struct {
-	URL     string        `json:"url"`
-	Method  string        `json:"method"`
-	Header  http.Header   `json:"header,omitempty"`
-	Body    []byte        `json:"body,omitempty"`
-	Timeout time.Duration `json:"timeout"`
+	URL    string      `json:"url"`
+	Method string      `json:"method"`
+	Header http.Header `json:"header,omitempty"`
+	Body   []byte      `json:"body,omitempty"`
+	// BodySize, in place of Body, sends that many bytes of filler as each
+	// request's body (an upload), made once in the generator, so that a
+	// large upload neither travels as a file nor fills a result; at most
+	// MaxBodySize.
+	BodySize int64         `json:"body_size,omitempty"`
+	Timeout  time.Duration `json:"timeout"`
 
 	// Rate is the open-loop arrival rate in requests per second; zero means
 	// closed loop, each connection sending as soon as its last response came.
@@ -38,4 +44,16 @@ type Options struct {
 	// request's bytes; URL gives only the address.
 	GRPC     bool `json:"grpc,omitempty"`
 	Insecure bool `json:"insecure,omitempty"`
+}
+
+// MaxBodySize bounds BodySize: the generator holds one request's bytes.
+const MaxBodySize = 1 << 30
+
+// requestBody is the body every request sends: Body, or BodySize bytes of
+// filler.
+func (o *Options) requestBody() []byte {
+	if o.BodySize > 0 {
+		return bytes.Repeat([]byte{'x'}, int(o.BodySize))
+	}
+	return o.Body
 }

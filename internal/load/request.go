@@ -81,8 +81,9 @@ func http1Request(o *Options, t target) []byte {
 	}
 	h.Del("Content-Length")
 	h.Del("Connection")
-	if len(o.Body) > 0 || o.Method == http.MethodPost || o.Method == http.MethodPut || o.Method == http.MethodPatch {
-		h.Set("Content-Length", strconv.Itoa(len(o.Body)))
+	body := o.requestBody()
+	if len(body) > 0 || o.Method == http.MethodPost || o.Method == http.MethodPut || o.Method == http.MethodPatch {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	if o.NoKeepAlive {
 		h.Set("Connection", "close")
@@ -98,6 +99,7 @@ func http1Request(o *Options, t target) []byte {
 		}
 	}
 	b.WriteString("\r\n")
-	b.Write(o.Body)
+	b.Grow(len(body))
+	b.Write(body)
 	return b.Bytes()
 }

@@ -52,6 +52,10 @@ func (o *Options) normalize() error {
 		return &OptionError{Field: "conn-requests", Problem: "applies to HTTP/1.1 only: an HTTP/2 or gRPC client keeps its connection"}
 	case o.GRPC && o.HTTP2:
 		return &OptionError{Field: "http2", Problem: "cannot be used with grpc, which is HTTP/2 already"}
+	case o.BodySize < 0 || o.BodySize > MaxBodySize:
+		return &OptionError{Field: "body-size", Problem: "must be from 0 to " + strconv.Itoa(MaxBodySize) + " bytes"}
+	case o.BodySize > 0 && len(o.Body) > 0:
+		return &OptionError{Field: "body-size", Problem: "cannot be used with a body: it is the body"}
 	case o.Timeout < 0:
 		return &OptionError{Field: "timeout", Problem: "must not be negative (0 means none)"}
 	}

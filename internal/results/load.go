@@ -33,10 +33,13 @@ func LatencyOf(h *metrics.Histogram) Latency { return Latency(load.LatencyOf(h))
 
 // LoadOptions are the load generator's options.
 type LoadOptions struct {
-	URL         string        `json:"url"`
-	Method      string        `json:"method"`
-	Header      http.Header   `json:"header,omitempty"`
-	Body        []byte        `json:"body,omitempty"`
+	URL    string      `json:"url"`
+	Method string      `json:"method"`
+	Header http.Header `json:"header,omitempty"`
+	Body   []byte      `json:"body,omitempty"`
+	// BodySize is the filler each request sent as its body, in bytes (an
+	// upload).
+	BodySize    int64         `json:"body_size,omitempty"`
 	Timeout     time.Duration `json:"timeout"`
 	Rate        float64       `json:"rate,omitempty"`
 	Connections int           `json:"connections"`
