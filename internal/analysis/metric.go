@@ -31,9 +31,10 @@ const (
 	// ConnRate is the new connections the generators opened a second of
 	// the measured phase.
 	ConnRate Metric = "conn_rate"
-	// Gbps is the answers' bytes a second, in Gbit/s: successful (2xx)
-	// answers times the payload they were padded to, for cells whose
-	// params set the payload (the test service pads each answer to it).
+	// Gbps is the bytes transferred a second, in Gbit/s: successful (2xx)
+	// exchanges times the payload their answers were padded to (the test
+	// service pads each answer to it) plus the upload their requests
+	// carried, for cells whose params set either.
 	Gbps Metric = "gbps"
 	// CPUPerRequest is the data plane's CPU per completed request, in
 	// microseconds: its mean cores over the measured phase divided by QPS.

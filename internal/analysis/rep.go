@@ -80,14 +80,18 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	if m.Requests > 0 {
 		r.Values[ErrorPct] = 100 * float64(load.Failed(m.Errors, m.StatusCodes)) / float64(m.Requests)
 	}
-	if payload, err := strconv.ParseInt(c.Summary.Params["payload"], 10, 64); err == nil && payload > 0 && secs > 0 {
+	// An exchange carries its answer's payload one way and its upload the
+	// other.
+	payload, _ := strconv.ParseInt(c.Summary.Params[results.ParamPayload], 10, 64)
+	upload, _ := strconv.ParseInt(c.Summary.Params[results.ParamUpload], 10, 64)
+	if bytes := max(payload, 0) + max(upload, 0); bytes > 0 && secs > 0 {
 		var ok int64
 		for code, n := range m.StatusCodes {
 			if code >= 200 && code < 300 {
 				ok += n
 			}
 		}
-		r.Values[Gbps] = float64(ok*payload) * 8 / secs / 1e9
+		r.Values[Gbps] = float64(ok*bytes) * 8 / secs / 1e9
 	}
 	if l := c.NamespaceLatencyMs; l != nil {
 		r.Values[NamespaceP50], r.Values[NamespaceP95], r.Values[NamespaceP99] = l.P50, l.P95, l.P99

@@ -35,7 +35,8 @@ func writeSweep(t *testing.T, param string, cells map[string]map[string]sweepCel
 
 // writeCells is writeSweep with each mesh's spec from specs (its profile
 // its name where specs has none); with param "" the cells sweep nothing
-// and each mesh has one value, keyed "". The index holds caps, the
+// and each value is the cell's parameters, "name=value,name=value" (""
+// for none). The index holds caps, the
 // searches that ran after the cells.
 func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCell, specs map[string]mesh.MeshSpec, caps []results.Capacity) *analysis.Dataset {
 	t.Helper()
@@ -51,7 +52,15 @@ func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCel
 				id := fmt.Sprintf("%s_%s=%s_r%d", name, param, v, rep)
 				params := map[string]string{param: v}
 				if param == "" {
-					id, params = fmt.Sprintf("%s_r%d", name, rep), nil
+					id, params = fmt.Sprintf("%s_%s_r%d", name, strings.ReplaceAll(v, ",", "_"), rep), nil
+					for kv := range strings.SplitSeq(v, ",") {
+						if k, val, ok := strings.Cut(kv, "="); ok {
+							if params == nil {
+								params = map[string]string{}
+							}
+							params[k] = val
+						}
+					}
 				}
 				spec, ok := specs[name]
 				if !ok {

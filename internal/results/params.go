@@ -27,3 +27,7 @@ const (
 	// parallel.
 	ParamFanout = "fanout"
 )
+
+// ParamUpload sends that many bytes of filler as each request's body (an
+// upload); unlike the three above it changes only the load.
+const ParamUpload = "upload"

@@ -285,13 +285,17 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	if grpc || http2 {
 		connRequests = 0
 	}
+	method := "GET"
+	if l.Upload > 0 {
+		method = "POST"
+	}
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
 		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
 		Payload: pt.setting.Payload, Protocol: pt.setting.Protocol, Fanout: pt.setting.Fanout,
 		Load: infra.LoadSpec{
 			Options: load.Options{
-				Method: "GET", Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
+				Method: method, BodySize: l.Upload, Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
 				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),
 				NoKeepAlive: !*l.KeepAlive && !grpc, HTTP2: http2, GRPC: grpc,
 				ConnRequests: connRequests,

@@ -192,6 +192,9 @@ type Load struct {
 	// rate R, R/ConnRequests new connections a second.
 	ConnRequests int  `json:"conn_requests,omitempty"`
 	HTTP2        bool `json:"http2,omitempty"`
+	// Upload sends that many bytes of filler as each request's body, in a
+	// POST: an upload. 0 (default) sends GETs without a body.
+	Upload int64 `json:"upload,omitempty"`
 	// Path is "service" (default: a pod calling the entry Service) or
 	// "ingress" (from outside, through the ingress gateway).
 	Path infra.LoadPath `json:"path,omitempty"`

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,3 +96,40 @@ func TestFanoutRepeatsEveryStepsCalls(t *testing.T) {
 		t.Error("a fan-out of 1 made a variant")
 	}
 }
+
+// The bulk preset sweeps downloads (the answer's payload) and uploads (a
+// POST body of filler) together: an upload cell posts its size to a
+// small answer, a download cell gets without a body.
+func TestBulkPresetUploads(t *testing.T) {
+	t.Parallel()
+	s, _, err := Preset("bulk", PlatformOverride{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s, s.ScalingFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range p.Cells {
+		o := c.Load.Options
+		up := c.Params["upload"]
+		seen[up+"/"+c.Params["payload"]] = true
+		switch {
+		case up == "0" && (o.Method != "GET" || o.BodySize != 0):
+			t.Errorf("%s: a download sends %s with a %d-byte body", c.ID, o.Method, o.BodySize)
+		case up != "0" && (o.Method != "POST" || strconv.FormatInt(o.BodySize, 10) != up || c.Payload != 1000):
+			t.Errorf("%s: an upload of %s sends %s with a %d-byte body to a %d-byte answer", c.ID, up, o.Method, o.BodySize, c.Payload)
+		}
+	}
+	for _, want := range []string{"0/1000000", "0/10000000", "0/100000000", "1000000/1000", "10000000/1000", "100000000/1000"} {
+		if !seen[want] {
+			t.Errorf("no cell at upload/payload %s among %v", want, seen)
+		}
+	}
+	if _, err := Parse([]byte(strings.Replace(uploadSource, "upload: 1000", "upload: -1", 1)), "testdata"); err == nil || !strings.Contains(err.Error(), "load.upload") {
+		t.Errorf("a negative upload: %v, want an error naming load.upload", err)
+	}
+}
+
+const uploadSource = "apiVersion: meshbench.dev/v1alpha1\nkind: Study\nname: test\nworkload:\n  graph: bulk\nmeshes: [baseline]\nload: {duration: 1s, upload: 1000}\n"

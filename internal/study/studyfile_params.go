@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -99,6 +100,14 @@ var params = map[string]param{
 		}
 		s.Load.ConnRequests = n
 		return strconv.Itoa(n), nil
+	}},
+	results.ParamUpload: {set: func(s *setting, raw json.RawMessage) (string, error) {
+		var n int64
+		if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
+			return "", fmt.Errorf("%s is not an upload: want bytes >= 0 (0 sends no body)", raw)
+		}
+		s.Load.Upload = n
+		return strconv.FormatInt(n, 10), nil
 	}},
 	"http2": {set: func(s *setting, raw json.RawMessage) (string, error) {
 		b, err := boolean(raw)

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"github.com/meshbench/meshbench/internal/load"
 	"maps"
 	"regexp"
 	"slices"
@@ -370,6 +371,8 @@ func (l Load) validate(path string) error {
 		return fieldError(path+".conn_requests", "must not be negative, got %d (0 keeps connections open)", l.ConnRequests)
 	case l.ConnRequests > 0 && l.HTTP2:
 		return fieldError(path+".conn_requests", "applies to HTTP/1.1 only; http2 keeps its connections")
+	case l.Upload < 0 || l.Upload > load.MaxBodySize:
+		return fieldError(path+".upload", "want bytes from 0 (no upload) to %d, got %d", load.MaxBodySize, l.Upload)
 	case l.Path != infra.PathService && l.Path != infra.PathIngress:
 		return fieldError(path+".path", "%q: want service or ingress", l.Path)
 	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
