@@ -47,7 +47,11 @@ func (s *server) serveConn(c net.Conn) {
 			c.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
 		}
 		if err := http1wire.DiscardRequestBody(br, &req); err != nil {
-			writeError(c, http.StatusBadRequest)
+			status := http.StatusBadRequest
+			if errors.Is(err, http1wire.ErrBodyTooLarge) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			writeError(c, status)
 			c.Close()
 			return
 		}

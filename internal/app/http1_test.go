@@ -50,6 +50,8 @@ func TestHTTP1(t *testing.T) {
 		{name: "bad request line", send: "NONSENSE\r\n\r\n", want: []want{{400, ""}}, closed: true},
 		{name: "bad header", send: "GET / HTTP/1.1\r\nno colon\r\n\r\n", want: []want{{400, ""}}, closed: true},
 		{name: "conflicting lengths", send: "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", want: []want{{400, ""}}, closed: true},
+		{name: "upload over the bound", send: "POST / HTTP/1.1\r\nContent-Length: 1073741825\r\n\r\nab", want: []want{{413, ""}}, closed: true},
+		{name: "chunked upload over the bound", send: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n3fffffff\r\nab", want: []want{{413, ""}}, closed: true},
 		{name: "bad chunk", send: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", want: []want{{400, ""}}, closed: true},
 		{name: "unsupported version", send: "GET / HTTP/3.0\r\n\r\n", want: []want{{505, ""}}, closed: true},
 		{name: "request line too long", send: "GET /" + strings.Repeat("a", 5000) + " HTTP/1.1\r\n\r\n", want: []want{{414, ""}}, closed: true},

@@ -3,6 +3,7 @@ package http1wire
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net/http"
 )
 
@@ -75,11 +76,28 @@ func ReadRequest(br *bufio.Reader, line []byte, req *Request) int {
 	}
 }
 
-// DiscardRequestBody reads and drops a request's body.
+// MaxRequestBody bounds a request body, and so an upload: the load
+// generator sends at most this many bytes, and the test service refuses
+// more.
+const MaxRequestBody = 1 << 30
+
+// ErrBodyTooLarge is a request body over MaxRequestBody.
+var ErrBodyTooLarge = errors.New("request body over the size limit")
+
+// DiscardRequestBody reads and drops a request's body, failing with
+// ErrBodyTooLarge, before reading it, past MaxRequestBody.
 func DiscardRequestBody(br *bufio.Reader, req *Request) error {
 	switch {
 	case req.Chunked:
-		return DiscardBody(br, ByChunks, 0)
+		var total int64
+		return WalkChunks(br, func(n int64) error {
+			if total += n; total > MaxRequestBody {
+				return ErrBodyTooLarge
+			}
+			return discard(br, n)
+		})
+	case req.Length > MaxRequestBody:
+		return ErrBodyTooLarge
 	case req.Length > 0:
 		return DiscardBody(br, ByLength, req.Length)
 	}

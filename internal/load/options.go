@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/http1wire"
 )
 
 // Options say what load to generate. A Result embeds the normalized Options
@@ -46,8 +48,9 @@ type Options struct {
 	Insecure bool `json:"insecure,omitempty"`
 }
 
-// MaxBodySize bounds BodySize: the generator holds one request's bytes.
-const MaxBodySize = 1 << 30
+// MaxBodySize bounds BodySize: the generator holds one request's bytes,
+// and the test service refuses a larger body.
+const MaxBodySize = http1wire.MaxRequestBody
 
 // requestBody is the body every request sends: Body, or BodySize bytes of
 // filler.

@@ -2,13 +2,13 @@ package study
 
 import (
 	"fmt"
-	"github.com/meshbench/meshbench/internal/load"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/resources"
 	"github.com/meshbench/meshbench/internal/topology"
