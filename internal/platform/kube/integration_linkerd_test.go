@@ -62,6 +62,12 @@ func TestIntegrationLinkerd(t *testing.T) {
 	if len(facts["values-sha256/linkerd-control-plane"]) != 64 || !strings.Contains(facts["images"], "cr.l5d.io/linkerd/controller:stable-2.14.10") {
 		t.Errorf("facts %v lack the values' hash or the control plane's image", facts)
 	}
+	// The plaintext probe ran past linkerd-proxy's UID beside a control
+	// container of its pod, and both logs were read: kwok's generators
+	// all report 2xx, so plaintext was answered and the check fails.
+	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "UID 2102") || !strings.Contains(ch.Detail, "the same pod's meshed GET: 20 requests, 20 2xx") {
+		t.Errorf("plaintext-refused = %+v, want the probe past the proxy's UID judged beside its pod's control", ch)
+	}
 	if ch := findCheck(checks, "sidecar-injected"); !strings.Contains(ch.Detail, "4 of 4") {
 		t.Errorf("sidecar-injected = %+v, want every pod named as without linkerd-proxy", ch)
 	}

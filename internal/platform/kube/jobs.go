@@ -24,6 +24,10 @@ import (
 // running after the generator has finished.
 const jobContainer = "meshbench"
 
+// controlContainer is a probe pod's second generator, the positive
+// control: it calls over the mesh beside the probe, from the same pod.
+const controlContainer = "control"
+
 // jobSpec is one run of `meshbench load` as a Job.
 type jobSpec struct {
 	Namespace      string
@@ -39,6 +43,13 @@ type jobSpec struct {
 	// LogDir, when set, receives the generator's log as
 	// <namespace>-<name>.log.
 	LogDir string
+	// Control, when set, is run by a second container of the same pod
+	// (controlContainer), sharing its network, identity and node.
+	Control *load.Options
+	// UID, when set, is the generator container's user in place of the
+	// image's: a sidecar's own UID, whose traffic the pod's redirect lets
+	// out past the proxy, in plaintext.
+	UID int64
 }
 
 // loadBodyDir is where a Job's generator finds its request body, mounted
@@ -70,11 +81,22 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 		Name: jobContainer, Image: image, ImagePullPolicy: pull, Resources: js.Resources,
 		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey), SecurityContext: containerSecurity(),
 	}
+	if js.UID != 0 {
+		c.SecurityContext.RunAsUser = ptr(js.UID)
+	}
 	var volumes []corev1.Volume
 	if cm := bodyConfigMap(js); cm != nil {
 		volumes = []corev1.Volume{{Name: "load-body", VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}}
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "load-body", MountPath: loadBodyDir, ReadOnly: true}}
+	}
+	containers := []corev1.Container{c}
+	if js.Control != nil {
+		// A control sends no body: it is a probe's GET.
+		containers = append(containers, corev1.Container{
+			Name: controlContainer, Image: image, ImagePullPolicy: pull,
+			Args: load.Args(*js.Control, ""), SecurityContext: containerSecurity(),
+		})
 	}
 	return &batchv1.Job{
 		ObjectMeta: objMeta(js.Namespace, js.Name, labels),
@@ -95,7 +117,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 					ServiceAccountName: js.ServiceAccount,
 					NodeSelector:       js.Place.NodeSelector,
 					Tolerations:        js.Place.Tolerations,
-					Containers:         []corev1.Container{c},
+					Containers:         containers,
 					Volumes:            volumes,
 				},
 			},
@@ -108,6 +130,8 @@ type jobResult struct {
 	Spec   jobSpec
 	Pod    *corev1.Pod
 	Result *load.Result
+	// Control is the control container's result, when the spec has one.
+	Control *load.Result
 }
 
 // runJobs runs Jobs side by side, waits for each generator container to
@@ -148,8 +172,8 @@ func (p *kubePlatform) runJobs(ctx context.Context, specs []jobSpec) ([]jobResul
 	return out, g.Wait()
 }
 
-// awaitJob waits for a Job's generator container to end and parses its
-// result from the log.
+// awaitJob waits for a Job's generator containers to end and parses
+// their results from their logs.
 func (p *kubePlatform) awaitJob(ctx context.Context, js jobSpec) (jobResult, error) {
 	res := jobResult{Spec: js}
 	what := fmt.Sprintf("%s %s/%s", js.Component, js.Namespace, js.Name)
@@ -172,7 +196,7 @@ func (p *kubePlatform) awaitJob(ctx context.Context, js jobSpec) (jobResult, err
 			return false, nil
 		}
 		pod = &list.Items[0]
-		done, why := containerDone(pod)
+		done, why := generatorsDone(pod, js)
 		state = why
 		if !done && strings.HasPrefix(why, "cannot start") {
 			return false, errors.New(why)
@@ -186,31 +210,62 @@ func (p *kubePlatform) awaitJob(ctx context.Context, js jobSpec) (jobResult, err
 		return res, fmt.Errorf("%s: %w", what, err)
 	}
 	res.Pod = pod
+	if res.Result, err = p.readResult(ctx, js, pod, jobContainer, state); err != nil {
+		return res, err
+	}
+	if js.Control != nil {
+		if res.Control, err = p.readResult(ctx, js, pod, controlContainer, state); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// readResult reads the result a generator container of a Job's pod wrote
+// to its log.
+func (p *kubePlatform) readResult(ctx context.Context, js jobSpec, pod *corev1.Pod, container, state string) (*load.Result, error) {
+	what := fmt.Sprintf("%s %s/%s", js.Component, js.Namespace, js.Name)
+	if container != jobContainer {
+		what += " (container " + container + ")"
+	}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	logs, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: jobContainer}).DoRaw(lctx)
+	logs, err := p.c.kube.CoreV1().Pods(js.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container}).DoRaw(lctx)
 	if err != nil {
-		return res, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
+		return nil, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
 	}
 	if js.LogDir != "" {
-		if err := confined.WriteFile(js.LogDir, js.Namespace+"-"+js.Name+".log", logs); err != nil {
-			return res, fmt.Errorf("%s: keep its log: %w", what, err)
+		name := js.Namespace + "-" + js.Name + ".log"
+		if container != jobContainer {
+			name = js.Namespace + "-" + js.Name + "-" + container + ".log"
+		}
+		if err := confined.WriteFile(js.LogDir, name, logs); err != nil {
+			return nil, fmt.Errorf("%s: keep its log: %w", what, err)
 		}
 	}
 	r, err := parseResult(logs)
 	if err != nil {
-		return res, fmt.Errorf("%s (pod %s, %s): %w; log tail: %s", what, pod.Name, state, err, tail(logs, 5))
+		return nil, fmt.Errorf("%s (pod %s, %s): %w; log tail: %s", what, pod.Name, state, err, tail(logs, 5))
 	}
-	res.Result = r
-	return res, nil
+	return r, nil
 }
 
-// containerDone reports whether the generator container has ended, and a
+// generatorsDone reports whether every generator container of a Job's
+// pod has ended, with the state of the first that has not.
+func generatorsDone(pod *corev1.Pod, js jobSpec) (bool, string) {
+	done, why := containerDone(pod, jobContainer)
+	if done && js.Control != nil {
+		done, why = containerDone(pod, controlContainer)
+	}
+	return done, why
+}
+
+// containerDone reports whether a generator container has ended, and a
 // description of its state for messages. A container that cannot start
 // (bad image, bad config) is reported at once as "cannot start: ...".
-func containerDone(pod *corev1.Pod) (bool, string) {
+func containerDone(pod *corev1.Pod, container string) (bool, string) {
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != jobContainer {
+		if cs.Name != container {
 			continue
 		}
 		if t := cs.State.Terminated; t != nil {

@@ -119,7 +119,7 @@ func TestContainerDone(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			done, why := containerDone(tc.pod)
+			done, why := containerDone(tc.pod, jobContainer)
 			if done != tc.done || !strings.Contains(why, tc.contains) {
 				t.Errorf("containerDone = %v, %q; want %v, containing %q", done, why, tc.done, tc.contains)
 			}

@@ -52,9 +52,9 @@ metadata: {name: meshbench-generators}
 spec:
   selector: {matchNamespaces: [%s]}
   logs:
-  - containers: [%s]
+  - containers: [%s, %s]
     logsFile: %q
-`, strings.Join(logNamespaces, ", "), jobContainer, logPath)
+`, strings.Join(logNamespaces, ", "), jobContainer, controlContainer, logPath)
 	path := filepath.Join(c.Dir, "kwok-logs.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }

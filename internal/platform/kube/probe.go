@@ -73,11 +73,23 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 	var ps []probe
 	if pr.MTLSProbe {
 		url := p.entryURL(ns)
+		plain := probe{Check: mesh.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
+			Job: job("plaintext", probeNamespace, "default", url), Control: controlCheck}
+		if pr.ProxyUID != 0 {
+			// From a meshed pod, past its own proxy (as the proxy's
+			// user), beside a meshed GET from a second container of the
+			// same pod: same node, network, NetworkPolicy and DNS, so a
+			// refusal where the mesh's call answers is the mesh's.
+			plain.What = fmt.Sprintf("a plaintext GET from a meshed pod past its proxy (as UID %d), beside a meshed GET from the same pod", pr.ProxyUID)
+			plain.Job = job("plaintext", ns, loadServiceAccount, url)
+			plain.Job.UID = pr.ProxyUID
+			control := plain.Job.Load
+			plain.Job.Control = &control
+		}
 		ps = append(ps,
 			probe{Check: controlCheck, What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
 				Job: job("meshed", ns, loadServiceAccount, url)},
-			probe{Check: mesh.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
-				Job: job("plaintext", probeNamespace, "default", url), Control: controlCheck})
+			plain)
 		if pr.L4Policy || pr.L7Policy {
 			pb := probe{Check: "policy-denies-identity", What: "a meshed GET from identity " + probeServiceAccount,
 				Expect: expectRefused, Job: job("identity", ns, probeServiceAccount, url), Control: controlCheck}
@@ -152,11 +164,13 @@ func (p *kubePlatform) runProbe(ctx context.Context, pb probe) mesh.Check {
 	if err != nil {
 		return mesh.Check{Name: pb.Check, Detail: pb.What + ": could not run: " + err.Error()}
 	}
-	return judgeProbe(pb, res[0].Result)
+	return judgeProbe(pb, res[0].Result, res[0].Control)
 }
 
-// judgeProbe decides a probe's check from the generator's result.
-func judgeProbe(pb probe, r *load.Result) mesh.Check {
+// judgeProbe decides a probe's check from the generator's result and,
+// when the probe's pod ran a control beside it, the control's: a refusal
+// counts only where the same pod's meshed call was answered.
+func judgeProbe(pb probe, r, control *load.Result) mesh.Check {
 	var ok2xx, forbidden, refused int64
 	for code, n := range r.StatusCodes {
 		if code >= 200 && code < 300 {
@@ -181,6 +195,19 @@ func judgeProbe(pb probe, r *load.Result) mesh.Check {
 	c.Detail = fmt.Sprintf("%s: %d requests, %d 2xx, %d 403, %d errors%s", pb.What, r.Requests, ok2xx, forbidden, r.Errors, errorKinds(r))
 	if pb.Expect == expectRefused && !c.Pass && ok2xx == 0 {
 		c.Detail += "; only a refusal, reset, early close or TLS failure counts, not a timeout, DNS failure or HTTP answer"
+	}
+	if pb.Job.Control != nil {
+		if control == nil {
+			c.Pass = false
+			c.Detail += "; the same pod's control reported nothing"
+			return c
+		}
+		cc := judgeProbe(probe{Check: pb.Check, What: "the same pod's meshed GET", Expect: expectSuccess}, control, nil)
+		c.Detail += "; " + cc.Detail
+		if !cc.Pass {
+			c.Pass = false
+			c.Detail += ", so the refusal may be the network's, not the mesh's"
+		}
 	}
 	return c
 }

@@ -44,7 +44,7 @@ func TestJudgeProbe(t *testing.T) {
 			if tc.kinds == nil {
 				r.ErrorKinds = map[string]int64{load.KindReset: tc.errs}
 			}
-			c := judgeProbe(probe{Check: "c", What: "w", Expect: tc.expect}, r)
+			c := judgeProbe(probe{Check: "c", What: "w", Expect: tc.expect}, r, nil)
 			if c.Pass != tc.pass {
 				t.Errorf("pass = %v, want %v (%s)", c.Pass, tc.pass, c.Detail)
 			}
@@ -81,6 +81,8 @@ func TestProbesPerProfile(t *testing.T) {
 		{mesh.ProfileBaseline, true, []string{"ingress-routes"}},
 		{mesh.ProfileSidecar, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
 		{mesh.ProfileSidecar, true, []string{"meshed-call-succeeds", "plaintext-refused", "ingress-routes"}},
+		{mesh.ProfileLinkerd, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{mesh.ProfileAmbient, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
 		{mesh.ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
 		{mesh.ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
 	}
@@ -100,8 +102,16 @@ func TestProbesPerProfile(t *testing.T) {
 				url := pb.Job.Load.URL
 				switch pb.Check {
 				case "plaintext-refused":
-					if pb.Job.Namespace != probeNamespace {
-						t.Errorf("plaintext probe runs in %s, want the unmeshed %s", pb.Job.Namespace, probeNamespace)
+					// A sidecar mesh's plaintext probe runs in a meshed pod,
+					// past its proxy, beside a control from the same pod;
+					// the others' from the unmeshed namespace.
+					pr := mustProfile(t, tc.profile)
+					switch {
+					case pr.ProxyUID != 0 && (pb.Job.Namespace != "ns-1" || pb.Job.UID != pr.ProxyUID || pb.Job.Control == nil || pb.Job.Control.URL != url):
+						t.Errorf("plaintext probe runs in %s as UID %d with control %v, want ns-1 as %d beside a control of %s",
+							pb.Job.Namespace, pb.Job.UID, pb.Job.Control, pr.ProxyUID, url)
+					case pr.ProxyUID == 0 && (pb.Job.Namespace != probeNamespace || pb.Job.UID != 0 || pb.Job.Control != nil):
+						t.Errorf("plaintext probe runs in %s as UID %d, want the unmeshed %s as the image's user", pb.Job.Namespace, pb.Job.UID, probeNamespace)
 					}
 				case "policy-denies-identity":
 					if pb.Job.ServiceAccount != probeServiceAccount {
