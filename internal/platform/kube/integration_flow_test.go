@@ -60,10 +60,14 @@ func TestIntegrationFullFlow(t *testing.T) {
 	// plaintext probe's pod (in the probe namespace) has no readable log,
 	// and a probe that cannot report must fail, saying why.
 	want := map[string]bool{"pods-ready": true, "ambient-enrolled": false, "namespaces-labelled": true,
-		"ztunnel-on-app-nodes": true, "meshed-call-succeeds": true, "plaintext-refused": false, checkInstalled: true}
+		"ztunnel-on-app-nodes": true, "meshed-call-succeeds": true, "plaintext-refused": false, mesh.CheckPeerIdentity: false, checkInstalled: true}
 	assertChecks(t, checks, want)
 	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") {
 		t.Errorf("plaintext probe detail %q does not say its output could not be read", ch.Detail)
+	}
+	// kwok's ztunnel pods serve no metrics: nothing counted, no pass.
+	if ch := findCheck(checks, mesh.CheckPeerIdentity); !strings.Contains(ch.Detail, "istio_tcp_connections_opened_total") || !strings.Contains(ch.Detail, ": 0 in ") {
+		t.Errorf("peer-identity detail %q does not say it read ztunnel's count and found none", ch.Detail)
 	}
 	rels, err := p.installedReleases(ctx, p.opts.RunID)
 	if err != nil {

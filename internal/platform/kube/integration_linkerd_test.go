@@ -47,7 +47,7 @@ func TestIntegrationLinkerd(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sidecar-injected") {
 		t.Fatalf("InstallMesh linkerd = %v, want verification to fail: kwok injects no linkerd-proxy", err)
 	}
-	want := map[string]bool{"pods-ready": true, "sidecar-injected": false, "meshed-call-succeeds": true, "plaintext-refused": false, checkInstalled: true}
+	want := map[string]bool{"pods-ready": true, "sidecar-injected": false, "meshed-call-succeeds": true, "plaintext-refused": false, mesh.CheckPeerIdentity: false, checkInstalled: true}
 	assertChecks(t, checks, want)
 	// The record of what was installed: the charts' own versions and
 	// where they came from, the values as installed with the issuer's

@@ -20,7 +20,8 @@ const rbacName = "meshbench"
 
 // Rules are every permission a run uses, the one list that `meshbench
 // kubernetes rbac` grants and `meshbench doctor` checks: meshbench's own
-// objects (namespaces, the workload, Jobs, pod logs, the Lease), Helm's
+// objects (namespaces, the workload, Jobs, pod logs, the Lease), the
+// mesh proxies' metrics through the pod proxy, Helm's
 // release Secrets, and what the meshes' charts install and Helm must
 // create, read and remove (CRDs, webhooks, RBAC, DaemonSets, PDBs, HPAs,
 // and the meshes' own resources). Installing a chart's ClusterRoles
@@ -31,6 +32,8 @@ var Rules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "serviceaccounts", "configmaps", "secrets"}, Verbs: verbsManage},
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: verbsRead},
 	{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+	// The proxies' metrics, read for peer-identity evidence.
+	{APIGroups: []string{""}, Resources: []string{"pods/proxy"}, Verbs: []string{"get"}},
 	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: verbsRead},
 	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "daemonsets", "statefulsets"}, Verbs: verbsManage},
 	{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: verbsRead},

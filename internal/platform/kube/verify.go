@@ -30,7 +30,14 @@ func (p *kubePlatform) verify(ctx context.Context, pl meshPlan) ([]mesh.Check, e
 	if err != nil {
 		return checks, err
 	}
-	return append(checks, probes...), nil
+	checks = append(checks, probes...)
+	// After the probes, whose meshed calls the mesh has counted.
+	if pl.Profile.MTLSProbe {
+		if c := p.peerIdentityCheck(ctx, pl.Profile); c != nil {
+			checks = append(checks, *c)
+		}
+	}
+	return checks, nil
 }
 
 // appPods lists the workload's pods, leaving out those being deleted.
