@@ -161,6 +161,12 @@ func startCluster() (*testCluster, error) {
 	if err := c.addNodes(ctx); err != nil {
 		return nil, c.failed("kwok", err)
 	}
+	// Every platform the tests make acts as the runner user, bound only
+	// to the role `meshbench kubernetes rbac` prints, so that a verb the
+	// platform uses and the role lacks fails the suite.
+	if err := bindRunner(ctx, c.Client); err != nil {
+		return nil, fmt.Errorf("bind the runner user: %w", err)
+	}
 	// Let the controllers publish what they publish at start (root CA
 	// ConfigMaps, default ServiceAccounts), so that snapshots taken from
 	// here on see only what tests do.

@@ -20,7 +20,7 @@ func TestIntegrationDoctor(t *testing.T) {
 	defer cancel()
 	before := snapshot(t, ctx, c.Kubeconfig)
 	good := Options{
-		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Prometheus: emptyPrometheus(t), Ingress: true,
+		Kubeconfig: c.Kubeconfig, Context: runnerContext, Image: "meshbench.test/meshbench:it", Prometheus: emptyPrometheus(t), Ingress: true,
 		Meshes: []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}, {Profile: mesh.ProfileAmbient}},
 		Charts: map[string]mesh.ChartSource{
 			mesh.ChartIstioBase:    {Chart: c.Charts + "/base"},

@@ -122,7 +122,7 @@ func TestIntegrationDownAfterKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	before := snapshot(t, ctx, c.Kubeconfig)
-	killed, err := newPlatform(Options{Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute,
+	killed, err := newPlatform(Options{Kubeconfig: c.Kubeconfig, Context: runnerContext, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute,
 		Prometheus: emptyPrometheus(t), Charts: testCharts(c)})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 )
 
 // TestIntegrationPodSecurityAdmits offers every pod meshbench makes (app,
-// load and probe Jobs, the plain gateway) to the API server's PodSecurity
+// load and probe Jobs, a probe with its control, the plain gateway) to the API server's PodSecurity
 // admission in a namespace that enforces "restricted", and in one that
 // enforces "baseline", by server-side dry run; a bare pod is the control,
 // which "restricted" must reject.
@@ -48,6 +48,12 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 	job := jobManifest(jobSpec{Namespace: "ns-1", Name: "load", Component: componentLoad, ServiceAccount: "default", Load: load.Options{URL: "http://tier-1-app-a.ns-1:8080/", Requests: 1}, Deadline: time.Minute},
 		"meshbench.test/meshbench:it", corev1.PullIfNotPresent)
 	specs = append(specs, job.Spec.Template.Spec)
+	// The plaintext probe of a sidecar mesh: its generator as the proxy's
+	// user, beside a control container.
+	control := load.Options{URL: "http://tier-1-app-a.ns-1:8080/", Requests: 1}
+	probeJob := jobManifest(jobSpec{Namespace: "ns-1", Name: "probe", Component: componentProbe, ServiceAccount: "default", Load: control,
+		Control: &control, UID: proxyUIDs[mesh.Istio], Deadline: time.Minute}, "meshbench.test/meshbench:it", corev1.PullIfNotPresent)
+	specs = append(specs, probeJob.Spec.Template.Spec)
 
 	for _, level := range []string{pssRestrict, "baseline"} {
 		ns := "mb-pss-" + level

@@ -10,55 +10,57 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // runnerUser is the test user bound to the role `meshbench kubernetes
-// rbac` prints, and to nothing else.
-const runnerUser = "meshbench-runner"
+// rbac` prints, and to nothing else; runnerContext is its kubeconfig
+// context, which every test platform uses.
+const (
+	runnerUser    = "meshbench-runner"
+	runnerContext = "runner"
+)
 
 // bindRunner applies what WriteRBAC prints for the runner user, as a user
-// would with kubectl apply, and removes it when the test ends.
-func bindRunner(t *testing.T, ctx context.Context, c *testCluster) {
-	t.Helper()
+// would with kubectl apply, once for the test cluster's life.
+func bindRunner(ctx context.Context, client kubernetes.Interface) error {
 	var b bytes.Buffer
 	if err := WriteRBAC(&b, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: runnerUser}); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	docs := strings.Split(b.String(), "---\n")
 	var role rbacv1.ClusterRole
 	var binding rbacv1.ClusterRoleBinding
 	if err := yaml.Unmarshal([]byte(docs[0]), &role); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := yaml.Unmarshal([]byte(docs[1]), &binding); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	rb := c.Client.RbacV1()
+	rb := client.RbacV1()
 	if _, err := rb.ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if _, err := rb.ClusterRoleBindings().Create(ctx, &binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = rb.ClusterRoleBindings().Delete(context.Background(), rbacName, metav1.DeleteOptions{})
-		_ = rb.ClusterRoles().Delete(context.Background(), rbacName, metav1.DeleteOptions{})
-	})
+	_, err := rb.ClusterRoleBindings().Create(ctx, &binding, metav1.CreateOptions{})
+	return err
 }
 
 // TestIntegrationLeastPrivilege runs a run's whole flow (doctor, Up,
 // Deploy, a mesh from its charts, its removal, Down) as a user bound only
-// to the role `meshbench kubernetes rbac` prints: a verb the platform uses
-// and the role lacks fails here.
+// to the role `meshbench kubernetes rbac` prints, as every test platform
+// is: a verb the platform uses and the role lacks fails here, and in
+// whichever other test uses it.
 func TestIntegrationLeastPrivilege(t *testing.T) {
 	c := needCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bindRunner(t, ctx, c)
-	p := newTestPlatformWith(t, c, func(o *Options) { o.Context = "runner" })
+	p := newTestPlatform(t, c)
+	if p.opts.Context != runnerContext {
+		t.Fatalf("the test platform acts as context %q, want the runner's", p.opts.Context)
+	}
 	for _, f := range p.permissionFindings(ctx) {
 		if !f.OK {
 			t.Fatalf("doctor's permissions as the runner: %s", f.Detail)

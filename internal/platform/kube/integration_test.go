@@ -40,7 +40,8 @@ func emptyPrometheus(t *testing.T) string {
 }
 
 // newTestPlatform makes a platform on the test cluster with Istio's charts
-// from the module cache, and removes all it made when the test ends.
+// from the module cache, acting as the least-privileged runner user, and
+// removes all it made when the test ends.
 func newTestPlatform(t *testing.T, c *testCluster) *kubePlatform {
 	t.Helper()
 	return newTestPlatformWith(t, c, func(*Options) {})
@@ -54,7 +55,7 @@ func newTestPlatformWith(t *testing.T, c *testCluster, set func(*Options)) *kube
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	o := Options{
-		Kubeconfig: c.Kubeconfig, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
+		Kubeconfig: c.Kubeconfig, Context: runnerContext, Image: "meshbench.test/meshbench:it", Timeout: 2 * time.Minute, Logger: logger,
 		Prometheus: emptyPrometheus(t), Charts: testCharts(c),
 		// The tests' phases are short: a test Prometheus that scrapes
 		// this often would sample them.

@@ -70,7 +70,7 @@ repetitions: 1
 	out := filepath.Join(dir, "results")
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(ctx, cli.Streams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr},
-		[]string{"run", studyFile, "--platform", "kubernetes", "--kubeconfig", c.Kubeconfig, "--out", out})
+		[]string{"run", studyFile, "--platform", "kubernetes", "--kubeconfig", c.Kubeconfig, "--context", kube.RunnerContext, "--out", out})
 	if code != 0 {
 		t.Fatalf("meshbench run exited %d:\n%s", code, stderr.String())
 	}
