@@ -29,6 +29,7 @@ const (
 	expectSuccess   probeKind = iota // some 2xx: the service answers
 	expectRefused                    // every request refused at the transport: refused, reset, closed or TLS failure
 	expectForbidden                  // every answer a 403: denied at L7
+	expectDenied                     // every request refused at the transport or answered 403
 )
 
 // probe is one verification request pattern, run as a short Job.
@@ -85,6 +86,12 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 			plain.Job.UID = pr.ProxyUID
 			control := plain.Job.Load
 			plain.Job.Control = &control
+			if pr.Mesh == mesh.Linkerd {
+				// linkerd-proxy answers an unauthenticated HTTP request
+				// with 403 and refuses other traffic; the same pod's
+				// control shows the 403 is not the service's.
+				plain.Expect = expectDenied
+			}
 		}
 		ps = append(ps,
 			probe{Check: controlCheck, What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
@@ -191,10 +198,15 @@ func judgeProbe(pb probe, r, control *load.Result) mesh.Check {
 		c.Pass = r.Requests > 0 && refused == r.Requests
 	case expectForbidden:
 		c.Pass = r.Requests > 0 && forbidden == r.Requests
+	case expectDenied:
+		c.Pass = r.Requests > 0 && refused+forbidden == r.Requests
 	}
 	c.Detail = fmt.Sprintf("%s: %d requests, %d 2xx, %d 403, %d errors%s", pb.What, r.Requests, ok2xx, forbidden, r.Errors, errorKinds(r))
-	if pb.Expect == expectRefused && !c.Pass && ok2xx == 0 {
+	switch {
+	case pb.Expect == expectRefused && !c.Pass && ok2xx == 0:
 		c.Detail += "; only a refusal, reset, early close or TLS failure counts, not a timeout, DNS failure or HTTP answer"
+	case pb.Expect == expectDenied && !c.Pass && ok2xx == 0:
+		c.Detail += "; only a refusal, reset, early close, TLS failure or 403 counts, not a timeout, DNS failure or other answer"
 	}
 	if pb.Job.Control != nil {
 		if control == nil {

@@ -35,6 +35,12 @@ func TestJudgeProbe(t *testing.T) {
 		{name: "L7 denied", expect: expectForbidden, codes: map[int]int64{403: 5}, pass: true},
 		{name: "L7 reset is not a policy answer", expect: expectForbidden, errs: 5},
 		{name: "L7 one allowed", expect: expectForbidden, codes: map[int]int64{403: 4, 200: 1}},
+		// Linkerd's plaintext: its proxy answers HTTP with 403, refuses the rest.
+		{name: "denied by 403", expect: expectDenied, codes: map[int]int64{403: 5}, pass: true},
+		{name: "denied by 403 and resets", expect: expectDenied, codes: map[int]int64{403: 3}, errs: 2, pass: true},
+		{name: "denied, but one answered", expect: expectDenied, codes: map[int]int64{403: 4, 200: 1}},
+		{name: "denied is not a timeout", expect: expectDenied, errs: 5, kinds: map[string]int64{load.KindTimeout: 5}},
+		{name: "denied is not a 503", expect: expectDenied, codes: map[int]int64{503: 5}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,6 +116,8 @@ func TestProbesPerProfile(t *testing.T) {
 					case pr.ProxyUID != 0 && (pb.Job.Namespace != "ns-1" || pb.Job.UID != pr.ProxyUID || pb.Job.Control == nil || pb.Job.Control.URL != url):
 						t.Errorf("plaintext probe runs in %s as UID %d with control %v, want ns-1 as %d beside a control of %s",
 							pb.Job.Namespace, pb.Job.UID, pb.Job.Control, pr.ProxyUID, url)
+					case (pb.Expect == expectDenied) != (pr.Mesh == mesh.Linkerd):
+						t.Errorf("plaintext probe expects %v: only Linkerd's may be denied with a 403", pb.Expect)
 					case pr.ProxyUID == 0 && (pb.Job.Namespace != probeNamespace || pb.Job.UID != 0 || pb.Job.Control != nil):
 						t.Errorf("plaintext probe runs in %s as UID %d, want the unmeshed %s as the image's user", pb.Job.Namespace, pb.Job.UID, probeNamespace)
 					}
