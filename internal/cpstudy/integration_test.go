@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/testenv"
 	"github.com/meshbench/meshbench/internal/xdsload"
@@ -24,7 +25,7 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 	c := DefaultConfig()
 	k8sErr := localkube.CheckBinaries(c.K8sBinDir)
 	testenv.Need(t, k8sErr == nil, "%v", k8sErr)
-	_, istiodErr := findIstiod(c.IstiodDir)
+	_, istiodErr := istiod.Find(c.IstiodDir)
 	testenv.Need(t, istiodErr == nil, "%v", istiodErr)
 
 	c.Scales = []int{100}

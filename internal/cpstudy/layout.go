@@ -1,12 +1,8 @@
 package cpstudy
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -18,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
@@ -38,7 +33,6 @@ const (
 var (
 	gvrSidecar = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "sidecars"}
 	gvrAuthz   = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}
-	gvrCRD     = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 type service struct {
@@ -88,45 +82,6 @@ func fqdn(name, ns string) string { return name + "." + ns + ".svc.cluster.local
 type kube struct {
 	cs  kubernetes.Interface
 	dyn dynamic.Interface
-}
-
-// installCRDs creates Istio's CRDs from crd-all.gen.yaml and waits until
-// the ones the study writes are established.
-func (k kube) installCRDs(ctx context.Context, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(b), 64<<10)
-	for {
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if obj == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		if _, err := k.dyn.Resource(gvrCRD).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
-		}
-	}
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return wait.PollUntilContextCancel(wctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		for _, g := range []schema.GroupVersionResource{gvrSidecar, gvrAuthz} {
-			if _, err := k.dyn.Resource(g).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
 }
 
 // parallel runs f for 0..n-1 on a few workers and returns the first error.

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/xdsload"
 )
@@ -142,7 +143,7 @@ func (c Config) Check() error {
 	if err := localkube.CheckBinaries(c.K8sBinDir); err != nil {
 		return err
 	}
-	if _, err := findIstiod(c.IstiodDir); err != nil {
+	if _, err := istiod.Find(c.IstiodDir); err != nil {
 		return err
 	}
 	if ents, err := os.ReadDir(c.Dir); err == nil && len(ents) > 0 {
@@ -159,7 +160,7 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	build, _ := findIstiod(c.IstiodDir)
+	build, _ := istiod.Find(c.IstiodDir)
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	if _, err := k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "istio-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	if err := k.installCRDs(ctx, build.CRDs); err != nil {
+	if err := istiod.InstallCRDs(ctx, dyn, build.CRDs, gvrSidecar, gvrAuthz); err != nil {
 		return nil, fmt.Errorf("istio CRDs: %w", err)
 	}
 	s := &session{c: c, k: k, cluster: cluster, cg: cg, build: build, set: set}
@@ -239,7 +240,7 @@ type session struct {
 	k       kube
 	cluster *localkube.Cluster
 	cg      *cgroups
-	build   istiodBuild
+	build   istiod.Build
 	set     Settings
 }
 
@@ -255,7 +256,7 @@ func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
 			ps = append(ps, xdsload.Proxy{Kind: xdsload.Ztunnel, Node: xdsload.Node{
 				ID: "ztunnel~" + ip + "~" + name + ".istio-system~istio-system.svc.cluster.local",
 				Metadata: map[string]any{"NAMESPACE": "istio-system", "NAME": name, "NODE_NAME": n, "CLUSTER_ID": "Kubernetes",
-					"ISTIO_VERSION": istioProxyVersion, "SERVICE_ACCOUNT": "ztunnel", "INSTANCE_IPS": ip},
+					"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "ztunnel", "INSTANCE_IPS": ip},
 			}})
 			tiers = append(tiers, -1)
 		}
@@ -265,7 +266,7 @@ func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
 		ps = append(ps, xdsload.Proxy{Kind: xdsload.Sidecar, Node: xdsload.Node{
 			ID: "sidecar~" + p.IP + "~" + p.Name + "." + p.Namespace + "~" + p.Namespace + ".svc.cluster.local",
 			Metadata: map[string]any{"NAMESPACE": p.Namespace, "NAME": p.Name, "NODE_NAME": p.Node, "CLUSTER_ID": "Kubernetes",
-				"ISTIO_VERSION": istioProxyVersion, "SERVICE_ACCOUNT": "default", "INSTANCE_IPS": p.IP, "WORKLOAD_NAME": p.Name,
+				"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "default", "INSTANCE_IPS": p.IP, "WORKLOAD_NAME": p.Name,
 				"MESH_ID": "cluster.local", "INTERCEPTION_MODE": "REDIRECT",
 				"LABELS": map[string]any{"app": p.Service, "security.istio.io/tlsMode": "istio"}},
 		}})
@@ -281,15 +282,16 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	}
 	set := s.set
 	set.Ambient = strconv.FormatBool(m == Ambient)
-	d, err := newIstiod(s.build, s.cluster, s.cg, set)
+	d, err := istiod.New(s.build, istiod.Options{Cluster: s.cluster, Dir: filepath.Join(s.cluster.Dir, "istiod"),
+		Env: set.env(), Place: func(pid int) error { return s.cg.join("istiod", pid) }})
 	if err != nil {
 		return p, err
 	}
-	defer d.stop()
+	defer d.Stop()
 	smp := startSampler(s.cg, s.c.SampleInterval, "startup")
 	defer smp.stop()
 	t0 := time.Now()
-	if err := d.start(ctx); err != nil {
+	if err := d.Start(ctx); err != nil {
 		return p, err
 	}
 	p.IstiodReady = time.Since(t0).Seconds()
@@ -297,7 +299,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	ps, tiers := proxies(l, m)
 	p.Proxies = len(ps)
 	tr := &tracker{}
-	fleet, err := xdsload.NewFleet(xdsload.Options{Addr: istiodXDS, Dial: s.cluster.Netns.DialContext,
+	fleet, err := xdsload.NewFleet(xdsload.Options{Addr: istiod.XDS, Dial: s.cluster.Netns.DialContext,
 		StreamsPerConn: streamsPerConn, OnResponse: tr.onResponse, Log: s.c.Log}, ps)
 	if err != nil {
 		return p, err
@@ -326,7 +328,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	if p.Changes, err = ch.run(ctx, s.c.Changes, s.c.ChangeInterval); err != nil {
 		return p, err
 	}
-	text, err := d.metrics(ctx)
+	text, err := d.Metrics(ctx)
 	if err != nil {
 		return p, fmt.Errorf("istiod metrics: %w", err)
 	}
@@ -340,9 +342,9 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	}
 
 	smp.setPhase("restart")
-	d.stop()
+	d.Stop()
 	t2 := time.Now()
-	if err := d.start(ctx); err != nil {
+	if err := d.Start(ctx); err != nil {
 		return p, err
 	}
 	p.RestartReady = time.Since(t2).Seconds()
