@@ -16,9 +16,9 @@ import (
 )
 
 // TestIntegrationControlPlaneStudy runs the study at its smallest scale,
-// every mode, against real istiod and a real API server, and checks that
-// every proxy got configuration and every change reached every proxy it
-// concerns.
+// every mode (waypoints too), against real istiod and a real API server,
+// and checks that every proxy got configuration and every change reached
+// every proxy it concerns.
 func TestIntegrationControlPlaneStudy(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
@@ -29,6 +29,7 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 	testenv.Need(t, istiodErr == nil, "%v", istiodErr)
 
 	c.Scales = []int{100}
+	c.Modes = Modes
 	c.Changes = 8
 	c.Idle = 2 * time.Second
 	c.SyncTimeout = 3 * time.Minute
@@ -49,8 +50,11 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 	total := map[Mode]int64{}
 	for _, p := range res.Points {
 		want := p.Pods
-		if p.Mode == Ambient {
+		switch p.Mode {
+		case Ambient:
 			want = p.Nodes
+		case AmbientWaypoint:
+			want = p.Nodes + p.Namespaces
 		}
 		if p.Proxies != want || len(p.ConfigBytes) != want {
 			t.Errorf("%s: %d proxies with %d byte counts, want %d", p.Mode, p.Proxies, len(p.ConfigBytes), want)
@@ -94,10 +98,10 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 			t.Errorf("%s: no push after restart recorded", p.Mode)
 		}
 		if p.Mode != Ambient && p.BytesByType[xdsload.TypeEndpoint] == 0 {
-			t.Errorf("%s: sidecars received no endpoints", p.Mode)
+			t.Errorf("%s: sidecars or waypoints received no endpoints", p.Mode)
 		}
-		if p.Mode == Ambient && p.BytesByType[xdsload.TypeAddress] == 0 {
-			t.Errorf("ambient: node proxies received no workload addresses")
+		if p.Mode.ambient() && p.BytesByType[xdsload.TypeAddress] == 0 {
+			t.Errorf("%s: node proxies received no workload addresses", p.Mode)
 		}
 	}
 	// The last tier's Sidecar shows it its own namespace only, so scoping

@@ -52,6 +52,9 @@ type layout struct {
 	Services   []service
 	PodList    []pod
 	Nodes      []string
+	// WaypointIPs are the waypoint pods' addresses by namespace, while
+	// the namespaces have waypoints.
+	WaypointIPs map[string]string
 }
 
 func newLayout(pods int) layout {
@@ -263,15 +266,18 @@ func (k kube) waitAddresses(ctx context.Context, l *layout) error {
 	return nil
 }
 
-// applyMode labels namespaces for ambient or not, and creates or deletes
-// the Sidecar scoping resources.
+// applyMode labels namespaces for ambient (and its waypoints) or not,
+// creates or deletes the Sidecar scoping resources, and the waypoints.
 func (k kube) applyMode(ctx context.Context, l *layout, m Mode) error {
 	for i, ns := range l.Namespaces {
-		label := "null"
-		if m == Ambient {
-			label = `"ambient"`
+		dataplane, waypoint := "null", "null"
+		if m.ambient() {
+			dataplane = `"ambient"`
 		}
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, ambientLabel, label)
+		if m == AmbientWaypoint {
+			waypoint = `"` + waypointName + `"`
+		}
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s,%q:%s}}}`, ambientLabel, dataplane, useWaypointLabel, waypoint)
 		if _, err := k.cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("label namespace %s: %w", ns, err)
 		}
@@ -288,7 +294,16 @@ func (k kube) applyMode(ctx context.Context, l *layout, m Mode) error {
 			return fmt.Errorf("delete Sidecar in %s: %w", ns, err)
 		}
 	}
-	return nil
+	var err error
+	switch {
+	case m == AmbientWaypoint && l.WaypointIPs == nil:
+		l.WaypointIPs, err = k.addWaypoints(ctx, l)
+	case m != AmbientWaypoint && l.WaypointIPs != nil:
+		if err = k.removeWaypoints(ctx, l); err == nil {
+			l.WaypointIPs = nil
+		}
+	}
+	return err
 }
 
 // remove deletes a layout's namespaces and waits until they are gone.

@@ -214,7 +214,8 @@ func markdown(r *Results, sums []Summary, prices cost.UnitPrices) string {
 	}
 	f("\n![istiod CPU](cpu.svg)\n\n![istiod memory](memory.svg)\n\n![convergence](convergence.svg)\n\n")
 	f("The dashed point is %s.\n\n", publishedSource)
-	f("The synthetic proxies ACK configuration but apply none: these figures are what istiod spends, not what Envoy or ztunnel would spend applying it. Ambient rows have no waypoints.\n")
+	f("The synthetic proxies ACK configuration but apply none: these figures are what istiod spends, not what Envoy or ztunnel would spend applying it. " +
+		"Ambient rows have ztunnels only; ambient-waypoint rows add a waypoint per namespace, counted among the proxies and in the config bytes.\n")
 	return b.String()
 }
 

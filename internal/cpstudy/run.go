@@ -37,10 +37,19 @@ const (
 	Sidecar       Mode = "sidecar"        // a sidecar per pod, every service visible to every sidecar
 	SidecarScoped Mode = "sidecar-scoped" // a sidecar per pod, each namespace's Sidecar showing only its own tier and the next
 	Ambient       Mode = "ambient"        // a ztunnel per node
+	// AmbientWaypoint is ambient with a waypoint per namespace, bound to
+	// all of the namespace's services.
+	AmbientWaypoint Mode = "ambient-waypoint"
 )
 
 // Modes lists every mode, in the study's order.
-var Modes = []Mode{Sidecar, SidecarScoped, Ambient}
+var Modes = []Mode{Sidecar, SidecarScoped, Ambient, AmbientWaypoint}
+
+// DefaultModes are the modes the built-in study compares.
+var DefaultModes = []Mode{Sidecar, SidecarScoped, Ambient}
+
+// ambient is whether the mode has node proxies rather than sidecars.
+func (m Mode) ambient() bool { return m == Ambient || m == AmbientWaypoint }
 
 // Config is one run of the study.
 type Config struct {
@@ -64,7 +73,7 @@ type Config struct {
 // mode, one change a second.
 func DefaultConfig() Config {
 	return Config{
-		Scales: []int{100, 1000, 5000}, Modes: Modes, Changes: 24,
+		Scales: []int{100, 1000, 5000}, Modes: DefaultModes, Changes: 24,
 		ChangeInterval: time.Second, ChangeTimeout: 30 * time.Second, Idle: 10 * time.Second,
 		SampleInterval: time.Second, SyncTimeout: 10 * time.Minute,
 		K8sBinDir: localkube.BinDir(), IstiodDir: localkube.IstiodDir(),
@@ -194,6 +203,10 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	if err := istiod.InstallCRDs(ctx, dyn, build.CRDs, gvrSidecar, gvrAuthz); err != nil {
 		return nil, fmt.Errorf("istio CRDs: %w", err)
 	}
+	// In every mode, so that istiod watches the same kinds in all.
+	if err := istiod.InstallCRDs(ctx, dyn, build.GatewayCRDs, gvrGateway); err != nil {
+		return nil, fmt.Errorf("gateway API CRDs: %w", err)
+	}
 	s := &session{c: c, k: k, cluster: cluster, cg: cg, build: build, set: set}
 	nodes := 0
 	for i, pods := range c.Scales {
@@ -244,12 +257,18 @@ type session struct {
 	set     Settings
 }
 
-// proxies returns the synthetic proxies of a mode, and each one's
-// namespace tier (-1 for a node proxy).
-func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
+// target is what a synthetic proxy is, for deciding which changes reach
+// it: its kind and its namespace's tier (-1 for a node proxy).
+type target struct {
+	kind xdsload.Kind
+	tier int
+}
+
+// proxies returns the synthetic proxies of a mode, and each one's target.
+func proxies(l *layout, m Mode) ([]xdsload.Proxy, []target) {
 	var ps []xdsload.Proxy
-	var tiers []int
-	if m == Ambient {
+	var tiers []target
+	if m.ambient() {
 		for i, n := range l.Nodes {
 			ip := fmt.Sprintf("10.63.%d.%d", i/250, i%250+1)
 			name := "ztunnel-" + n
@@ -258,7 +277,24 @@ func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
 				Metadata: map[string]any{"NAMESPACE": "istio-system", "NAME": name, "NODE_NAME": n, "CLUSTER_ID": "Kubernetes",
 					"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "ztunnel", "INSTANCE_IPS": ip},
 			}})
-			tiers = append(tiers, -1)
+			tiers = append(tiers, target{kind: xdsload.Ztunnel, tier: -1})
+		}
+		if m != AmbientWaypoint {
+			return ps, tiers
+		}
+		for i, ns := range l.Namespaces {
+			ip, name := l.WaypointIPs[ns], waypointName+"-0"
+			labels := map[string]any{}
+			for k, v := range waypointLabels() {
+				labels[k] = v
+			}
+			ps = append(ps, xdsload.Proxy{Kind: xdsload.Waypoint, Node: xdsload.Node{
+				ID: "waypoint~" + ip + "~" + name + "." + ns + "~" + ns + ".svc.cluster.local",
+				Metadata: map[string]any{"NAMESPACE": ns, "NAME": name, "CLUSTER_ID": "Kubernetes",
+					"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "default", "INSTANCE_IPS": ip, "WORKLOAD_NAME": waypointName,
+					"MESH_ID": "cluster.local", "LABELS": labels},
+			}})
+			tiers = append(tiers, target{kind: xdsload.Waypoint, tier: i})
 		}
 		return ps, tiers
 	}
@@ -270,7 +306,7 @@ func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
 				"MESH_ID": "cluster.local", "INTERCEPTION_MODE": "REDIRECT",
 				"LABELS": map[string]any{"app": p.Service, "security.istio.io/tlsMode": "istio"}},
 		}})
-		tiers = append(tiers, p.Tier)
+		tiers = append(tiers, target{kind: xdsload.Sidecar, tier: p.Tier})
 	}
 	return ps, tiers
 }
@@ -281,7 +317,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 		return p, err
 	}
 	set := s.set
-	set.Ambient = strconv.FormatBool(m == Ambient)
+	set.Ambient = strconv.FormatBool(m.ambient())
 	d, err := istiod.New(s.build, istiod.Options{Cluster: s.cluster, Dir: filepath.Join(s.cluster.Dir, "istiod"),
 		Env: set.env(), Place: func(pid int) error { return s.cg.join("istiod", pid) }})
 	if err != nil {
@@ -296,7 +332,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	}
 	p.IstiodReady = time.Since(t0).Seconds()
 
-	ps, tiers := proxies(l, m)
+	ps, targets := proxies(l, m)
 	p.Proxies = len(ps)
 	tr := &tracker{}
 	fleet, err := xdsload.NewFleet(xdsload.Options{Addr: istiod.XDS, Dial: s.cluster.Netns.DialContext,
@@ -324,7 +360,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	}
 
 	smp.setPhase("churn")
-	ch := &churn{k: s.k, l: l, mode: m, tiers: tiers, tr: tr, timeout: s.c.ChangeTimeout}
+	ch := &churn{k: s.k, l: l, mode: m, targets: targets, tr: tr, timeout: s.c.ChangeTimeout}
 	if p.Changes, err = ch.run(ctx, s.c.Changes, s.c.ChangeInterval); err != nil {
 		return p, err
 	}

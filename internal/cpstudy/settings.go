@@ -17,6 +17,8 @@ type Settings struct {
 	RequestsPerSec  string `json:"PILOT_MAX_REQUESTS_PER_SECOND"`
 	GOMAXPROCS      string `json:"GOMAXPROCS"`
 	Ambient         string `json:"PILOT_ENABLE_AMBIENT"`
+	GatewayDeploy   string `json:"PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER"`
+	GatewayStatus   string `json:"PILOT_ENABLE_GATEWAY_API_STATUS"`
 	IstiodCPUs      string `json:"istiod_cpus"`
 	OtherCPUs       string `json:"other_cpus"`
 	ClientsPerConn  int    `json:"client_streams_per_connection"`
@@ -29,7 +31,10 @@ type Settings struct {
 
 func defaultSettings() Settings {
 	return Settings{DebounceAfter: "100ms", DebounceMax: "10s", EDSDebounce: "true", PushThrottle: "20",
-		RequestsPerSec: "1000", GOMAXPROCS: "1", KubernetesBuild: localkube.K8sVersion}
+		RequestsPerSec: "1000", GOMAXPROCS: "1", KubernetesBuild: localkube.K8sVersion,
+		// The study plays the waypoints' Deployments and writes their
+		// Gateways' status itself: nothing here would run a Deployment.
+		GatewayDeploy: "false", GatewayStatus: "false"}
 }
 
 // env is istiod's environment for these settings.
@@ -38,6 +43,7 @@ func (s Settings) env() []string {
 		"PILOT_DEBOUNCE_AFTER=" + s.DebounceAfter, "PILOT_DEBOUNCE_MAX=" + s.DebounceMax,
 		"PILOT_ENABLE_EDS_DEBOUNCE=" + s.EDSDebounce, "PILOT_PUSH_THROTTLE=" + s.PushThrottle,
 		"PILOT_MAX_REQUESTS_PER_SECOND=" + s.RequestsPerSec, "GOMAXPROCS=" + s.GOMAXPROCS,
-		"PILOT_ENABLE_AMBIENT=" + s.Ambient,
+		"PILOT_ENABLE_AMBIENT=" + s.Ambient, "PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER=" + s.GatewayDeploy,
+		"PILOT_ENABLE_GATEWAY_API_STATUS=" + s.GatewayStatus,
 	}
 }
