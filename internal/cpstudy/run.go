@@ -20,6 +20,8 @@ import (
 
 	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/xdsload"
 )
 
@@ -63,6 +65,7 @@ type Config struct {
 	SyncTimeout    time.Duration `json:"sync_timeout"`
 
 	Dir       string       `json:"-"` // results directory
+	Resume    bool         `json:"-"` // continue the run in Dir, skipping the points it finished
 	K8sBinDir string       `json:"-"`
 	IstiodDir string       `json:"-"`
 	Keep      bool         `json:"-"` // keep the cluster's working directory
@@ -130,6 +133,26 @@ type Results struct {
 
 // Check verifies everything the study needs before it creates anything.
 func (c Config) Check() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("control-plane study: needs root (network namespace, cgroups)")
+	}
+	if err := localkube.CheckBinaries(c.K8sBinDir); err != nil {
+		return err
+	}
+	if _, err := istiod.Find(c.IstiodDir); err != nil {
+		return err
+	}
+	if ents, err := os.ReadDir(c.Dir); !c.Resume && err == nil && len(ents) > 0 {
+		return fmt.Errorf("control-plane study: results directory %s is not empty; continue a run there with --resume %s, or choose another --out", c.Dir, c.Dir)
+	}
+	return nil
+}
+
+// validate checks the study's own settings.
+func (c Config) validate() error {
 	if len(c.Scales) == 0 || len(c.Modes) == 0 {
 		return errors.New("control-plane study: give at least one scale and one mode")
 	}
@@ -146,33 +169,24 @@ func (c Config) Check() error {
 	if c.Changes < 0 || c.ChangeInterval <= 0 || c.ChangeTimeout <= 0 || c.SampleInterval <= 0 || c.SyncTimeout <= 0 {
 		return errors.New("control-plane study: changes, intervals and timeouts must be positive")
 	}
-	if os.Geteuid() != 0 {
-		return errors.New("control-plane study: needs root (network namespace, cgroups)")
-	}
-	if err := localkube.CheckBinaries(c.K8sBinDir); err != nil {
-		return err
-	}
-	if _, err := istiod.Find(c.IstiodDir); err != nil {
-		return err
-	}
-	if ents, err := os.ReadDir(c.Dir); err == nil && len(ents) > 0 {
-		return fmt.Errorf("control-plane study: results directory %s is not empty", c.Dir)
-	}
 	return nil
 }
 
-// Run runs the study into c.Dir and writes its report there.
+// Run runs the study into c.Dir, or with c.Resume the points of the run
+// there that it did not finish, and writes its report there.
 func Run(ctx context.Context, c Config) (*Results, error) {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	if err := c.Check(); err != nil {
+	build, err := istiod.Find(c.IstiodDir)
+	if err != nil {
 		return nil, err
 	}
-	build, _ := istiod.Find(c.IstiodDir)
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+	res, c, done, lock, err := begin(c, build)
+	if err != nil {
 		return nil, err
 	}
+	defer lock.Release()
 	cg, err := newCgroups(fmt.Sprintf("mbcp-%d", os.Getpid()))
 	if err != nil {
 		return nil, err
@@ -196,7 +210,7 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	set.IstiodCPUs, set.OtherCPUs = cg.Istiod, cg.Rest
 	set.ClientsPerConn = streamsPerConn
 	set.ChangeInterval, set.ChangeTimeout, set.SampleInterval = c.ChangeInterval.String(), c.ChangeTimeout.String(), c.SampleInterval.String()
-	res := &Results{Study: Name, Started: time.Now().UTC(), Config: c, Settings: set}
+	res.Settings = set
 	if _, err := k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "istio-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
@@ -210,6 +224,16 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	s := &session{c: c, k: k, cluster: cluster, cg: cg, build: build, set: set}
 	nodes := 0
 	for i, pods := range c.Scales {
+		var todo []Mode
+		for _, m := range c.Modes {
+			if !done[pointKey{m, pods}] {
+				todo = append(todo, m)
+			}
+		}
+		if len(todo) == 0 {
+			c.Log.Info("already measured", "pods", pods)
+			continue
+		}
 		l := newLayout(pods)
 		if len(l.Nodes) > nodes {
 			if err := cluster.AddNodes(ctx, "mb-node", nodes, len(l.Nodes)-nodes); err != nil {
@@ -221,14 +245,14 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 		if err := k.create(ctx, &l); err != nil {
 			return nil, err
 		}
-		for _, m := range c.Modes {
+		for _, m := range todo {
 			c.Log.Info("measuring", "pods", pods, "mode", m)
 			p, err := s.point(ctx, &l, m)
 			if err != nil {
 				return nil, fmt.Errorf("%d pods, %s: %w", pods, m, err)
 			}
 			res.Points = append(res.Points, p)
-			if err := writeJSON(filepath.Join(c.Dir, ResultsFile), res); err != nil {
+			if err := results.WriteJSON(c.Dir, ResultsFile, res); err != nil {
 				return nil, err
 			}
 		}
@@ -239,7 +263,7 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 		}
 	}
 	res.Finished = time.Now().UTC()
-	if err := writeJSON(filepath.Join(c.Dir, ResultsFile), res); err != nil {
+	if err := results.WriteJSON(c.Dir, ResultsFile, res); err != nil {
 		return nil, err
 	}
 	return res, WriteReport(c.Dir)
@@ -369,7 +393,7 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 		return p, fmt.Errorf("istiod metrics: %w", err)
 	}
 	p.MetricsFile = fmt.Sprintf("istiod-metrics-%s-%d.prom", m, l.Pods)
-	if err := writeFile(filepath.Join(s.c.Dir, p.MetricsFile), []byte(text)); err != nil {
+	if err := results.WriteFile(s.c.Dir, p.MetricsFile, []byte(text)); err != nil {
 		return p, err
 	}
 	p.IstiodMetrics = parseHistograms(text, istiodHistograms)
@@ -477,26 +501,9 @@ func (s *sampler) stop() []Sample {
 	return slices.Clone(s.samples)
 }
 
-// writeJSON writes v atomically: a temporary file renamed over the old.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return writeFile(path, b)
-}
-
-func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 // ReadResults reads a results directory's raw data.
 func ReadResults(dir string) (*Results, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	b, err := confined.ReadFile(dir, ResultsFile)
 	if err != nil {
 		return nil, err
 	}
