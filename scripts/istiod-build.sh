@@ -13,6 +13,8 @@
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/meshbench/istiod/<version>/
 #     bin/pilot-discovery
 #     crds.yaml         Istio's CRDs (manifests/charts/base/files/crd-all.gen.yaml)
+#     gateway-crds.yaml the Gateway API's standard CRDs, of the version Istio
+#                       requires (sigs.k8s.io/gateway-api), for waypoints
 #     version           the module version, one line
 # The script is idempotent: it rebuilds only what is missing, and an
 # interrupted build never leaves a partial binary. It prints the cache
@@ -66,8 +68,19 @@ fetch_crds() {
 	mv "$root/crds.yaml.tmp" "$root/crds.yaml"
 }
 
+fetch_gateway_crds() {
+	local d f
+	d=$(cd "$w" && go mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	: >"$root/gateway-crds.yaml.tmp"
+	for f in "$d"/config/crd/standard/gateway.networking.k8s.io_*.yaml; do
+		{ echo "---"; cat "$f"; } >>"$root/gateway-crds.yaml.tmp"
+	done
+	mv "$root/gateway-crds.yaml.tmp" "$root/gateway-crds.yaml"
+}
+
 [ -x "$root/bin/pilot-discovery" ] || build_istiod
 [ -f "$root/crds.yaml" ] || fetch_crds
+[ -f "$root/gateway-crds.yaml" ] || fetch_gateway_crds
 echo "$ISTIO_MODULE_VERSION" >"$root/version.tmp"
 mv "$root/version.tmp" "$root/version"
 echo "$root"

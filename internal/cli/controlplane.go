@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -15,10 +16,21 @@ import (
 // runControlPlane runs the control-plane study, which has no study file:
 // it measures istiod against a local API server, not a mesh's data plane.
 func runControlPlane(ctx context.Context, s Streams, g *globals, f runFlags) error {
-	if f.file != "" || f.resume != "" {
-		return fmt.Errorf("the %s study takes no study file and cannot resume; run it again into a new --out", cpstudy.Name)
+	if f.file != "" {
+		return fmt.Errorf("the %s study takes no study file", cpstudy.Name)
 	}
 	c := cpstudy.DefaultConfig()
+	if f.resume != "" {
+		// A resumed run keeps the scale points, modes and changes it
+		// started with, which its results directory records.
+		if f.out != "" || len(f.controlPlane.pods) > 0 || len(f.controlPlane.modes) > 0 || f.controlPlane.changes > 0 {
+			return fmt.Errorf("--resume continues the %s study in %s as it started; drop --out, --cp-pods, --cp-modes and --cp-changes", cpstudy.Name, f.resume)
+		}
+		if f.validate || f.plan {
+			return errors.New("--validate and --plan are for a new run; a resumed one runs what its results directory records")
+		}
+		c.Dir, c.Resume = f.resume, true
+	}
 	if len(f.controlPlane.pods) > 0 {
 		c.Scales = f.controlPlane.pods
 	}
@@ -32,7 +44,9 @@ func runControlPlane(ctx context.Context, s Streams, g *globals, f runFlags) err
 		c.Changes = f.controlPlane.changes
 	}
 	c.Keep = f.controlPlane.keep
-	c.Dir = f.out
+	if !c.Resume {
+		c.Dir = f.out
+	}
 	if c.Dir == "" {
 		c.Dir = fmt.Sprintf("results/%s-%s", cpstudy.Name, time.Now().Format("20060102-150405"))
 	}

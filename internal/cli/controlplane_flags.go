@@ -23,8 +23,8 @@ type controlPlaneFlags struct {
 
 func addControlPlaneFlags(fl *pflag.FlagSet, f *controlPlaneFlags) {
 	fl.IntSliceVar(&f.pods, "cp-pods", nil, "control-plane study: the scale points, in pods (default 100,1000,5000)")
-	fl.StringSliceVar(&f.modes, "cp-modes", nil, "control-plane study: the modes (default sidecar,sidecar-scoped,ambient)")
-	fl.IntVar(&f.changes, "cp-changes", 0, "control-plane study: changes per scale point and mode (default 24)")
+	fl.StringSliceVar(&f.modes, "cp-modes", nil, "control-plane study: the modes, of sidecar, sidecar-scoped, ambient, ambient-waypoint (default sidecar,sidecar-scoped,ambient)")
+	fl.IntVar(&f.changes, "cp-changes", 0, "control-plane study: changes per scale point and mode (default 16)")
 	fl.BoolVar(&f.keep, "cp-keep", false, "control-plane study: keep the local control plane's logs and data")
 }
 

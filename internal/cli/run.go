@@ -106,7 +106,7 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 
 // runStudy maps the flags onto the study package: validate, plan or run.
 func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
-	if f.preset == controlPlaneStudy {
+	if f.preset == controlPlaneStudy || (f.preset == "" && f.file == "" && f.resume != "" && isControlPlaneResults(f.resume)) {
 		return runControlPlane(ctx, s, g, f)
 	}
 	if f.output != "text" && f.output != "json" {

@@ -46,11 +46,12 @@ type ChangeResult struct {
 	AckSeconds []float64 `json:"ack_s"`
 }
 
-// waiter watches the clients' responses for one change.
+// waiter watches the clients' responses for one change. match says, by
+// resource type, whether a response shows the change; each kind of proxy
+// receives only its own types, so one waiter serves them all.
 type waiter struct {
-	typeURL string
-	match   func(*xdsload.Response) bool
-	start   time.Time
+	match map[string]func(*xdsload.Response) bool
+	start time.Time
 
 	mu      sync.Mutex
 	pending []bool
@@ -60,13 +61,14 @@ type waiter struct {
 }
 
 func (w *waiter) observe(i int, r *xdsload.Response, at time.Time) {
-	if r.TypeURL != w.typeURL {
+	match, ok := w.match[r.TypeURL]
+	if !ok {
 		return
 	}
 	w.mu.Lock()
 	want := w.pending[i]
 	w.mu.Unlock()
-	if !want || !w.match(r) {
+	if !want || !match(r) {
 		return
 	}
 	w.mu.Lock()
@@ -126,7 +128,7 @@ type churn struct {
 	k       kube
 	l       *layout
 	mode    Mode
-	tiers   []int // each client's namespace tier; -1 for a node proxy
+	targets []target // each client's
 	tr      *tracker
 	timeout time.Duration
 
@@ -171,13 +173,19 @@ func (c *churn) run(ctx context.Context, n int, interval time.Duration) ([]Chang
 
 // affected marks the clients a change in namespace tier u must reach.
 func (c *churn) affected(u int, wholeNamespaceOnly bool) ([]bool, int) {
-	p := make([]bool, len(c.tiers))
+	p := make([]bool, len(c.targets))
 	n := 0
-	for i, t := range c.tiers {
+	for i, tg := range c.targets {
 		var hit bool
+		t := tg.tier
 		switch {
-		case t < 0: // ztunnel: every node proxy gets every address and policy
+		case tg.kind == xdsload.Ztunnel: // every node proxy gets every address and policy
 			hit = true
+		case tg.kind == xdsload.Waypoint:
+			// A waypoint serves its namespace's services; the namespace's
+			// policy selects workloads, and so is ztunnel's, not the
+			// waypoint's (that takes a policy naming it in targetRefs).
+			hit = t == u && !wholeNamespaceOnly
 		case wholeNamespaceOnly: // a policy applies to its namespace's pods
 			hit = t == u
 		case c.mode == SidecarScoped: // a Sidecar shows its own tier and the one it calls
@@ -202,9 +210,8 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 	}
 	tier := seq % len(c.l.Namespaces)
 	ns := c.l.Namespaces[tier]
-	ambient := c.mode == Ambient
 	res := ChangeResult{Seq: seq, Kind: kind, Namespace: ns}
-	w := &waiter{done: make(chan struct{})}
+	w := &waiter{done: make(chan struct{}), match: map[string]func(*xdsload.Response) bool{}}
 	var act func() error
 	switch kind {
 	case PodAdd:
@@ -219,14 +226,11 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 		res.Object = name
 		c.added = append(c.added, addedPod{name: name, ns: ns, svc: s.Name})
 		w.pending, _ = c.affected(tier, false)
-		if ambient {
-			needle := []byte("Pod/" + ns + "/" + name)
-			w.typeURL, w.match = xdsload.TypeAddress, func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
-		} else {
-			// Istio labels each endpoint with "workload;namespace;...".
-			needle := []byte(name + ";" + ns + ";")
-			w.typeURL, w.match = xdsload.TypeEndpoint, func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
-		}
+		address := []byte("Pod/" + ns + "/" + name)
+		w.match[xdsload.TypeAddress] = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, address) }
+		// Istio labels each endpoint with "workload;namespace;...".
+		endpoint := []byte(name + ";" + ns + ";")
+		w.match[xdsload.TypeEndpoint] = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, endpoint) }
 		p := pod{Name: name, Namespace: ns, Service: s.Name, Node: c.l.Nodes[seq%len(c.l.Nodes)]}
 		act = func() error {
 			_, err := c.k.cs.CoreV1().Pods(ns).Create(ctx, podObject(p, nil), metav1.CreateOptions{})
@@ -239,29 +243,25 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 		tier = slices.Index(c.l.Namespaces, ns)
 		res.Namespace, res.Object = ns, a.name
 		w.pending, _ = c.affected(tier, false)
-		if ambient {
-			suffix := "Pod/" + ns + "/" + a.name
-			w.typeURL, w.match = xdsload.TypeAddress, func(r *xdsload.Response) bool {
-				return slices.ContainsFunc(r.Removed, func(n string) bool { return strings.HasSuffix(n, suffix) })
-			}
-		} else {
-			cluster := []byte(fmt.Sprintf("outbound|%d||%s", servicePort, fqdn(a.svc, ns)))
-			needle := []byte(a.name + ";" + ns + ";")
-			w.typeURL, w.match = xdsload.TypeEndpoint, func(r *xdsload.Response) bool {
-				return bytes.Contains(r.Raw, cluster) && !bytes.Contains(r.Raw, needle)
-			}
+		suffix := "Pod/" + ns + "/" + a.name
+		w.match[xdsload.TypeAddress] = func(r *xdsload.Response) bool {
+			return slices.ContainsFunc(r.Removed, func(n string) bool { return strings.HasSuffix(n, suffix) })
+		}
+		// The service's cluster, a sidecar's outbound|8080||host or a
+		// waypoint's inbound-vip|8080|http|host, without the pod.
+		cluster := []byte("|" + fqdn(a.svc, ns))
+		endpoint := []byte(a.name + ";" + ns + ";")
+		w.match[xdsload.TypeEndpoint] = func(r *xdsload.Response) bool {
+			return bytes.Contains(r.Raw, cluster) && !bytes.Contains(r.Raw, endpoint)
 		}
 		act = func() error { return c.k.cs.CoreV1().Pods(ns).Delete(ctx, a.name, metav1.DeleteOptions{}) }
 	case AuthzChange:
 		token := fmt.Sprintf("mbchg-%05d", seq)
 		res.Object = "tier-allow"
 		w.pending, _ = c.affected(tier, true)
-		w.typeURL = xdsload.TypeListener
-		if ambient {
-			w.typeURL = xdsload.TypeAuthorization
-		}
 		needle := []byte(token)
-		w.match = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		w.match[xdsload.TypeListener] = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		w.match[xdsload.TypeAuthorization] = w.match[xdsload.TypeListener]
 		caller := c.l.Namespaces[(tier+len(c.l.Namespaces)-1)%len(c.l.Namespaces)]
 		act = func() error {
 			cur, err := c.k.dyn.Resource(gvrAuthz).Namespace(ns).Get(ctx, "tier-allow", metav1.GetOptions{})
@@ -278,11 +278,8 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 		res.Object = name
 		w.pending, _ = c.affected(tier, false)
 		needle := []byte(name + "." + ns + ".svc")
-		w.typeURL = xdsload.TypeCluster
-		if ambient {
-			w.typeURL = xdsload.TypeAddress
-		}
-		w.match = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		w.match[xdsload.TypeCluster] = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
+		w.match[xdsload.TypeAddress] = w.match[xdsload.TypeCluster]
 		var selector string
 		for _, s := range c.l.Services {
 			if s.Namespace == ns {

@@ -9,25 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/testenv"
 	"github.com/meshbench/meshbench/internal/xdsload"
 )
 
 // TestIntegrationControlPlaneStudy runs the study at its smallest scale,
-// every mode, against real istiod and a real API server, and checks that
-// every proxy got configuration and every change reached every proxy it
-// concerns.
+// every mode (waypoints too), against real istiod and a real API server,
+// and checks that every proxy got configuration and every change reached
+// every proxy it concerns; the run is stopped after its first point and
+// resumed.
 func TestIntegrationControlPlaneStudy(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
 	c := DefaultConfig()
 	k8sErr := localkube.CheckBinaries(c.K8sBinDir)
 	testenv.Need(t, k8sErr == nil, "%v", k8sErr)
-	_, istiodErr := findIstiod(c.IstiodDir)
+	_, istiodErr := istiod.Find(c.IstiodDir)
 	testenv.Need(t, istiodErr == nil, "%v", istiodErr)
 
 	c.Scales = []int{100}
+	c.Modes = Modes
 	c.Changes = 8
 	c.Idle = 2 * time.Second
 	c.SyncTimeout = 3 * time.Minute
@@ -36,20 +39,57 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 	if testing.Verbose() {
 		c.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, c)
+
+	// The run is stopped once its first point is on disk, as a kill or a
+	// Ctrl-C would stop it, and then resumed.
+	stopped, stop := context.WithCancel(ctx)
+	go func() {
+		for stopped.Err() == nil {
+			if r, err := ReadResults(c.Dir); err == nil && len(r.Points) > 0 {
+				stop()
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	if _, err := Run(stopped, c); err == nil {
+		t.Fatal("the run completed although it was stopped after its first point")
+	}
+	stop()
+	partial, err := ReadResults(c.Dir)
+	if err != nil {
+		t.Fatalf("a stopped run left no readable raw data: %v", err)
+	}
+	if len(partial.Points) == 0 || len(partial.Points) >= len(Modes) || !partial.Finished.IsZero() {
+		t.Fatalf("the stopped run left %d points (finished %v), want some but not all", len(partial.Points), partial.Finished)
+	}
+	// The resuming command names only the directory: the scale, modes
+	// and phases are the run's own.
+	rc := DefaultConfig()
+	rc.Dir, rc.Resume, rc.Keep, rc.Log = c.Dir, true, c.Keep, c.Log
+	res, err := Run(ctx, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if first := res.Points[0]; first.Mode != partial.Points[0].Mode || first.InitialSync != partial.Points[0].InitialSync {
+		t.Errorf("the resumed run measured its first point again: %s %.3fs, was %s %.3fs", first.Mode, first.InitialSync, partial.Points[0].Mode, partial.Points[0].InitialSync)
+	}
+	if !res.Started.Equal(partial.Started) || res.Finished.IsZero() {
+		t.Errorf("resumed results started %v (was %v), finished %v", res.Started, partial.Started, res.Finished)
+	}
 	if len(res.Points) != len(Modes) {
-		t.Fatalf("%d points, want one per mode (%d)", len(res.Points), len(Modes))
+		t.Fatalf("%d points after resuming, want one per mode (%d)", len(res.Points), len(Modes))
 	}
 	total := map[Mode]int64{}
 	for _, p := range res.Points {
 		want := p.Pods
-		if p.Mode == Ambient {
+		switch p.Mode {
+		case Ambient:
 			want = p.Nodes
+		case AmbientWaypoint:
+			want = p.Nodes + p.Namespaces
 		}
 		if p.Proxies != want || len(p.ConfigBytes) != want {
 			t.Errorf("%s: %d proxies with %d byte counts, want %d", p.Mode, p.Proxies, len(p.ConfigBytes), want)
@@ -93,10 +133,10 @@ func TestIntegrationControlPlaneStudy(t *testing.T) {
 			t.Errorf("%s: no push after restart recorded", p.Mode)
 		}
 		if p.Mode != Ambient && p.BytesByType[xdsload.TypeEndpoint] == 0 {
-			t.Errorf("%s: sidecars received no endpoints", p.Mode)
+			t.Errorf("%s: sidecars or waypoints received no endpoints", p.Mode)
 		}
-		if p.Mode == Ambient && p.BytesByType[xdsload.TypeAddress] == 0 {
-			t.Errorf("ambient: node proxies received no workload addresses")
+		if p.Mode.ambient() && p.BytesByType[xdsload.TypeAddress] == 0 {
+			t.Errorf("%s: node proxies received no workload addresses", p.Mode)
 		}
 	}
 	// The last tier's Sidecar shows it its own namespace only, so scoping

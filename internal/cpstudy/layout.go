@@ -1,12 +1,8 @@
 package cpstudy
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -18,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
@@ -38,7 +33,6 @@ const (
 var (
 	gvrSidecar = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "sidecars"}
 	gvrAuthz   = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}
-	gvrCRD     = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 type service struct {
@@ -58,6 +52,9 @@ type layout struct {
 	Services   []service
 	PodList    []pod
 	Nodes      []string
+	// WaypointIPs are the waypoint pods' addresses by namespace, while
+	// the namespaces have waypoints.
+	WaypointIPs map[string]string
 }
 
 func newLayout(pods int) layout {
@@ -88,45 +85,6 @@ func fqdn(name, ns string) string { return name + "." + ns + ".svc.cluster.local
 type kube struct {
 	cs  kubernetes.Interface
 	dyn dynamic.Interface
-}
-
-// installCRDs creates Istio's CRDs from crd-all.gen.yaml and waits until
-// the ones the study writes are established.
-func (k kube) installCRDs(ctx context.Context, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(b), 64<<10)
-	for {
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if obj == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		if _, err := k.dyn.Resource(gvrCRD).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
-		}
-	}
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return wait.PollUntilContextCancel(wctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		for _, g := range []schema.GroupVersionResource{gvrSidecar, gvrAuthz} {
-			if _, err := k.dyn.Resource(g).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
 }
 
 // parallel runs f for 0..n-1 on a few workers and returns the first error.
@@ -308,15 +266,18 @@ func (k kube) waitAddresses(ctx context.Context, l *layout) error {
 	return nil
 }
 
-// applyMode labels namespaces for ambient or not, and creates or deletes
-// the Sidecar scoping resources.
+// applyMode labels namespaces for ambient (and its waypoints) or not,
+// creates or deletes the Sidecar scoping resources, and the waypoints.
 func (k kube) applyMode(ctx context.Context, l *layout, m Mode) error {
 	for i, ns := range l.Namespaces {
-		label := "null"
-		if m == Ambient {
-			label = `"ambient"`
+		dataplane, waypoint := "null", "null"
+		if m.ambient() {
+			dataplane = `"ambient"`
 		}
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, ambientLabel, label)
+		if m == AmbientWaypoint {
+			waypoint = `"` + waypointName + `"`
+		}
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s,%q:%s}}}`, ambientLabel, dataplane, useWaypointLabel, waypoint)
 		if _, err := k.cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("label namespace %s: %w", ns, err)
 		}
@@ -333,7 +294,16 @@ func (k kube) applyMode(ctx context.Context, l *layout, m Mode) error {
 			return fmt.Errorf("delete Sidecar in %s: %w", ns, err)
 		}
 	}
-	return nil
+	var err error
+	switch {
+	case m == AmbientWaypoint && l.WaypointIPs == nil:
+		l.WaypointIPs, err = k.addWaypoints(ctx, l)
+	case m != AmbientWaypoint && l.WaypointIPs != nil:
+		if err = k.removeWaypoints(ctx, l); err == nil {
+			l.WaypointIPs = nil
+		}
+	}
+	return err
 }
 
 // remove deletes a layout's namespaces and waits until they are gone.

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/report/chart"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // Istio's published control-plane point, with the conditions it was
@@ -148,14 +148,14 @@ func WriteReport(dir string) error {
 		"convergence.svg": curve(sums, "change to every affected proxy's ACK, p50 over changes", "seconds", func(s Summary) chart.Point { return chart.Point{X: float64(s.Pods), Y: float64(s.ConvergeP50)} }, math.NaN()),
 	}
 	for name, svg := range charts {
-		if err := writeFile(filepath.Join(dir, name), []byte(svg)); err != nil {
+		if err := results.WriteFile(dir, name, []byte(svg)); err != nil {
 			return err
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, "summary.json"), sums); err != nil {
+	if err := results.WriteJSON(dir, "summary.json", sums); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, "report.md"), []byte(markdown(r, sums, prices)))
+	return results.WriteFile(dir, "report.md", []byte(markdown(r, sums, prices)))
 }
 
 func est(pods int, e analysis.Estimate) chart.Point {
@@ -214,7 +214,8 @@ func markdown(r *Results, sums []Summary, prices cost.UnitPrices) string {
 	}
 	f("\n![istiod CPU](cpu.svg)\n\n![istiod memory](memory.svg)\n\n![convergence](convergence.svg)\n\n")
 	f("The dashed point is %s.\n\n", publishedSource)
-	f("The synthetic proxies ACK configuration but apply none: these figures are what istiod spends, not what Envoy or ztunnel would spend applying it. Ambient rows have no waypoints.\n")
+	f("The synthetic proxies ACK configuration but apply none: these figures are what istiod spends, not what Envoy or ztunnel would spend applying it. " +
+		"Ambient rows have ztunnels only; ambient-waypoint rows add a waypoint per namespace, counted among the proxies and in the config bytes.\n")
 	return b.String()
 }
 

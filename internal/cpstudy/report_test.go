@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/cost"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 func TestSummarizeComputesFromRawData(t *testing.T) {
@@ -51,7 +52,7 @@ func TestSummarizeComputesFromRawData(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := writeJSON(filepath.Join(dir, ResultsFile), r); err != nil {
+	if err := results.WriteJSON(dir, ResultsFile, r); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteReport(dir); err != nil {

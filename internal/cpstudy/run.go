@@ -18,7 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/xdsload"
 )
 
@@ -36,10 +39,19 @@ const (
 	Sidecar       Mode = "sidecar"        // a sidecar per pod, every service visible to every sidecar
 	SidecarScoped Mode = "sidecar-scoped" // a sidecar per pod, each namespace's Sidecar showing only its own tier and the next
 	Ambient       Mode = "ambient"        // a ztunnel per node
+	// AmbientWaypoint is ambient with a waypoint per namespace, bound to
+	// all of the namespace's services.
+	AmbientWaypoint Mode = "ambient-waypoint"
 )
 
 // Modes lists every mode, in the study's order.
-var Modes = []Mode{Sidecar, SidecarScoped, Ambient}
+var Modes = []Mode{Sidecar, SidecarScoped, Ambient, AmbientWaypoint}
+
+// DefaultModes are the modes the built-in study compares.
+var DefaultModes = []Mode{Sidecar, SidecarScoped, Ambient}
+
+// ambient is whether the mode has node proxies rather than sidecars.
+func (m Mode) ambient() bool { return m == Ambient || m == AmbientWaypoint }
 
 // Config is one run of the study.
 type Config struct {
@@ -53,18 +65,22 @@ type Config struct {
 	SyncTimeout    time.Duration `json:"sync_timeout"`
 
 	Dir       string       `json:"-"` // results directory
+	Resume    bool         `json:"-"` // continue the run in Dir, skipping the points it finished
 	K8sBinDir string       `json:"-"`
 	IstiodDir string       `json:"-"`
 	Keep      bool         `json:"-"` // keep the cluster's working directory
 	Log       *slog.Logger `json:"-"`
 }
 
-// DefaultConfig is the built-in study: 100, 1,000 and 5,000 pods, every
-// mode, one change a second.
+// DefaultConfig is the built-in study: 100, 1,000 and 5,000 pods, the
+// default modes, one change a second. Its fixed phases are short (5 s
+// idle, 16 changes, 20 s for a change to converge) because the full pushes
+// to 5,000 unscoped sidecars, at start and after the restart, take most
+// of the study's 20 minutes on a 2-core machine (docs/control-plane.md).
 func DefaultConfig() Config {
 	return Config{
-		Scales: []int{100, 1000, 5000}, Modes: Modes, Changes: 24,
-		ChangeInterval: time.Second, ChangeTimeout: 30 * time.Second, Idle: 10 * time.Second,
+		Scales: []int{100, 1000, 5000}, Modes: DefaultModes, Changes: 16,
+		ChangeInterval: time.Second, ChangeTimeout: 20 * time.Second, Idle: 5 * time.Second,
 		SampleInterval: time.Second, SyncTimeout: 10 * time.Minute,
 		K8sBinDir: localkube.BinDir(), IstiodDir: localkube.IstiodDir(),
 	}
@@ -120,6 +136,26 @@ type Results struct {
 
 // Check verifies everything the study needs before it creates anything.
 func (c Config) Check() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("control-plane study: needs root (network namespace, cgroups)")
+	}
+	if err := localkube.CheckBinaries(c.K8sBinDir); err != nil {
+		return err
+	}
+	if _, err := istiod.Find(c.IstiodDir); err != nil {
+		return err
+	}
+	if ents, err := os.ReadDir(c.Dir); !c.Resume && err == nil && len(ents) > 0 {
+		return fmt.Errorf("control-plane study: results directory %s is not empty; continue a run there with --resume %s, or choose another --out", c.Dir, c.Dir)
+	}
+	return nil
+}
+
+// validate checks the study's own settings.
+func (c Config) validate() error {
 	if len(c.Scales) == 0 || len(c.Modes) == 0 {
 		return errors.New("control-plane study: give at least one scale and one mode")
 	}
@@ -136,33 +172,24 @@ func (c Config) Check() error {
 	if c.Changes < 0 || c.ChangeInterval <= 0 || c.ChangeTimeout <= 0 || c.SampleInterval <= 0 || c.SyncTimeout <= 0 {
 		return errors.New("control-plane study: changes, intervals and timeouts must be positive")
 	}
-	if os.Geteuid() != 0 {
-		return errors.New("control-plane study: needs root (network namespace, cgroups)")
-	}
-	if err := localkube.CheckBinaries(c.K8sBinDir); err != nil {
-		return err
-	}
-	if _, err := findIstiod(c.IstiodDir); err != nil {
-		return err
-	}
-	if ents, err := os.ReadDir(c.Dir); err == nil && len(ents) > 0 {
-		return fmt.Errorf("control-plane study: results directory %s is not empty", c.Dir)
-	}
 	return nil
 }
 
-// Run runs the study into c.Dir and writes its report there.
+// Run runs the study into c.Dir, or with c.Resume the points of the run
+// there that it did not finish, and writes its report there.
 func Run(ctx context.Context, c Config) (*Results, error) {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	if err := c.Check(); err != nil {
+	build, err := istiod.Find(c.IstiodDir)
+	if err != nil {
 		return nil, err
 	}
-	build, _ := findIstiod(c.IstiodDir)
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+	res, c, done, lock, err := begin(c, build)
+	if err != nil {
 		return nil, err
 	}
+	defer lock.Release()
 	cg, err := newCgroups(fmt.Sprintf("mbcp-%d", os.Getpid()))
 	if err != nil {
 		return nil, err
@@ -186,16 +213,30 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 	set.IstiodCPUs, set.OtherCPUs = cg.Istiod, cg.Rest
 	set.ClientsPerConn = streamsPerConn
 	set.ChangeInterval, set.ChangeTimeout, set.SampleInterval = c.ChangeInterval.String(), c.ChangeTimeout.String(), c.SampleInterval.String()
-	res := &Results{Study: Name, Started: time.Now().UTC(), Config: c, Settings: set}
+	res.Settings = set
 	if _, err := k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "istio-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	if err := k.installCRDs(ctx, build.CRDs); err != nil {
+	if err := istiod.InstallCRDs(ctx, dyn, build.CRDs, gvrSidecar, gvrAuthz); err != nil {
 		return nil, fmt.Errorf("istio CRDs: %w", err)
+	}
+	// In every mode, so that istiod watches the same kinds in all.
+	if err := istiod.InstallCRDs(ctx, dyn, build.GatewayCRDs, gvrGateway); err != nil {
+		return nil, fmt.Errorf("gateway API CRDs: %w", err)
 	}
 	s := &session{c: c, k: k, cluster: cluster, cg: cg, build: build, set: set}
 	nodes := 0
 	for i, pods := range c.Scales {
+		var todo []Mode
+		for _, m := range c.Modes {
+			if !done[pointKey{m, pods}] {
+				todo = append(todo, m)
+			}
+		}
+		if len(todo) == 0 {
+			c.Log.Info("already measured", "pods", pods)
+			continue
+		}
 		l := newLayout(pods)
 		if len(l.Nodes) > nodes {
 			if err := cluster.AddNodes(ctx, "mb-node", nodes, len(l.Nodes)-nodes); err != nil {
@@ -207,14 +248,14 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 		if err := k.create(ctx, &l); err != nil {
 			return nil, err
 		}
-		for _, m := range c.Modes {
+		for _, m := range todo {
 			c.Log.Info("measuring", "pods", pods, "mode", m)
 			p, err := s.point(ctx, &l, m)
 			if err != nil {
 				return nil, fmt.Errorf("%d pods, %s: %w", pods, m, err)
 			}
 			res.Points = append(res.Points, p)
-			if err := writeJSON(filepath.Join(c.Dir, ResultsFile), res); err != nil {
+			if err := results.WriteJSON(c.Dir, ResultsFile, res); err != nil {
 				return nil, err
 			}
 		}
@@ -225,7 +266,7 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 		}
 	}
 	res.Finished = time.Now().UTC()
-	if err := writeJSON(filepath.Join(c.Dir, ResultsFile), res); err != nil {
+	if err := results.WriteJSON(c.Dir, ResultsFile, res); err != nil {
 		return nil, err
 	}
 	return res, WriteReport(c.Dir)
@@ -239,25 +280,48 @@ type session struct {
 	k       kube
 	cluster *localkube.Cluster
 	cg      *cgroups
-	build   istiodBuild
+	build   istiod.Build
 	set     Settings
 }
 
-// proxies returns the synthetic proxies of a mode, and each one's
-// namespace tier (-1 for a node proxy).
-func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
+// target is what a synthetic proxy is, for deciding which changes reach
+// it: its kind and its namespace's tier (-1 for a node proxy).
+type target struct {
+	kind xdsload.Kind
+	tier int
+}
+
+// proxies returns the synthetic proxies of a mode, and each one's target.
+func proxies(l *layout, m Mode) ([]xdsload.Proxy, []target) {
 	var ps []xdsload.Proxy
-	var tiers []int
-	if m == Ambient {
+	var tiers []target
+	if m.ambient() {
 		for i, n := range l.Nodes {
 			ip := fmt.Sprintf("10.63.%d.%d", i/250, i%250+1)
 			name := "ztunnel-" + n
 			ps = append(ps, xdsload.Proxy{Kind: xdsload.Ztunnel, Node: xdsload.Node{
 				ID: "ztunnel~" + ip + "~" + name + ".istio-system~istio-system.svc.cluster.local",
 				Metadata: map[string]any{"NAMESPACE": "istio-system", "NAME": name, "NODE_NAME": n, "CLUSTER_ID": "Kubernetes",
-					"ISTIO_VERSION": istioProxyVersion, "SERVICE_ACCOUNT": "ztunnel", "INSTANCE_IPS": ip},
+					"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "ztunnel", "INSTANCE_IPS": ip},
 			}})
-			tiers = append(tiers, -1)
+			tiers = append(tiers, target{kind: xdsload.Ztunnel, tier: -1})
+		}
+		if m != AmbientWaypoint {
+			return ps, tiers
+		}
+		for i, ns := range l.Namespaces {
+			ip, name := l.WaypointIPs[ns], waypointName+"-0"
+			labels := map[string]any{}
+			for k, v := range waypointLabels() {
+				labels[k] = v
+			}
+			ps = append(ps, xdsload.Proxy{Kind: xdsload.Waypoint, Node: xdsload.Node{
+				ID: "waypoint~" + ip + "~" + name + "." + ns + "~" + ns + ".svc.cluster.local",
+				Metadata: map[string]any{"NAMESPACE": ns, "NAME": name, "CLUSTER_ID": "Kubernetes",
+					"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "default", "INSTANCE_IPS": ip, "WORKLOAD_NAME": waypointName,
+					"MESH_ID": "cluster.local", "LABELS": labels},
+			}})
+			tiers = append(tiers, target{kind: xdsload.Waypoint, tier: i})
 		}
 		return ps, tiers
 	}
@@ -265,11 +329,11 @@ func proxies(l *layout, m Mode) ([]xdsload.Proxy, []int) {
 		ps = append(ps, xdsload.Proxy{Kind: xdsload.Sidecar, Node: xdsload.Node{
 			ID: "sidecar~" + p.IP + "~" + p.Name + "." + p.Namespace + "~" + p.Namespace + ".svc.cluster.local",
 			Metadata: map[string]any{"NAMESPACE": p.Namespace, "NAME": p.Name, "NODE_NAME": p.Node, "CLUSTER_ID": "Kubernetes",
-				"ISTIO_VERSION": istioProxyVersion, "SERVICE_ACCOUNT": "default", "INSTANCE_IPS": p.IP, "WORKLOAD_NAME": p.Name,
+				"ISTIO_VERSION": istiod.ProxyVersion, "SERVICE_ACCOUNT": "default", "INSTANCE_IPS": p.IP, "WORKLOAD_NAME": p.Name,
 				"MESH_ID": "cluster.local", "INTERCEPTION_MODE": "REDIRECT",
 				"LABELS": map[string]any{"app": p.Service, "security.istio.io/tlsMode": "istio"}},
 		}})
-		tiers = append(tiers, p.Tier)
+		tiers = append(tiers, target{kind: xdsload.Sidecar, tier: p.Tier})
 	}
 	return ps, tiers
 }
@@ -280,24 +344,25 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 		return p, err
 	}
 	set := s.set
-	set.Ambient = strconv.FormatBool(m == Ambient)
-	d, err := newIstiod(s.build, s.cluster, s.cg, set)
+	set.Ambient = strconv.FormatBool(m.ambient())
+	d, err := istiod.New(s.build, istiod.Options{Cluster: s.cluster, Dir: filepath.Join(s.cluster.Dir, "istiod"),
+		Env: set.env(), Place: func(pid int) error { return s.cg.join("istiod", pid) }})
 	if err != nil {
 		return p, err
 	}
-	defer d.stop()
+	defer d.Stop()
 	smp := startSampler(s.cg, s.c.SampleInterval, "startup")
 	defer smp.stop()
 	t0 := time.Now()
-	if err := d.start(ctx); err != nil {
+	if err := d.Start(ctx); err != nil {
 		return p, err
 	}
 	p.IstiodReady = time.Since(t0).Seconds()
 
-	ps, tiers := proxies(l, m)
+	ps, targets := proxies(l, m)
 	p.Proxies = len(ps)
 	tr := &tracker{}
-	fleet, err := xdsload.NewFleet(xdsload.Options{Addr: istiodXDS, Dial: s.cluster.Netns.DialContext,
+	fleet, err := xdsload.NewFleet(xdsload.Options{Addr: istiod.XDS, Dial: s.cluster.Netns.DialContext,
 		StreamsPerConn: streamsPerConn, OnResponse: tr.onResponse, Log: s.c.Log}, ps)
 	if err != nil {
 		return p, err
@@ -322,16 +387,16 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	}
 
 	smp.setPhase("churn")
-	ch := &churn{k: s.k, l: l, mode: m, tiers: tiers, tr: tr, timeout: s.c.ChangeTimeout}
+	ch := &churn{k: s.k, l: l, mode: m, targets: targets, tr: tr, timeout: s.c.ChangeTimeout}
 	if p.Changes, err = ch.run(ctx, s.c.Changes, s.c.ChangeInterval); err != nil {
 		return p, err
 	}
-	text, err := d.metrics(ctx)
+	text, err := d.Metrics(ctx)
 	if err != nil {
 		return p, fmt.Errorf("istiod metrics: %w", err)
 	}
 	p.MetricsFile = fmt.Sprintf("istiod-metrics-%s-%d.prom", m, l.Pods)
-	if err := writeFile(filepath.Join(s.c.Dir, p.MetricsFile), []byte(text)); err != nil {
+	if err := results.WriteFile(s.c.Dir, p.MetricsFile, []byte(text)); err != nil {
 		return p, err
 	}
 	p.IstiodMetrics = parseHistograms(text, istiodHistograms)
@@ -340,9 +405,9 @@ func (s *session) point(ctx context.Context, l *layout, m Mode) (Point, error) {
 	}
 
 	smp.setPhase("restart")
-	d.stop()
+	d.Stop()
 	t2 := time.Now()
-	if err := d.start(ctx); err != nil {
+	if err := d.Start(ctx); err != nil {
 		return p, err
 	}
 	p.RestartReady = time.Since(t2).Seconds()
@@ -439,26 +504,9 @@ func (s *sampler) stop() []Sample {
 	return slices.Clone(s.samples)
 }
 
-// writeJSON writes v atomically: a temporary file renamed over the old.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return writeFile(path, b)
-}
-
-func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 // ReadResults reads a results directory's raw data.
 func ReadResults(dir string) (*Results, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	b, err := confined.ReadFile(dir, ResultsFile)
 	if err != nil {
 		return nil, err
 	}

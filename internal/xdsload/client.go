@@ -26,6 +26,10 @@ const (
 	// Ztunnel subscribes as Istio's node proxy does: delta ADS, wildcard,
 	// for workload addresses and authorizations.
 	Ztunnel Kind = "ztunnel"
+	// Waypoint is an ambient mesh's waypoint, an Envoy: it subscribes as
+	// Sidecar does; its node (type "waypoint", a waypoint pod's address
+	// and labels) is what makes istiod send it a waypoint's configuration.
+	Waypoint Kind = "waypoint"
 )
 
 // Proxy is one synthetic proxy.

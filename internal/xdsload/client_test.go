@@ -141,6 +141,7 @@ func TestClientsSubscribeAndACK(t *testing.T) {
 		[]Proxy{
 			{Kind: Sidecar, Node: Node{ID: "sidecar~10.0.0.1~a.ns~ns.svc.cluster.local", Metadata: map[string]any{"NAMESPACE": "ns"}}},
 			{Kind: Ztunnel, Node: Node{ID: "ztunnel~10.0.0.2~z.istio-system~istio-system.svc.cluster.local"}},
+			{Kind: Waypoint, Node: Node{ID: "waypoint~10.0.0.3~waypoint-0.ns~ns.svc.cluster.local"}},
 		})
 	if err != nil {
 		t.Fatal(err)
@@ -178,13 +179,15 @@ func TestClientsSubscribeAndACK(t *testing.T) {
 	if !slices.Equal(eds, []string{"outbound|80||a"}) || !slices.Equal(rds, []string{"80"}) {
 		t.Errorf("subscribed to endpoints %q and routes %q; want the EDS cluster's and the listener's RDS names only", eds, rds)
 	}
-	for _, typ := range []string{TypeCluster, TypeListener, TypeEndpoint, TypeRoute, TypeAddress, TypeAuthorization} {
-		if acks[typ] != 1 {
-			t.Errorf("%d ACKs of %s, want 1", acks[typ], typ)
+	// The sidecar and the waypoint subscribe alike; the ztunnel alone
+	// takes addresses and authorizations.
+	for typ, want := range map[string]int{TypeCluster: 2, TypeListener: 2, TypeEndpoint: 2, TypeRoute: 2, TypeAddress: 1, TypeAuthorization: 1} {
+		if acks[typ] != want {
+			t.Errorf("%d ACKs of %s, want %d", acks[typ], typ, want)
 		}
 	}
-	if nodes != 2 {
-		t.Errorf("the node was sent %d times, want once per stream (2)", nodes)
+	if nodes != 3 {
+		t.Errorf("the node was sent %d times, want once per stream (3)", nodes)
 	}
 	st := f.Stats()
 	for _, s := range st {

@@ -1,41 +1,21 @@
 package dataplane
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/sds"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/xdsrelay"
-)
-
-// istioProxyVersion is the Istio version the lab's Envoys report to
-// istiod (the VERSION of the istio.io/istio module istiod is built
-// from): istiod shapes its configuration to the proxy's version.
-const istioProxyVersion = "1.31.0"
-
-// istiod's addresses inside the control plane's namespace.
-const (
-	istiodXDS   = "127.0.0.1:15010"
-	istiodReady = "http://127.0.0.1:8080/ready"
 )
 
 // Sockets in the plane's directory: the xDS relay and SDS, reached by the
@@ -52,40 +32,29 @@ const (
 type istiodPlane struct {
 	dir     string
 	kube    *localkube.Cluster
-	istiod  *exec.Cmd
+	istiod  *istiod.Istiod
 	relay   *xdsrelay.Relay
 	sds     *sds.Server
 	version string // istio.io/istio module version istiod was built from
-}
-
-// istiodBuild finds istiod and Istio's CRDs, built by
-// scripts/istiod-build.sh, naming the fix when they are missing.
-func istiodBuild() (binary, crds, version string, err error) {
-	dir := localkube.IstiodDir()
-	binary, crds = filepath.Join(dir, "bin", "pilot-discovery"), filepath.Join(dir, "crds.yaml")
-	v, verr := os.ReadFile(filepath.Join(dir, "version"))
-	st, berr := os.Stat(binary)
-	_, cerr := os.Stat(crds)
-	if verr != nil || berr != nil || st.Mode()&0o111 == 0 || cerr != nil {
-		return "", "", "", fmt.Errorf("control_plane istiod: istiod is not built in %s; build it with scripts/istiod-build.sh (or set %s)", dir, localkube.IstiodDirEnv)
-	}
-	return binary, crds, string(bytes.TrimSpace(v)), nil
 }
 
 // IstiodPrerequisites reports what control_plane istiod needs and is
 // missing: istiod's build and the local API server's binaries, each with
 // the script that builds it.
 func IstiodPrerequisites() error {
-	_, _, _, err := istiodBuild()
+	_, err := istiod.Find(localkube.IstiodDir())
+	if err != nil {
+		err = fmt.Errorf("control_plane istiod: %w", err)
+	}
 	return errors.Join(err, localkube.CheckBinaries(localkube.BinDir()))
 }
 
 // startIstiod starts the control plane for a profile and mirrors the view
 // into it. The caller stops it, also after an error.
 func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *slog.Logger) (*istiodPlane, error) {
-	binary, crds, version, err := istiodBuild()
+	build, err := istiod.Find(localkube.IstiodDir())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("control_plane istiod: %w", err)
 	}
 	if err := localkube.CheckBinaries(localkube.BinDir()); err != nil {
 		return nil, fmt.Errorf("control_plane istiod: %w", err)
@@ -99,7 +68,7 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := os.Mkdir(kubeDir, 0o700); err != nil && !os.IsExist(err) {
 		return nil, err
 	}
-	pl := &istiodPlane{dir: dir, version: version}
+	pl := &istiodPlane{dir: dir, version: build.Version}
 	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, Log: log})
 	if err != nil {
 		return pl, fmt.Errorf("control_plane istiod: API server: %w", err)
@@ -108,16 +77,16 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err != nil {
 		return pl, err
 	}
-	if err := installCRDs(ctx, dyn, crds); err != nil {
+	if err := istiod.InstallCRDs(ctx, dyn, build.CRDs, istioResources["PeerAuthentication"], istioResources["AuthorizationPolicy"]); err != nil {
 		return pl, fmt.Errorf("control_plane istiod: %w", err)
 	}
 	if err := buildMirror(v, f).apply(ctx, pl.kube.Client, dyn); err != nil {
 		return pl, err
 	}
-	if err := pl.startIstiod(ctx, binary, f); err != nil {
+	if err := pl.startIstiod(ctx, build, f); err != nil {
 		return pl, err
 	}
-	pl.relay, err = xdsrelay.New(xdsrelay.Options{Istiod: istiodXDS, Logger: log,
+	pl.relay, err = xdsrelay.New(xdsrelay.Options{Istiod: istiod.XDS, Logger: log,
 		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
 			return pl.kube.Netns.DialContext(ctx, "tcp", addr)
 		}})
@@ -165,69 +134,19 @@ extensionProviders:
       text: "` + probeLogFormat + `\n"
 `
 
-// startIstiod runs istiod with Istio's defaults, one CPU's worth of Go
-// threads, and no webhooks (nothing patches configurations here).
-func (pl *istiodPlane) startIstiod(ctx context.Context, binary string, f mesh.Profile) error {
-	mesh := filepath.Join(pl.dir, "mesh.yaml")
-	if err := os.WriteFile(mesh, []byte(meshConfig), 0o644); err != nil {
+// startIstiod runs istiod with Istio's defaults and one CPU's worth of Go
+// threads.
+func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, f mesh.Profile) error {
+	d, err := istiod.New(build, istiod.Options{Cluster: pl.kube, Dir: pl.dir, MeshConfig: meshConfig,
+		Env: []string{"GOMAXPROCS=1", fmt.Sprintf("PILOT_ENABLE_AMBIENT=%t", f.NodeProxies())}})
+	if err != nil {
 		return err
 	}
-	env := []string{
-		"PATH=/usr/bin:/bin", "HOME=" + pl.dir,
-		"POD_NAMESPACE=" + systemNamespace, "POD_NAME=istiod-0", "REVISION=default", "CLUSTER_ID=Kubernetes",
-		"VALIDATION_WEBHOOK_CONFIG_NAME=", "INJECTION_WEBHOOK_CONFIG_NAME=",
-		"GOMAXPROCS=1", fmt.Sprintf("PILOT_ENABLE_AMBIENT=%t", f.NodeProxies()),
-	}
-	args := []string{"discovery", "--kubeconfig", pl.kube.Kubeconfig, "--meshConfig", mesh,
-		"--networksConfig", filepath.Join(pl.dir, "meshNetworks.yaml"),
-		"--httpAddr", "127.0.0.1:8080", "--grpcAddr", istiodXDS, "--secureGRPCAddr", "127.0.0.1:15012",
-		"--monitoringAddr", "127.0.0.1:15014", "--httpsAddr", "127.0.0.1:15017",
-		"--log_output_level", "default:warn"}
-	cmd, err := pl.kube.StartProcess("istiod", binary, env, args...)
-	if err != nil {
-		return fmt.Errorf("control_plane istiod: start istiod: %w", err)
-	}
-	pl.istiod = cmd
-	if err := pl.kube.WaitHTTP(ctx, istiodReady, 3*time.Minute); err != nil {
-		return fmt.Errorf("control_plane istiod: istiod not ready: %w; log tail:\n%s", err, pl.kube.LogTail("istiod", 20))
+	pl.istiod = d
+	if err := d.Start(ctx); err != nil {
+		return fmt.Errorf("control_plane istiod: %w", err)
 	}
 	return nil
-}
-
-var gvrCRD = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// installCRDs creates the CRDs in a YAML stream and waits until the
-// resources the mirror writes are served.
-func installCRDs(ctx context.Context, dyn dynamic.Interface, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(b), 64<<10)
-	for {
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if obj == nil || u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		if _, err := dyn.Resource(gvrCRD).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
-		}
-	}
-	return wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		for _, kind := range []string{"PeerAuthentication", "AuthorizationPolicy"} {
-			if _, err := dyn.Resource(istioResources[kind]).Namespace(systemNamespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
 }
 
 // register issues a proxy's workload certificate (RSA 2048, as
@@ -253,9 +172,7 @@ func (pl *istiodPlane) stop() {
 		pl.sds.Stop()
 	}
 	if pl.kube != nil {
-		if pl.istiod != nil {
-			pl.kube.StopProcess(pl.istiod, 5*time.Second)
-		}
+		pl.istiod.Stop()
 		pl.kube.Stop(false)
 	}
 }

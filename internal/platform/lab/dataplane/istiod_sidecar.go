@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/envoycfg"
@@ -81,7 +82,7 @@ func istioNodeMetadata(v *view, pod *Pod, app string) map[string]any {
 	}
 	podPorts, _ := json.Marshal(ports)
 	return map[string]any{
-		"ISTIO_VERSION":     istioProxyVersion,
+		"ISTIO_VERSION":     istiod.ProxyVersion,
 		"CLUSTER_ID":        "Kubernetes",
 		"MESH_ID":           TrustDomain,
 		"NAMESPACE":         pod.Namespace,

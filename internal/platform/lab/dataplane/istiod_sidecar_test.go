@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 
@@ -58,7 +59,7 @@ func TestIstiodSidecarBootstrap(t *testing.T) {
 	}
 	md := boot.Node.Metadata
 	labels, _ := md["LABELS"].(map[string]any)
-	if md["NAMESPACE"] != "ns-1" || md["SERVICE_ACCOUNT"] != "tier-2-app-a" || md["ISTIO_VERSION"] != istioProxyVersion ||
+	if md["NAMESPACE"] != "ns-1" || md["SERVICE_ACCOUNT"] != "tier-2-app-a" || md["ISTIO_VERSION"] != istiod.ProxyVersion ||
 		md["CLUSTER_ID"] != "Kubernetes" || labels["security.istio.io/tlsMode"] != "istio" || labels["app"] != "tier-2-app-a" {
 		t.Errorf("metadata: %v", md)
 	}
