@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -21,8 +20,10 @@ import (
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/sds"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/xdsrelay"
 )
@@ -51,8 +52,9 @@ const (
 // meshbench's certificates.
 type istiodPlane struct {
 	dir     string
+	c       Cluster
 	kube    *localkube.Cluster
-	istiod  *exec.Cmd
+	istiod  bool // its pod runs in the lab
 	relay   *xdsrelay.Relay
 	sds     *sds.Server
 	version string // istio.io/istio module version istiod was built from
@@ -82,7 +84,7 @@ func IstiodPrerequisites() error {
 
 // startIstiod starts the control plane for a profile and mirrors the view
 // into it. The caller stops it, also after an error.
-func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *slog.Logger) (*istiodPlane, error) {
+func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Profile, log *slog.Logger) (*istiodPlane, error) {
 	binary, crds, version, err := istiodBuild()
 	if err != nil {
 		return nil, err
@@ -99,7 +101,7 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := os.Mkdir(kubeDir, 0o700); err != nil && !os.IsExist(err) {
 		return nil, err
 	}
-	pl := &istiodPlane{dir: dir, version: version}
+	pl := &istiodPlane{dir: dir, c: c, version: version}
 	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, Log: log})
 	if err != nil {
 		return pl, fmt.Errorf("control_plane istiod: API server: %w", err)
@@ -114,7 +116,7 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := buildMirror(v, f).apply(ctx, pl.kube.Client, dyn); err != nil {
 		return pl, err
 	}
-	if err := pl.startIstiod(ctx, binary, f); err != nil {
+	if err := pl.startIstiod(ctx, binary, controlPlaneNode(v), f); err != nil {
 		return pl, err
 	}
 	pl.relay, err = xdsrelay.New(xdsrelay.Options{Istiod: istiodXDS, Logger: log,
@@ -165,11 +167,37 @@ extensionProviders:
       text: "` + probeLogFormat + `\n"
 `
 
+// The pod istiod runs in, as the lab measures it.
+const (
+	istiodPod       = "istiod"
+	istiodContainer = "discovery"
+)
+
+// controlPlaneNode is the node istiod runs on, as the kubernetes platform
+// places it: the mesh node, else the load node, else the ingress node,
+// else (a lab of app nodes alone) the first node.
+func controlPlaneNode(v *view) *Node {
+	for _, role := range []infra.NodeRole{infra.NodeMesh, infra.NodeLoad, infra.NodeIngress} {
+		for i := range v.Nodes {
+			if v.Nodes[i].Role == string(role) {
+				return &v.Nodes[i]
+			}
+		}
+	}
+	return &v.Nodes[0]
+}
+
 // startIstiod runs istiod with Istio's defaults, one CPU's worth of Go
-// threads, and no webhooks (nothing patches configurations here).
-func (pl *istiodPlane) startIstiod(ctx context.Context, binary string, f mesh.Profile) error {
-	mesh := filepath.Join(pl.dir, "mesh.yaml")
-	if err := os.WriteFile(mesh, []byte(meshConfig), 0o644); err != nil {
+// threads, and no webhooks (nothing patches configurations here). It runs
+// as a pod of the lab on node, so that it is measured as the control
+// plane: in a cgroup of its own with the requests Istio's chart gives it,
+// pinned with the node's CPUs and sampled with every container. Its
+// network is the API server's namespace (nsenter), holding only
+// loopback: it reaches the API server and serves xDS there, and its log
+// goes where the API server's processes' logs go.
+func (pl *istiodPlane) startIstiod(ctx context.Context, binary string, node *Node, f mesh.Profile) error {
+	meshFile := filepath.Join(pl.dir, "mesh.yaml")
+	if err := os.WriteFile(meshFile, []byte(meshConfig), 0o644); err != nil {
 		return err
 	}
 	env := []string{
@@ -178,16 +206,19 @@ func (pl *istiodPlane) startIstiod(ctx context.Context, binary string, f mesh.Pr
 		"VALIDATION_WEBHOOK_CONFIG_NAME=", "INJECTION_WEBHOOK_CONFIG_NAME=",
 		"GOMAXPROCS=1", fmt.Sprintf("PILOT_ENABLE_AMBIENT=%t", f.NodeProxies()),
 	}
-	args := []string{"discovery", "--kubeconfig", pl.kube.Kubeconfig, "--meshConfig", mesh,
+	args := []string{"discovery", "--kubeconfig", pl.kube.Kubeconfig, "--meshConfig", meshFile,
 		"--networksConfig", filepath.Join(pl.dir, "meshNetworks.yaml"),
 		"--httpAddr", "127.0.0.1:8080", "--grpcAddr", istiodXDS, "--secureGRPCAddr", "127.0.0.1:15012",
 		"--monitoringAddr", "127.0.0.1:15014", "--httpsAddr", "127.0.0.1:15017",
-		"--log_output_level", "default:warn"}
-	cmd, err := pl.kube.StartProcess("istiod", binary, env, args...)
-	if err != nil {
-		return fmt.Errorf("control_plane istiod: start istiod: %w", err)
+		"--log_output_level", "default:warn", "--log_target", filepath.Join(pl.kube.Dir, "istiod.log")}
+	cmd := append([]string{"nsenter", "--net=" + pl.kube.Netns.Path(), "--", "env", "-i", "-C", pl.kube.Dir}, env...)
+	cmd = append(append(cmd, binary), args...)
+	spec := PodSpec{Namespace: systemNamespace, Name: istiodPod, Node: node.Name, ServiceAccount: "istiod", HostNetwork: true,
+		Containers: []Container{{Name: istiodContainer, Command: cmd, Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
+	pl.istiod = true // recorded first: a pod that half started is removed too
+	if _, err := pl.c.AddPod(ctx, spec); err != nil {
+		return fmt.Errorf("control_plane istiod: start istiod on node %s: %w", node.Name, err)
 	}
-	pl.istiod = cmd
 	if err := pl.kube.WaitHTTP(ctx, istiodReady, 3*time.Minute); err != nil {
 		return fmt.Errorf("control_plane istiod: istiod not ready: %w; log tail:\n%s", err, pl.kube.LogTail("istiod", 20))
 	}
@@ -241,10 +272,10 @@ func (pl *istiodPlane) register(node, identity string, ca *CA) error {
 	return nil
 }
 
-// stop ends the relay, SDS, istiod and the API server.
-func (pl *istiodPlane) stop() {
+// stop ends the relay, SDS, istiod's pod and the API server.
+func (pl *istiodPlane) stop(ctx context.Context) error {
 	if pl == nil {
-		return
+		return nil
 	}
 	if pl.relay != nil {
 		pl.relay.Stop()
@@ -252,10 +283,14 @@ func (pl *istiodPlane) stop() {
 	if pl.sds != nil {
 		pl.sds.Stop()
 	}
-	if pl.kube != nil {
-		if pl.istiod != nil {
-			pl.kube.StopProcess(pl.istiod, 5*time.Second)
+	var err error
+	if pl.istiod {
+		if err = pl.c.RemovePod(ctx, systemNamespace, istiodPod); err != nil {
+			err = fmt.Errorf("control_plane istiod: remove istiod's pod: %w", err)
 		}
+	}
+	if pl.kube != nil {
 		pl.kube.Stop(false)
 	}
+	return err
 }
