@@ -173,9 +173,9 @@ const (
 	istiodContainer = "discovery"
 )
 
-// controlPlaneNode is the node istiod runs on, as the kubernetes platform
-// places it: the mesh node, else the load node, else the ingress node,
-// else (a lab of app nodes alone) the first node.
+// controlPlaneNode is the node istiod runs on: the mesh node, where the
+// kubernetes platform places it, else the load node, else the ingress
+// node, else (a lab of app nodes alone) the first node.
 func controlPlaneNode(v *view) *Node {
 	for _, role := range []infra.NodeRole{infra.NodeMesh, infra.NodeLoad, infra.NodeIngress} {
 		for i := range v.Nodes {
