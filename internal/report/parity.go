@@ -40,7 +40,7 @@ func (b *builder) parity() Section {
 		"Data-plane CPU per request is the data plane's mean cores over completed requests a second; memory per proxy its mean working set over its proxies. " +
 			"Added latency is each mesh's median over the baseline's; its ratio has no interval without a baseline or with fewer than 3 repetitions a side, " +
 			"and reads n/a when meshbench's configuration adds nothing.",
-		"Relay changed lists the Istio-only extensions the xDS relay removed or marked optional, each with the times it did so (the config-from-istiod check's facts).",
+		"Relay changed lists the Istio-only extensions the xDS relay removed or marked optional, each with how many resources it changed (the config-from-istiod check's facts).",
 	}
 	s.Blocks = append(s.Blocks, table(t))
 	return s
