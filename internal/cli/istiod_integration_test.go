@@ -16,7 +16,8 @@ import (
 // istiodStudy is the smallest study with both configurations of the
 // sidecar: its report must hold istiod's usage and the parity section.
 // It checks accounting, not figures, so no cell is left out for host
-// noise from other work on a shared test machine.
+// noise from other work on a shared test machine; 5 s of load, since an
+// idle istiod may use no CPU at all in a shorter window.
 const istiodStudy = `apiVersion: meshbench.dev/v1alpha1
 kind: Study
 name: istiod-cell
@@ -25,7 +26,7 @@ meshes:
 - profile: baseline
 - profile: sidecar
 - {name: sidecar-istiod, profile: sidecar, control_plane: istiod}
-load: {rate: 20, connections: 4, duration: 2s, warmup: 1s}
+load: {rate: 20, connections: 4, duration: 5s, warmup: 1s}
 repetitions: 1
 order: {seed: 7}
 noise: {threshold: 100, retries: 0}
