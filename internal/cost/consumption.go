@@ -73,6 +73,11 @@ type ConsumptionRow struct {
 	CPUPer1000RPS float64 `json:"cpu_per_1000_rps,omitempty"`
 	// Projected is the same data plane at the projection's rate and nodes.
 	Projected *Consumed `json:"projected,omitempty"`
+	// ControlPlane is the mesh's control plane at its measured usage,
+	// priced alike but apart from the data plane and never projected: it
+	// follows the mesh's configuration, not its traffic. Nil when none was
+	// measured.
+	ControlPlane *Consumed `json:"control_plane,omitempty"`
 }
 
 // Consumed is an amount of CPU and memory and its monthly price.
@@ -83,7 +88,7 @@ type Consumed struct {
 }
 
 // Consumption prices each run's data plane (sidecars, node proxies and
-// waypoints) at the unit prices. With a projection, CPU scales with the
+// waypoints) at the unit prices, and its control plane apart. With a projection, CPU scales with the
 // request rate (all of it, idle CPU included, which overstates a
 // projection from a lightly loaded run); node-proxy memory scales with the node count; sidecar and
 // waypoint memory, which follows pods rather than load, stays as measured.
@@ -91,7 +96,12 @@ func Consumption(usages []Usage, p UnitPrices, proj *Projection) ([]ConsumptionR
 	var rows []ConsumptionRow
 	for _, u := range usages {
 		var cores, bytes, nodeBytes float64
+		var cp *Consumed
 		for _, c := range u.Components {
+			if c.Role == metrics.RoleControlPlane {
+				p := p.price(c.CPUCores, c.MemoryBytes/float64(GiB))
+				cp = &p
+			}
 			if !c.Role.DataPlane() {
 				continue
 			}
@@ -103,7 +113,7 @@ func Consumption(usages []Usage, p UnitPrices, proj *Projection) ([]ConsumptionR
 		}
 		gb := bytes / float64(GiB)
 		c := p.price(cores, gb)
-		row := ConsumptionRow{Mesh: u.Mesh, CPUCores: cores, MemoryGB: gb, MonthlyCost: c.MonthlyCost}
+		row := ConsumptionRow{Mesh: u.Mesh, CPUCores: cores, MemoryGB: gb, MonthlyCost: c.MonthlyCost, ControlPlane: cp}
 		if u.RequestRate > 0 {
 			row.CPUPer1000RPS = cores / (u.RequestRate / 1000)
 		}

@@ -61,6 +61,27 @@ func medianRow(rows []ConsumptionRow) ConsumptionRow {
 		MonthlyCost:   median(func(r ConsumptionRow) float64 { return r.MonthlyCost }),
 		CPUPer1000RPS: median(func(r ConsumptionRow) float64 { return r.CPUPer1000RPS }),
 	}
+	// The control plane over the repetitions that measured it.
+	var cp []Consumed
+	for _, r := range rows {
+		if r.ControlPlane != nil {
+			cp = append(cp, *r.ControlPlane)
+		}
+	}
+	if len(cp) > 0 {
+		of := func(f func(Consumed) float64) float64 {
+			var xs []float64
+			for _, c := range cp {
+				xs = append(xs, f(c))
+			}
+			return analysis.Median(xs)
+		}
+		out.ControlPlane = &Consumed{
+			CPUCores:    of(func(c Consumed) float64 { return c.CPUCores }),
+			MemoryGB:    of(func(c Consumed) float64 { return c.MemoryGB }),
+			MonthlyCost: of(func(c Consumed) float64 { return c.MonthlyCost }),
+		}
+	}
 	if rows[0].Projected != nil {
 		out.Projected = &Consumed{
 			CPUCores:    median(func(r ConsumptionRow) float64 { return r.Projected.CPUCores }),

@@ -214,3 +214,24 @@ func TestConsumptionSaysAverageIsNotMarginal(t *testing.T) {
 		}
 	}
 }
+
+// The control plane is priced apart from the data plane, at the same unit
+// prices, and left out of the data plane's figures.
+func TestConsumptionControlPlaneApart(t *testing.T) {
+	p := UnitPrices{PerVCPUMonth: 20, PerGBMonth: 3}
+	u := Usage{Mesh: "sidecar-istiod", RequestRate: 100, Components: []ComponentUsage{
+		{Role: metrics.RoleSidecar, Instances: 4, CPUCores: 0.2, MemoryBytes: float64(GiB)},
+		{Role: metrics.RoleControlPlane, Instances: 1, CPUCores: 0.05, MemoryBytes: float64(GiB) / 2},
+	}}
+	rows, err := Consumption([]Usage{u, {Mesh: "sidecar", RequestRate: 100, Components: u.Components[:1]}}, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[0]; r.CPUCores != 0.2 || r.MemoryGB != 1 || r.ControlPlane == nil ||
+		r.ControlPlane.CPUCores != 0.05 || r.ControlPlane.MemoryGB != 0.5 || r.ControlPlane.MonthlyCost != 0.05*20+0.5*3 {
+		t.Errorf("with istiod: %+v (control plane %+v)", r, r.ControlPlane)
+	}
+	if rows[1].ControlPlane != nil {
+		t.Errorf("without a control plane: %+v", rows[1].ControlPlane)
+	}
+}

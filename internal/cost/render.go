@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,11 +76,21 @@ func (e *ConsumptionEstimate) Write(w io.Writer, format string) error {
 		}
 		head = append(head, cpu, mem, "MONTHLY")
 	}
+	withCP := slices.ContainsFunc(e.Rows, func(r ConsumptionRow) bool { return r.ControlPlane != nil })
+	if withCP {
+		head = append(head, "CONTROL PLANE CPU", "CONTROL PLANE GB", "CONTROL PLANE MONTHLY")
+	}
 	cells := [][]string{head}
 	for _, r := range e.Rows {
 		line := []string{r.Mesh, fmt.Sprintf("%.3f", r.CPUCores), fmt.Sprintf("%.3f", r.MemoryGB), dollars(r.MonthlyCost), fmt.Sprintf("%.3f", r.CPUPer1000RPS)}
 		if p := r.Projected; p != nil {
 			line = append(line, fmt.Sprintf("%.3f", p.CPUCores), fmt.Sprintf("%.3f", p.MemoryGB), dollars(p.MonthlyCost))
+		}
+		switch c := r.ControlPlane; {
+		case c != nil:
+			line = append(line, fmt.Sprintf("%.3f", c.CPUCores), fmt.Sprintf("%.3f", c.MemoryGB), dollars(c.MonthlyCost))
+		case withCP:
+			line = append(line, "-", "-", "-")
 		}
 		cells = append(cells, line)
 	}

@@ -90,6 +90,22 @@ func (d *Istiod) Start(ctx context.Context) error {
 			return fmt.Errorf("place istiod: %w", err)
 		}
 	}
+	return d.WaitReady(ctx)
+}
+
+// Argv is istiod's command line for a launcher of its own, such as the
+// lab, which runs istiod as one of its pods to measure it: it enters the
+// cluster's network namespace, which holds only loopback, with istiod's
+// environment alone, and logs where Start's istiod logs. The launcher
+// stops the process; WaitReady says when it serves.
+func (d *Istiod) Argv() []string {
+	argv := append([]string{"nsenter", "--net=" + d.o.Cluster.Netns.Path(), "--", "env", "-i", "-C", d.o.Cluster.Dir}, d.env...)
+	argv = append(argv, d.build.Binary)
+	return append(append(argv, d.args...), "--log_target", filepath.Join(d.o.Cluster.Dir, "istiod.log"))
+}
+
+// WaitReady waits until istiod is ready to serve.
+func (d *Istiod) WaitReady(ctx context.Context) error {
 	if err := d.o.Cluster.WaitHTTP(ctx, readyURL, 3*time.Minute); err != nil {
 		return fmt.Errorf("istiod not ready: %w; log tail:\n%s", err, d.o.Cluster.LogTail("istiod", 20))
 	}

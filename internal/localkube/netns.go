@@ -21,6 +21,7 @@ type Netns struct {
 	reqs chan func()
 	quit chan struct{}
 	done chan struct{}
+	path string // the namespace as its thread holds it, for setns(2)
 
 	closeOnce sync.Once
 }
@@ -43,6 +44,7 @@ func NewNetns() (*Netns, error) {
 			errc <- err
 			return
 		}
+		n.path = fmt.Sprintf("/proc/%d/task/%d/ns/net", unix.Getpid(), unix.Gettid())
 		errc <- nil
 		for {
 			select {
@@ -104,6 +106,11 @@ func (n *Netns) Start(cmd *exec.Cmd) error {
 	}
 	return err
 }
+
+// Path names the namespace for a process that joins it (nsenter
+// --net=PATH): valid while the namespace is open. A process that joined
+// it keeps it alive, so stop such processes before Close.
+func (n *Netns) Path() string { return n.path }
 
 // DialContext opens a connection from inside the namespace; it is usable
 // from any goroutine afterwards.

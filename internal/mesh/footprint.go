@@ -25,6 +25,9 @@ type Part struct {
 	Requests resources.Requirements
 }
 
+// IstiodRequests are istiod's requests in Istio's chart: 500m and 2Gi.
+var IstiodRequests = requests(500, 2048*mib)
+
 func requests(milliCPU, memBytes int64) resources.Requirements {
 	return resources.Requirements{CPURequestMilli: milliCPU, MemRequestBytes: memBytes}
 }
@@ -44,7 +47,7 @@ func requests(milliCPU, memBytes int64) resources.Requirements {
 // is an init container and adds nothing to a pod whose containers request
 // more.
 var (
-	istiod         = []Part{{Name: "istiod", Replicas: 1, Requests: requests(500, 2048*mib)}}
+	istiod         = []Part{{Name: "istiod", Replicas: 1, Requests: IstiodRequests}}
 	istioNodeParts = []Part{{Name: "ztunnel", Requests: requests(200, 512*mib)}, {Name: "istio-cni", Requests: requests(100, 100*mib)}}
 
 	footprintBaseline = &Footprint{Name: ProfileBaseline, Description: "no mesh"}

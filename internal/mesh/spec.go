@@ -68,6 +68,16 @@ const (
 	CheckPeerIdentity     = "peer-identity"
 )
 
+// CheckIstiodConfig is the lab's check, under control_plane istiod, that
+// every proxy runs istiod's configuration. Its facts name istiod's version
+// (FactIstiodVersion) and what the xDS relay changed in that configuration
+// for upstream Envoy to load it (FactRelayChanges), which reports read.
+const (
+	CheckIstiodConfig = "config-from-istiod"
+	FactIstiodVersion = "istiod"
+	FactRelayChanges  = "xds_relay_changes"
+)
+
 // FactEnvoyVersion is the fact, on the check that verified a lab data
 // plane's configuration, naming the Envoy release its proxies ran.
 const FactEnvoyVersion = "envoy_version"

@@ -26,7 +26,7 @@ func Build(d *analysis.Dataset) *Document {
 	sections := []Section{b.verdict(), b.capacity()}
 	if len(d.Configs) > 0 {
 		sections = append(sections, b.summary(), b.published(), b.latency(), b.overhead(), b.releases(), b.churn(), b.bulk(), b.latencyVsLoad(), b.resources(), b.tenants(),
-			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost())
+			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(), b.parity())
 	}
 	for _, s := range sections {
 		if len(s.Blocks) > 0 {

@@ -77,6 +77,10 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 		return append(out, text("Not priced: "+err.Error()))
 	}
 	t := &Table{Header: []string{"Mesh", "Data plane CPU (cores)", "Data plane memory (MiB)", "Monthly cost (USD)", "CPU per 1000 req/s (cores)"}}
+	withCP := len(b.meshesWith(analysis.RolePart(metrics.RoleControlPlane))) > 0
+	if withCP {
+		t.Header = append(t.Header, "Control plane CPU (cores)", "Control plane memory (MiB)", "Control plane monthly cost (USD)")
+	}
 	for _, mesh := range b.d.Meshes {
 		g := b.d.Group(mesh, rep)
 		if g == nil || len(g.Reps) == 0 || !b.d.HasPart(mesh, analysis.PartDataPlane) {
@@ -86,18 +90,33 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 		if err != nil {
 			return append(out, text("Not priced: "+err.Error()))
 		}
-		var cores, gb, usd, per []float64
+		var cores, gb, usd, per, cpCores, cpGB, cpUSD []float64
 		for _, r := range rows {
 			cores, gb, usd, per = append(cores, r.CPUCores), append(gb, r.MemoryGB), append(usd, r.MonthlyCost), append(per, r.CPUPer1000RPS)
+			if c := r.ControlPlane; c != nil {
+				cpCores, cpGB, cpUSD = append(cpCores, c.CPUCores), append(cpGB, c.MemoryGB), append(cpUSD, c.MonthlyCost)
+			}
 		}
-		t.Rows = append(t.Rows, []string{mesh, est(analysis.MedianCI(cores), 1), est(analysis.MedianCI(gb), 1024),
-			est(analysis.MedianCI(usd), 1), est(analysis.MedianCI(per), 1)})
+		row := []string{mesh, est(analysis.MedianCI(cores), 1), est(analysis.MedianCI(gb), 1024),
+			est(analysis.MedianCI(usd), 1), est(analysis.MedianCI(per), 1)}
+		if withCP {
+			cp := []string{"—", "—", "—"}
+			if len(cpCores) > 0 {
+				cp = []string{est(analysis.MedianCI(cpCores), 1), est(analysis.MedianCI(cpGB), 1024), est(analysis.MedianCI(cpUSD), 1)}
+			}
+			row = append(row, cp...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	if len(t.Rows) == 0 {
 		return nil
 	}
+	cpNote := ""
+	if withCP {
+		cpNote = " The control plane (istiod on the lab under control_plane istiod) is priced alike, apart from the data plane's cost: it follows configuration, not traffic."
+	}
 	return append(out, text(fmt.Sprintf("Sidecars, node proxies and waypoints at their measured mean usage, priced at %s per vCPU-month and %s per GB-month (%s); "+
-		"priced per repetition, so each figure is a median with its 95%% interval.", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source)), table(t))
+		"priced per repetition, so each figure is a median with its 95%% interval.%s", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cpNote)), table(t))
 }
 
 func dollars(v float64) string { return fmt.Sprintf("$%.2f", v) }

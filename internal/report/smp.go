@@ -115,7 +115,7 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 		ProxyConcurrency: int32(r.MeshSpec.Workers), Labels: map[string]string{"meshbench.mesh": r.Summary.Mesh}}
 	if prof, ok := mesh.LookupProfile(profile); ok && prof.Mesh != "" {
 		if pi.Name == infra.Lab {
-			labMesh(&m, prof, cmp.Or(mesh.EnvoyVersion(r.Summary.Verification), pi.EnvoyVersion))
+			labMesh(&m, prof, cmp.Or(mesh.EnvoyVersion(r.Summary.Verification), pi.EnvoyVersion), istiodVersion(r))
 		} else {
 			kubeMesh(&m, prof, pi)
 		}
@@ -153,15 +153,20 @@ func smpMesh(d *analysis.Dataset, r *analysis.Rep) smpMeshConfig {
 // control plane. The proxy build is the release the cell's mesh ran (a
 // study can compare releases). SMP's mesh type would claim Istio, so it is left out and
 // labels say what ran.
-func labMesh(m *smpMeshConfig, prof mesh.Profile, envoyVersion string) {
+func labMesh(m *smpMeshConfig, prof mesh.Profile, envoyVersion, istiod string) {
 	role, absent := "Istio's sidecar in every pod", "no Istio control plane ran"
+	configured := "configured by meshbench"
+	if istiod != "" {
+		// mesh_control_plane holds istiod's measured usage.
+		configured, absent = "configured by istiod "+istiod+" over xDS through meshbench's relay", "no istio-agent ran"
+	}
 	if prof.NodeProxies() {
 		role, absent = "Istio ambient's per-node proxy (ztunnel's role)", "no Istio control plane or ztunnel ran"
 	}
 	if prof.Waypoint {
 		role += " and its per-namespace waypoint"
 	}
-	m.Labels["meshbench.dataplane"] = "upstream Envoy as " + role + ", configured by meshbench; " + absent
+	m.Labels["meshbench.dataplane"] = "upstream Envoy as " + role + ", " + configured + "; " + absent
 	m.Labels["meshbench.emulates"] = prof.Mesh
 	m.Labels["meshbench.proxy"] = "envoy"
 	m.ProxyBuild = envoyVersion
@@ -251,3 +256,18 @@ func smpTime(t time.Time) string {
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// istiodVersion is the istiod build that configured a lab cell's proxies
+// (control_plane istiod), as its config-from-istiod check recorded it;
+// empty for meshbench's own configuration.
+func istiodVersion(r *analysis.Rep) string {
+	if r.MeshSpec.ControlPlane != mesh.ControlPlaneIstiod {
+		return ""
+	}
+	for _, c := range r.Summary.Verification {
+		if c.Name == mesh.CheckIstiodConfig {
+			return cmp.Or(c.Facts[mesh.FactIstiodVersion], "(version not recorded)")
+		}
+	}
+	return "(version not recorded)"
+}

@@ -31,6 +31,10 @@ func (b *builder) notMeasured() Section {
 		items = append(items, "The lab emulates the data plane only: its Envoy proxies run a static configuration written at install time, "+
 			"with no control plane, no CNI, no certificate rotation and no service discovery; their costs are not in these results. "+
 			"Kubernetes' own agents (kubelet, container runtime, kube-proxy) are not emulated either: Services are NAT rules in the kernel.")
+		if ms := b.istiodMeshes(); len(ms) > 0 {
+			items = append(items, "Except under control_plane istiod ("+strings.Join(ms, ", ")+"): real istiod configured those sidecars over xDS and its CPU and memory are measured; "+
+				"the API server and kwok it reads stand in for a cluster's control plane and are not measured, and certificates are still meshbench's, without rotation.")
+		}
 	}
 	if !b.hostNoiseMeasured() {
 		items = append(items, "Host noise: the platform did not measure CPU used by anything outside the study on its nodes, so no cell could be flagged as noisy.")

@@ -11,6 +11,7 @@ import (
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/report/chart"
 	"github.com/meshbench/meshbench/internal/results"
 )
@@ -32,6 +33,11 @@ func (b *builder) banner() []string {
 			"an Envoy waypoint where a profile has one). Istio's own Envoy filters are absent (metadata exchange, istio.stats telemetry, istio_authn, the ALPN override), "+
 			"and so are istiod, istio-agent and istio-cni: there is no control plane, no xDS and no certificate rotation. "+
 			"Real Istio proxies do more work per request than these; read the figures as the cost of the data path, not of an Istio release.")
+		if ms := b.istiodMeshes(); len(ms) > 0 {
+			out = append(out, "Except the control plane of "+strings.Join(ms, ", ")+" (control_plane istiod): real istiod configured those sidecars over xDS, "+
+				"through meshbench's relay, which removed or marked optional the Istio-only extensions upstream Envoy cannot load (Configuration parity lists them); "+
+				"istiod ran in the lab's accounting, and its CPU and memory are the control plane's figures. Certificates still came from meshbench's CA, with no istio-agent or rotation.")
+		}
 	case infra.Kubernetes:
 		out = append(out, "Measured on Kubernetes: the meshes' own proxies and control planes, as their Helm charts installed them (versions under Provenance).")
 	}
@@ -90,6 +96,15 @@ func (b *builder) verdict() Section {
 		cmp.Or(kind.header, "Throughput (req/s)"), "vs " + b.reference(),
 		"Data-plane CPU (cores per 1,000 req/s)", "Data-plane memory (MiB per 1,000 req/s)",
 		"Data plane (USD per month)", "USD per million requests", "Verdict"}}
+	// A control plane measured in the cells (istiod on the lab, the
+	// mesh's own on Kubernetes) gets its own columns, apart from the data
+	// plane's: it follows configuration, not traffic.
+	cpPart := analysis.RolePart(metrics.RoleControlPlane)
+	withCP := haveCells && len(b.meshesWith(cpPart)) > 0
+	if withCP {
+		n := len(t.Header)
+		t.Header = append(t.Header[:n-1:n-1], "Control plane CPU (cores)", "Control plane memory (MiB)", t.Header[n-1])
+	}
 	costs := map[string][3]analysis.Estimate{}
 	for _, m := range d.Meshes {
 		row := []string{m, "—", "—", "—", "—", "—", "—", "—", "—", "—", ""}
@@ -121,6 +136,13 @@ func (b *builder) verdict() Section {
 			}
 		}
 		row[10] = b.verdictLine(m, overheads, kind)
+		if withCP {
+			cpu, mem := "—", "—"
+			if g != nil && d.HasPart(m, cpPart) {
+				cpu, mem = est(g.Estimate(analysis.CPU(cpPart)), 1), est(g.Estimate(analysis.Memory(cpPart)), 1.0/(1<<20))
+			}
+			row = append(row[:10], cpu, mem, row[10])
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	var notes []string
@@ -133,6 +155,10 @@ func (b *builder) verdict() Section {
 		notes = append(notes, fmt.Sprintf("Dollars price that usage at %s per vCPU-month and %s per GB-month (%s; %s; %d h a month); "+
 			"per million requests is the month's price over the requests the measured rate serves in a month.",
 			dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, catalog.PriceTable(), cost.HoursPerMonth))
+		if withCP {
+			notes = append(notes, "Control plane CPU and memory are its mean usage over the measured window (on the lab, istiod under control_plane istiod), "+
+				"apart from the data plane's figures and dollars; Cost prices it.")
+		}
 	}
 	if !haveCells {
 		notes = append(notes, "A capacity search runs no cells at a fixed rate, so there are no added latencies or data-plane dollars here; "+

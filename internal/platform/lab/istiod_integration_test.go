@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
@@ -39,7 +40,19 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 			if err != nil {
 				t.Fatalf("install %s under istiod: %v", profile, err)
 			}
-			defer m.remove(t, in)
+			removed := false
+			defer func() {
+				if !removed {
+					m.remove(t, in)
+				}
+			}()
+			// istiod is a pod of the lab, measured as the control plane: on
+			// the load node (this lab has no mesh node), in a cgroup of its
+			// own, gone with the mesh.
+			pod, ok := m.l.Pod("istio-system", "istiod")
+			if !ok || pod.Node != "load" || len(pod.Containers) != 1 || pod.Containers[0].Role != metrics.RoleControlPlane || !pod.Containers[0].Running {
+				t.Errorf("istiod's pod %+v (found %v), want one running control-plane container on node load", pod, ok)
+			}
 			want := all
 			if profile == mesh.ProfileSidecarL7Policy {
 				want = append(want, dataplane.CheckAllowed, dataplane.CheckDenied)
@@ -53,6 +66,11 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 			// Envoy lacks: the relay must have changed it.
 			if !strings.Contains(facts["xds_relay_changes"], "istio.metadata_exchange") {
 				t.Errorf("relay changes: %q, want istio.metadata_exchange among them", facts["xds_relay_changes"])
+			}
+			m.remove(t, in)
+			removed = true
+			if _, ok := m.l.Pod("istio-system", "istiod"); ok {
+				t.Error("istiod's pod outlived the mesh")
 			}
 		})
 	}

@@ -11,9 +11,11 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/sds"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/xdsrelay"
 )
@@ -31,8 +33,9 @@ const (
 // meshbench's certificates.
 type istiodPlane struct {
 	dir     string
+	c       Cluster
 	kube    *localkube.Cluster
-	istiod  *istiod.Istiod
+	istiod  bool // its pod runs in the lab
 	relay   *xdsrelay.Relay
 	sds     *sds.Server
 	version string // istio.io/istio module version istiod was built from
@@ -51,7 +54,7 @@ func IstiodPrerequisites() error {
 
 // startIstiod starts the control plane for a profile and mirrors the view
 // into it. The caller stops it, also after an error.
-func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *slog.Logger) (*istiodPlane, error) {
+func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Profile, log *slog.Logger) (*istiodPlane, error) {
 	build, err := istiod.Find(localkube.IstiodDir())
 	if err != nil {
 		return nil, fmt.Errorf("control_plane istiod: %w", err)
@@ -68,7 +71,7 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := os.Mkdir(kubeDir, 0o700); err != nil && !os.IsExist(err) {
 		return nil, err
 	}
-	pl := &istiodPlane{dir: dir, version: build.Version}
+	pl := &istiodPlane{dir: dir, c: c, version: build.Version}
 	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, Log: log})
 	if err != nil {
 		return pl, fmt.Errorf("control_plane istiod: API server: %w", err)
@@ -83,7 +86,7 @@ func startIstiod(ctx context.Context, dir string, v *view, f mesh.Profile, log *
 	if err := buildMirror(v, f).apply(ctx, pl.kube.Client, dyn); err != nil {
 		return pl, err
 	}
-	if err := pl.startIstiod(ctx, build, f); err != nil {
+	if err := pl.startIstiod(ctx, build, controlPlaneNode(v), f); err != nil {
 		return pl, err
 	}
 	pl.relay, err = xdsrelay.New(xdsrelay.Options{Istiod: istiod.XDS, Logger: log,
@@ -134,16 +137,44 @@ extensionProviders:
       text: "` + probeLogFormat + `\n"
 `
 
+// The pod istiod runs in, as the lab measures it.
+const (
+	istiodPod       = "istiod"
+	istiodContainer = "discovery"
+)
+
+// controlPlaneNode is the node istiod runs on: the mesh node, where the
+// kubernetes platform places it, else the load node, else the ingress
+// node, else (a lab of app nodes alone) the first node.
+func controlPlaneNode(v *view) *Node {
+	for _, role := range []infra.NodeRole{infra.NodeMesh, infra.NodeLoad, infra.NodeIngress} {
+		for i := range v.Nodes {
+			if v.Nodes[i].Role == string(role) {
+				return &v.Nodes[i]
+			}
+		}
+	}
+	return &v.Nodes[0]
+}
+
 // startIstiod runs istiod with Istio's defaults and one CPU's worth of Go
-// threads.
-func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, f mesh.Profile) error {
+// threads as a pod of the lab on node, so that it is measured as the
+// control plane: in a cgroup of its own with the requests Istio's chart
+// gives it, pinned with the node's CPUs and sampled with every container.
+// Its network is the API server's namespace, holding only loopback.
+func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, node *Node, f mesh.Profile) error {
 	d, err := istiod.New(build, istiod.Options{Cluster: pl.kube, Dir: pl.dir, MeshConfig: meshConfig,
 		Env: []string{"GOMAXPROCS=1", fmt.Sprintf("PILOT_ENABLE_AMBIENT=%t", f.NodeProxies())}})
 	if err != nil {
 		return err
 	}
-	pl.istiod = d
-	if err := d.Start(ctx); err != nil {
+	spec := PodSpec{Namespace: systemNamespace, Name: istiodPod, Node: node.Name, ServiceAccount: "istiod", HostNetwork: true,
+		Containers: []Container{{Name: istiodContainer, Command: d.Argv(), Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
+	pl.istiod = true // recorded first: a pod that half started is removed too
+	if _, err := pl.c.AddPod(ctx, spec); err != nil {
+		return fmt.Errorf("control_plane istiod: start istiod on node %s: %w", node.Name, err)
+	}
+	if err := d.WaitReady(ctx); err != nil {
 		return fmt.Errorf("control_plane istiod: %w", err)
 	}
 	return nil
@@ -160,10 +191,10 @@ func (pl *istiodPlane) register(node, identity string, ca *CA) error {
 	return nil
 }
 
-// stop ends the relay, SDS, istiod and the API server.
-func (pl *istiodPlane) stop() {
+// stop ends the relay, SDS, istiod's pod and the API server.
+func (pl *istiodPlane) stop(ctx context.Context) error {
 	if pl == nil {
-		return
+		return nil
 	}
 	if pl.relay != nil {
 		pl.relay.Stop()
@@ -171,8 +202,14 @@ func (pl *istiodPlane) stop() {
 	if pl.sds != nil {
 		pl.sds.Stop()
 	}
+	var err error
+	if pl.istiod {
+		if err = pl.c.RemovePod(ctx, systemNamespace, istiodPod); err != nil {
+			err = fmt.Errorf("control_plane istiod: remove istiod's pod: %w", err)
+		}
+	}
 	if pl.kube != nil {
-		pl.istiod.Stop()
 		pl.kube.Stop(false)
 	}
+	return err
 }

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -114,5 +115,29 @@ func TestMirrorApply(t *testing.T) {
 	// Applying again (a resumed install) is not an error.
 	if err := m.apply(ctx, cs, dyn); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestControlPlaneNode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		roles []string
+		want  string
+	}{
+		{"mesh first", []string{"app", "load", "ingress", "mesh"}, "n3"},
+		{"then load", []string{"app", "ingress", "load"}, "n2"},
+		{"then ingress", []string{"app", "ingress"}, "n1"},
+		{"app alone", []string{"app", "app"}, "n0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var inv Inventory
+			for i, r := range tc.roles {
+				inv.Nodes = append(inv.Nodes, Node{Name: fmt.Sprintf("n%d", i), Role: r})
+			}
+			if got := controlPlaneNode(newView(inv)).Name; got != tc.want {
+				t.Errorf("istiod on %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

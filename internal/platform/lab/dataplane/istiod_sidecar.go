@@ -21,7 +21,7 @@ type IstiodSidecar struct{}
 // sidecars, which take their configuration from it.
 func (IstiodSidecar) Install(ctx context.Context, in *Installation) error {
 	var err error
-	in.plane, err = startIstiod(ctx, filepath.Join(in.o.Dir, "istiod"), in.inv, in.settings.profile(), in.o.Logger)
+	in.plane, err = startIstiod(ctx, in.c, filepath.Join(in.o.Dir, "istiod"), in.inv, in.settings.profile(), in.o.Logger)
 	if err != nil {
 		return err
 	}

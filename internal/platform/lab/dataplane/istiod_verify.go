@@ -14,7 +14,7 @@ import (
 
 // CheckIstiodConfig: under control_plane istiod, every proxy runs istiod's
 // listeners and clusters and rejected none of its updates.
-const CheckIstiodConfig = "config-from-istiod"
+const CheckIstiodConfig = mesh.CheckIstiodConfig
 
 // checkIstiodConfig reads each istiod-configured proxy's stats (listeners
 // and clusters from xDS, every update_rejected counter zero) and the
@@ -41,7 +41,7 @@ func (in *Installation) checkIstiodConfig(ctx context.Context) mesh.Check {
 		fail(fmt.Sprintf("%s rejected %s: %s", r.Node, r.TypeURL, r.Message))
 	}
 	c := result(CheckIstiodConfig, len(ps), bad, "proxies run istiod's listeners and clusters, no update rejected")
-	c.Facts = map[string]string{"istiod": in.plane.version, "xds_relay_changes": changeSummary(in.plane.relay.Changes())}
+	c.Facts = map[string]string{mesh.FactIstiodVersion: in.plane.version, mesh.FactRelayChanges: changeSummary(in.plane.relay.Changes())}
 	return c
 }
 

@@ -51,7 +51,10 @@ func (in *Installation) Remove(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	in.plane.stop() // after the proxies, which would otherwise retry it
+	// After the proxies, which would otherwise retry it.
+	if err := in.plane.stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := os.RemoveAll(in.o.Dir); err != nil {
 		errs = append(errs, err)
 	}
