@@ -52,7 +52,6 @@ func buildIstiodSidecar(v *view, pod *Pod, s Settings, dir, planeDir string) *pr
 	nodeID := fmt.Sprintf("sidecar~%s~%s.%s~%s.svc.cluster.local", pod.IP, pod.Name, pod.Namespace, pod.Namespace)
 	app := appName(v, pod)
 	p := newProxy("sidecar/"+pod.Namespace+"/"+pod.Name, dir, metrics.RoleSidecar, nodeID, app+"."+pod.Namespace, s.Workers)
-	p.UID = proxyUID
 	p.InDir = true
 	p.Boot.Node.Metadata = istioNodeMetadata(v, pod, app)
 	p.Boot.DynamicResources = envoycfg.ADS(xdsCluster, true)
