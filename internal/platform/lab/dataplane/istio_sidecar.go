@@ -31,6 +31,18 @@ func (IstioSidecar) Install(ctx context.Context, in *Installation) error {
 	return in.resetConnections(ctx)
 }
 
+// IdentityLogs: the callee's sidecars log each inbound request that
+// carries the probe header, with the peer certificate's identity.
+func (IstioSidecar) IdentityLogs(in *Installation, e edge, probe string) []identityLog {
+	var logs []string
+	for _, b := range in.inv.backends(e.to) {
+		if p := in.sidecars[b.Key()]; p != nil {
+			logs = append(logs, p.path(probeLogFile))
+		}
+	}
+	return []identityLog{{markLogs(logs...), func(l string) bool { return field(l, "probe") == probe }, e.from.Identity()}}
+}
+
 // Upstream is Istio's mutual TLS to each meshed pod's sidecar.
 func (IstioSidecar) Upstream() upstreamMode { return mtlsUpstream }
 

@@ -37,6 +37,12 @@ func (IstiodSidecar) Checks(in *Installation) []func(context.Context) mesh.Check
 // Upstream is IstioSidecar's: Istio's mutual TLS to each meshed pod.
 func (IstiodSidecar) Upstream() upstreamMode { return IstioSidecar{}.Upstream() }
 
+// IdentityLogs are the sidecars' probe logs, as with meshbench's
+// configuration: istiod's names the same probe access log.
+func (IstiodSidecar) IdentityLogs(in *Installation, e edge, probe string) []identityLog {
+	return IstioSidecar{}.IdentityLogs(in, e, probe)
+}
+
 // Cluster names Istio's bootstrap gives its xDS and SDS servers; istiod's
 // configuration refers to sds-grpc by name.
 const (
