@@ -362,7 +362,10 @@ func TestIntegrationContainerPrivileges(t *testing.T) {
 	l := newTestLab(t, NodeConfig{Name: "a", Role: "app"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	closed := t.TempDir() // 0700
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	exe := filepath.Join(closed, "app")
 	b, err := os.ReadFile(helperBin(t))
 	if err != nil {

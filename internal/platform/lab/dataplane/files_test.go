@@ -1,9 +1,13 @@
 package dataplane
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // ClosedAbove names the nearest directory other users cannot enter, and
@@ -38,5 +42,19 @@ func TestClosedAbove(t *testing.T) {
 		if err != nil || got != tt.wantClosed {
 			t.Errorf("%s: ClosedAbove = %q, %v; want %q", tt.name, got, err, tt.wantClosed)
 		}
+	}
+}
+
+// An install under a directory the proxies' user cannot enter is refused,
+// naming it, before anything runs.
+func TestInstallRefusesClosedDir(t *testing.T) {
+	t.Parallel()
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Install(context.Background(), nil, mesh.MeshSpec{Profile: "sidecar"}, Options{Dir: filepath.Join(closed, "mesh")})
+	if err == nil || !strings.Contains(err.Error(), "directory "+closed+" is not traversable by the proxies' user 1337") {
+		t.Fatalf("err = %v", err)
 	}
 }
