@@ -208,9 +208,10 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 	return out, nil
 }
 
-// AppUID is the user app containers run as, with no capability (the
-// user distroless images name "nonroot"): an app needs no privilege, and
-// one that misbehaves can then write none of the host's files.
+// AppUID is the user app containers run as, with no capability but
+// CAP_NET_BIND_SERVICE for a port below 1024 (the user distroless images
+// name "nonroot"): an app needs no other privilege, and one that
+// misbehaves can then write none of the host's files.
 const AppUID = 65532
 
 func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node cluster.Node, bin, graphFile string, vips map[string]string) cluster.PodSpec {
@@ -223,11 +224,15 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 	for _, up := range g.Calls(d.Service) {
 		cmd = append(cmd, "--upstream", up+"="+vips[ns+"/"+up])
 	}
+	var caps []string
+	if d.Port < 1024 {
+		caps = []string{"net_bind_service"} // a graph's port 80: the one privilege such an app needs
+	}
 	return cluster.PodSpec{
 		Namespace: ns, Name: name, Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
 		Containers: []cluster.ContainerSpec{{
-			Name: "app", Command: cmd, Role: metrics.RoleApp, UID: AppUID, GID: AppUID,
+			Name: "app", Command: cmd, Role: metrics.RoleApp, UID: AppUID, GID: AppUID, Caps: caps,
 			Resources: d.Resources.Requirements(),
 			Readiness: &cluster.Probe{Port: d.Port, Path: "/readyz"},
 		}},
