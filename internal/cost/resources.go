@@ -17,6 +17,11 @@ const (
 // Resources is an amount of CPU and memory: a pod's requests, what a node
 // offers pods, or a sum of them. In YAML and JSON it reads and writes as
 // Kubernetes quantities: {cpu: 700m, memory: 500Mi}.
+//
+// It is not resources.Requirements: it has no limits, and it adds and
+// subtracts (a node's allocatable less the pods packed on it), which
+// requests and limits together do not; its quantity form is the cost
+// files' on disk. The requests of a Requirements become one here.
 type Resources struct {
 	MilliCPU int64
 	Bytes    int64

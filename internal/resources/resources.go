@@ -1,7 +1,7 @@
 // Package resources is a container's CPU and memory requests and limits,
-// the one shape every platform, the metrics, the topology and the cost
-// model share, read from Kubernetes quantities with apimachinery's
-// resource.Quantity.
+// the one parsed shape every platform, the metrics, the topology and the
+// cost model convert to, read from Kubernetes quantities with
+// apimachinery's resource.Quantity.
 package resources
 
 import (
@@ -16,6 +16,12 @@ import (
 // bytes, zero meaning unset, as Kubernetes specifies them. Embedded in a
 // JSON record they write as cpu_request_m, cpu_limit_m, mem_request_bytes
 // and mem_limit_bytes.
+//
+// Two other types hold requests on disk, each converting to this one at
+// its edge: topology.Resources, the graph file's quantities as written,
+// and cost.Resources, an amount of CPU and memory. Each is written in its
+// own encoding in a results directory, so one type for all three would
+// change the results format (docs/development.md says how).
 type Requirements struct {
 	CPURequestMilli int64 `json:"cpu_request_m,omitempty"`
 	CPULimitMilli   int64 `json:"cpu_limit_m,omitempty"`

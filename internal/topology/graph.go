@@ -123,6 +123,11 @@ func (s Step) Calls() []Call {
 
 // Resources are Kubernetes resource requests and limits as quantity
 // strings ("700m", "500Mi"); empty means none.
+//
+// They stay the text the graph file gave, not resources.Requirements: a
+// results directory stores its graph (graph.yaml) as written, and a
+// parsed form would write "0.5" back as "500m", changing a stored graph.
+// Requirements is the one conversion.
 type Resources struct {
 	CPURequest    string `json:"cpu_request,omitempty"`
 	CPULimit      string `json:"cpu_limit,omitempty"`

@@ -17,6 +17,7 @@ import (
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -76,6 +77,12 @@ func (p *labPlatform) Deploy(ctx context.Context, w platform.Workload) error {
 	graphFile, err := writeGraph(l.StateDir(), w.Graph)
 	if err != nil {
 		return err
+	}
+	// Apps do not run as root: each must reach the graph.
+	if d, err := dataplane.ClosedAbove(graphFile); err != nil {
+		return fmt.Errorf("deploy: %w", err)
+	} else if d != "" {
+		return fmt.Errorf("deploy: directory %s is not traversable by the apps' user %d: give the lab a state directory under paths with o+x (mode 0755)", d, AppUID)
 	}
 	// The lab is the record of which pods exist, even after a failed
 	// Deploy; Services are the platform's own record.
@@ -201,6 +208,12 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 	return out, nil
 }
 
+// AppUID is the user app containers run as, with no capability but
+// CAP_NET_BIND_SERVICE for a port below 1024 (the user distroless images
+// name "nonroot"): an app needs no other privilege, and one that
+// misbehaves can then write none of the host's files.
+const AppUID = 65532
+
 func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node cluster.Node, bin, graphFile string, vips map[string]string) cluster.PodSpec {
 	name := d.Name + "-" + strconv.Itoa(i)
 	cmd := []string{bin, "app", "--graph", graphFile, "--service", d.Service, "--namespace", ns, "--pod", name,
@@ -211,11 +224,15 @@ func appPod(g *topology.Graph, d topology.Deployment, ns string, i int, node clu
 	for _, up := range g.Calls(d.Service) {
 		cmd = append(cmd, "--upstream", up+"="+vips[ns+"/"+up])
 	}
+	var caps []string
+	if d.Port < 1024 {
+		caps = []string{"net_bind_service"} // a graph's port 80: the one privilege such an app needs
+	}
 	return cluster.PodSpec{
 		Namespace: ns, Name: name, Node: node.Name, ServiceAccount: d.ServiceAccount,
 		Labels: map[string]string{LabelApp: d.Service, LabelVersion: d.Version, LabelRole: string(metrics.RoleApp)},
 		Containers: []cluster.ContainerSpec{{
-			Name: "app", Command: cmd, Role: metrics.RoleApp,
+			Name: "app", Command: cmd, Role: metrics.RoleApp, UID: AppUID, GID: AppUID, Caps: caps,
 			Resources: d.Resources.Requirements(),
 			Readiness: &cluster.Probe{Port: d.Port, Path: "/readyz"},
 		}},

@@ -37,8 +37,9 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	}
 	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
 	if n.Meshes() {
-		out = append(out, proxyUIDFinding("/etc/passwd", "/proc", dataplane.ProxyUID))
+		out = append(out, uidFinding("/etc/passwd", "/proc", proxyUser))
 	}
+	out = append(out, uidFinding("/etc/passwd", "/proc", appUser))
 	return append(out, platform.DiskFinding(n.ResultsDir, platform.MinFreeDisk))
 }
 
@@ -106,11 +107,26 @@ func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
 	return f
 }
 
-// proxyUIDFinding warns when the sidecars' UID is not free on this host: a
-// user in passwd has it, or a process runs as it. Such a process could
-// read the sidecars' keys, and the files it owns the sidecars could.
-func proxyUIDFinding(passwd, proc string, uid int) platform.Finding {
-	f := platform.Finding{Check: "proxy-uid", Advisory: true}
+// labUser is a UID the lab runs containers as, and what sharing it with
+// another of the host's processes would expose.
+type labUser struct {
+	check, who, risk string
+	uid              int
+}
+
+var (
+	proxyUser = labUser{check: "proxy-uid", who: "the proxies", uid: dataplane.ProxyUID,
+		risk: "it could read the proxies' keys and signal them"}
+	appUser = labUser{check: "app-uid", who: "the apps", uid: AppUID,
+		risk: "it could signal or trace the apps"}
+)
+
+// uidFinding warns when a UID the lab runs containers as is not free on
+// this host: a user in passwd has it, or a process runs as it. Such a
+// process shares the containers' files and may signal them.
+func uidFinding(passwd, proc string, u labUser) platform.Finding {
+	uid := u.uid
+	f := platform.Finding{Check: u.check, Advisory: true}
 	var users []string
 	if b, err := os.ReadFile(passwd); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -134,16 +150,16 @@ func proxyUIDFinding(passwd, proc string, uid int) platform.Finding {
 	}
 	switch {
 	case len(users) == 0 && len(pids) == 0:
-		f.OK, f.Detail = true, fmt.Sprintf("UID %d (the sidecars' user) is free", uid)
+		f.OK, f.Detail = true, fmt.Sprintf("UID %d (%s' user) is free", uid, u.who)
 		return f
 	case len(users) > 0:
-		f.Detail = fmt.Sprintf("UID %d, which the sidecars run as, is user %s", uid, strings.Join(users, ", "))
+		f.Detail = fmt.Sprintf("UID %d, which %s run as, is user %s", uid, u.who, strings.Join(users, ", "))
 	default:
-		f.Detail = fmt.Sprintf("UID %d, which the sidecars run as, runs processes %s", uid, strings.Join(pids, ", "))
+		f.Detail = fmt.Sprintf("UID %d, which %s run as, runs processes %s", uid, u.who, strings.Join(pids, ", "))
 	}
 	if len(users) > 0 && len(pids) > 0 {
 		f.Detail += fmt.Sprintf(", running processes %s", strings.Join(pids, ", "))
 	}
-	f.Fix = "stop what runs as that user, or give it another UID: it could read the sidecars' keys"
+	f.Fix = "stop what runs as that user, or give it another UID: " + u.risk
 	return f
 }

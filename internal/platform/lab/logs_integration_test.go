@@ -24,7 +24,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 	needLab(t)
 	prefix := testPrefix()
 	res := t.TempDir()
-	state := filepath.Join(t.TempDir(), "state")
+	state := filepath.Join(openTempDir(t), "state")
 	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: state, LogDir: filepath.Join(res, "logs", "pods")})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

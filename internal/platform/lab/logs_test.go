@@ -124,13 +124,16 @@ func TestProxyUIDFinding(t *testing.T) {
 	}
 	write(passwd, "root:x:0:0::/root:/bin/sh\n")
 	write(filepath.Join(proc, "1", "status"), "Name:\tinit\nUid:\t0\t0\t0\t0\n")
-	if f := proxyUIDFinding(passwd, proc, 1337); !f.OK || !f.Advisory {
+	if f := uidFinding(passwd, proc, proxyUser); !f.OK || !f.Advisory {
 		t.Errorf("free UID: %+v", f)
 	}
 	write(passwd, "root:x:0:0::/root:/bin/sh\nistio:x:1337:1337::/:/bin/false\n")
 	write(filepath.Join(proc, "42", "status"), "Name:\tenvoy\nUid:\t1337\t1337\t1337\t1337\n")
-	f := proxyUIDFinding(passwd, proc, 1337)
-	if f.OK || f.Fix == "" || !strings.Contains(f.Detail, "is user istio, running processes 42") {
+	f := uidFinding(passwd, proc, proxyUser)
+	if f.OK || f.Fix == "" || !strings.Contains(f.Detail, "UID 1337, which the proxies run as, is user istio, running processes 42") {
 		t.Errorf("taken UID: %+v", f)
+	}
+	if f := uidFinding(passwd, proc, appUser); !f.OK || !strings.Contains(f.Detail, "UID 65532 (the apps' user) is free") {
+		t.Errorf("the apps' UID: %+v", f)
 	}
 }

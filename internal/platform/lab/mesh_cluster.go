@@ -55,7 +55,7 @@ func (c *meshCluster) Inventory(ctx context.Context) (dataplane.Inventory, error
 
 func labContainer(m dataplane.Container) cluster.ContainerSpec {
 	return cluster.ContainerSpec{
-		Name: m.Name, Command: m.Command, Role: m.Role, UID: m.UID, GID: m.GID, Resources: m.Resources,
+		Name: m.Name, Command: m.Command, Role: m.Role, UID: m.UID, GID: m.GID, Caps: m.Caps, Resources: m.Resources,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +208,7 @@ func TestIntegrationMeshSidecar(t *testing.T) {
 	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext, dataplane.CheckIdentity, dataplane.CheckIngress}
 	in := m.install(t, "sidecar")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
+	wantProxyPrivileges(t, m.l, metrics.RoleSidecar, metrics.RoleIngress)
 
 	// A pod left unmeshed: its capture removed, as if istio-init never ran.
 	t3 := m.pod(t, "tier-3-app-a-0")
@@ -362,6 +364,7 @@ func TestIntegrationMeshWaypoint(t *testing.T) {
 	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext, dataplane.CheckIdentity, dataplane.CheckIngress}
 	in := m.install(t, "ambient-waypoint")
 	wantChecks(t, in.Verify(context.Background()), all, nil)
+	wantProxyPrivileges(t, m.l, metrics.RoleNodeProxy, metrics.RoleWaypoint, metrics.RoleIngress)
 	m.remove(t, in)
 
 	in = m.install(t, "waypoint-l7-policy")
@@ -434,5 +437,33 @@ func TestIntegrationHBONELogOffUnderLoad(t *testing.T) {
 	m.run(t, load.Netns, "curl", "-s", "-o", "/dev/null", "http://"+svc.Addr().String()+"/")
 	if after := size(); after != checked {
 		t.Errorf("the HBONE log is on after the check: %d bytes, then %d", checked, after)
+	}
+}
+
+// wantProxyPrivileges checks that every proxy runs as 1337 and that only
+// the node proxy keeps a capability of root, CAP_NET_ADMIN for TPROXY and
+// SO_MARK; each role named must have a proxy.
+func wantProxyPrivileges(t *testing.T, l *cluster.Lab, roles ...metrics.Role) {
+	t.Helper()
+	seen := map[metrics.Role]int{}
+	for _, pod := range l.Pods() {
+		for _, c := range pod.Containers {
+			if !slices.Contains(roles, c.Role) {
+				continue
+			}
+			seen[c.Role]++
+			var want []int
+			if c.Role == metrics.RoleNodeProxy {
+				want = []int{testenv.CapNetAdmin}
+			}
+			if x := testenv.ProcPrivileges(t, c.PID); x.UID != "1337 1337 1337 1337" || !x.Only(want...) || !x.NoNewPrivs {
+				t.Errorf("%s %s: %+v, want user 1337 with capabilities %v only", pod.Key(), c.Name, x, want)
+			}
+		}
+	}
+	for _, r := range roles {
+		if seen[r] == 0 {
+			t.Errorf("no running %s to check", r)
+		}
 	}
 }

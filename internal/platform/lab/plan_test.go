@@ -217,3 +217,28 @@ func TestLoadClusterFile(t *testing.T) {
 		})
 	}
 }
+
+// Apps run as AppUID with no capability, but CAP_NET_BIND_SERVICE for a
+// port below 1024.
+func TestAppPodPrivileges(t *testing.T) {
+	t.Parallel()
+	g := tiered(t)
+	node := testNodes()[0]
+	tests := []struct {
+		name string
+		port int
+		caps []string
+	}{
+		{name: "a high port", port: 8080},
+		{name: "port 80", port: 80, caps: []string{"net_bind_service"}},
+		{name: "port 1024", port: 1024},
+	}
+	for _, tt := range tests {
+		d := g.Deployments()[0]
+		d.Port = tt.port
+		c := appPod(g, d, "ns-1", 0, node, "/bin/mb", "/g.yaml", nil).Containers[0]
+		if c.UID != AppUID || c.GID != AppUID || !slices.Equal(c.Caps, tt.caps) {
+			t.Errorf("%s: uid %d gid %d caps %q, want %d and %q", tt.name, c.UID, c.GID, c.Caps, AppUID, tt.caps)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func needLab(t *testing.T) string {
 func TestIntegrationDeployRedeployMeasure(t *testing.T) {
 	needLab(t)
 	prefix := testPrefix()
-	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: t.TempDir() + "/state"})
+	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: filepath.Join(openTempDir(t), "state")})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
@@ -58,6 +59,12 @@ func TestIntegrationDeployRedeployMeasure(t *testing.T) {
 	}
 	if len(pids) != 4 {
 		t.Fatalf("app pods: %v, want the 4 of the tiered graph", pids)
+	}
+	// Apps run as AppUID with no capability.
+	for pod, pid := range pids {
+		if x := testenv.ProcPrivileges(t, pid); x.UID != "65532 65532 65532 65532" || !x.Only() || !x.NoNewPrivs {
+			t.Errorf("app %s: %+v, want user %d with no capability", pod, x, AppUID)
+		}
 	}
 
 	// A replica sweep adds one pod and leaves the others running.

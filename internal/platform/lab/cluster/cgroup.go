@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,10 @@ import (
 
 // cgroupRoot is the mount point of the cgroup file systems.
 const cgroupRoot = "/sys/fs/cgroup"
+
+// v2Controllers are the controllers the lab enables below its parent on
+// cgroup v2.
+var v2Controllers = []string{"cpu", "memory", "cpuset"}
 
 // The v1 controllers the lab uses.
 var v1Controllers = []string{"cpu", "cpuacct", "memory", "cpuset"}
@@ -27,6 +32,10 @@ type cgroups struct {
 	// Dirs maps a controller ("" on v2) to the lab's top directory in its
 	// tree: <mount>/<own cgroup>/<prefix>-lab.
 	Dirs map[string]string `json:"dirs"`
+	// Enabled are the controllers (v2) the lab turned on in its parent's
+	// cgroup.subtree_control, which were off: lab down turns them off
+	// again. Recorded before they are turned on.
+	Enabled []string `json:"enabled,omitempty"`
 }
 
 // labCgroupName is the lab's top cgroup directory name.
@@ -41,17 +50,36 @@ func containerCgroup(node, namespace, pod, container string) string {
 }
 
 // detectCgroups finds the lab's top directories for this process, from
-// /proc/self/cgroup and the mounted hierarchies.
+// /proc/self/cgroup and the hierarchies mounted at /sys/fs/cgroup.
 func detectCgroups(prefix string) (cgroups, error) {
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return cgroups{}, fmt.Errorf("read /proc/self/cgroup: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		for _, line := range strings.Split(string(own), "\n") {
+	return detectCgroupsAt(cgroupRoot, string(own), prefix)
+}
+
+// detectCgroupsAt finds the lab's top directories below root for a
+// process whose /proc/PID/cgroup reads own. On v2 it also notes which of
+// the lab's controllers are off in the parent's cgroup.subtree_control, so
+// that setupTop turns on, and lab down off, only those.
+func detectCgroupsAt(root, own, prefix string) (cgroups, error) {
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		for _, line := range strings.Split(own, "\n") {
 			if rest, ok := strings.CutPrefix(line, "0::"); ok {
-				dir := filepath.Join(cgroupRoot, rest, labCgroupName(prefix))
-				return cgroups{V2: true, Dirs: map[string]string{"": dir}}, nil
+				dir := filepath.Join(root, rest, labCgroupName(prefix))
+				b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "cgroup.subtree_control"))
+				if err != nil {
+					return cgroups{}, fmt.Errorf("cgroup v2: %w", err)
+				}
+				on := strings.Fields(string(b))
+				cg := cgroups{V2: true, Dirs: map[string]string{"": dir}}
+				for _, c := range v2Controllers {
+					if !slices.Contains(on, c) {
+						cg.Enabled = append(cg.Enabled, c)
+					}
+				}
+				return cg, nil
 			}
 		}
 		return cgroups{}, errors.New("cgroup v2: no 0:: line in /proc/self/cgroup")
@@ -137,13 +165,62 @@ func (cg cgroups) setupTop() error {
 	}
 	if cg.V2 {
 		parent := filepath.Dir(cg.Dirs[""])
-		want := "+cpu +memory +cpuset"
-		if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), want); err != nil {
-			return fmt.Errorf("cgroup v2: enable cpu, memory and cpuset below %s (run meshbench in a delegated cgroup): %w", parent, err)
+		if len(cg.Enabled) > 0 {
+			if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), controlList("+", cg.Enabled)); err != nil {
+				return fmt.Errorf("cgroup v2: enable %s below %s (run meshbench in a delegated cgroup): %w", strings.Join(cg.Enabled, ", "), parent, err)
+			}
 		}
-		return writeFile(filepath.Join(cg.Dirs[""], "cgroup.subtree_control"), want)
+		return writeFile(filepath.Join(cg.Dirs[""], "cgroup.subtree_control"), controlList("+", v2Controllers))
 	}
 	return copyCpuset(cg.Dirs["cpuset"])
+}
+
+// controlList is a cgroup.subtree_control write: "+cpu +memory".
+func controlList(sign string, cs []string) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = sign + c
+	}
+	return strings.Join(out, " ")
+}
+
+// restoreParent turns off, in the parent's cgroup.subtree_control, the
+// controllers the lab turned on there, once the lab's own directory is
+// gone. A controller another child of the parent passes on in its own
+// cgroup.subtree_control (another lab started from the same cgroup) is
+// in use and left on; it is returned in kept.
+func (cg cgroups) restoreParent() (kept []string, err error) {
+	if !cg.V2 || len(cg.Enabled) == 0 {
+		return nil, nil
+	}
+	top := cg.Dirs[""]
+	parent := filepath.Dir(top)
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
+	used := map[string]bool{}
+	for _, e := range ents {
+		if !e.IsDir() || filepath.Join(parent, e.Name()) == top {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(parent, e.Name(), "cgroup.subtree_control"))
+		for _, c := range strings.Fields(string(b)) {
+			used[c] = true
+		}
+	}
+	var off []string
+	for _, c := range cg.Enabled {
+		if used[c] {
+			kept = append(kept, c)
+		} else {
+			off = append(off, c)
+		}
+	}
+	if len(off) == 0 {
+		return kept, nil
+	}
+	return kept, writeFile(filepath.Join(parent, "cgroup.subtree_control"), controlList("-", off))
 }
 
 func copyCpuset(dir string) error {

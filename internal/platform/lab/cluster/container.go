@@ -160,16 +160,13 @@ func (c *container) runOnce(first chan<- error) (code int, stopped bool) {
 }
 
 func (c *container) start() (*exec.Cmd, error) {
-	argv := []string{"/bin/sh", "-c", shimScript, "meshbench-shim"}
-	if c.spec.UID != 0 || c.spec.GID != 0 {
-		// The shim must stay root to join the cgroups; setpriv drops to
-		// the container's user just before the command runs. The kernel
-		// clears the parent-death signal when credentials change, so
-		// setpriv sets it again after the drop.
-		argv = append(argv, "setpriv", fmt.Sprintf("--reuid=%d", c.spec.UID), fmt.Sprintf("--regid=%d", c.spec.GID), "--clear-groups",
-			"--pdeathsig=KILL", "--")
+	argv, exe, err := c.spec.privilegeArgv()
+	if err != nil {
+		return nil, err
 	}
-	argv = append(argv, c.spec.Command...)
+	if exe != nil {
+		defer exe.Close()
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	p := c.pod
 	cmd.Env = append([]string{
@@ -185,6 +182,9 @@ func (c *container) start() (*exec.Cmd, error) {
 	}
 	if c.spec.Stderr != nil {
 		cmd.Stderr = c.spec.Stderr
+	}
+	if exe != nil {
+		cmd.ExtraFiles = []*os.File{exe}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := startIn(p.netns, cmd); err != nil {

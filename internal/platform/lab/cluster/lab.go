@@ -115,6 +115,9 @@ func preflight(cfg Config) error {
 			return errors.New("iptables-restore not found: install iptables (apt-get install iptables)")
 		}
 	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		return errors.New("setpriv not found, which starts every container with its privileges only: install util-linux (apt-get install util-linux)")
+	}
 	if st, err := readState(cfg.StateDir); err == nil {
 		if st.ownerAlive() {
 			return fmt.Errorf("%w: lab %s is running (pid %d); use it, or run meshbench lab down --name %s", ErrAlreadyUp, cfg.Name, st.Owner, cfg.Name)

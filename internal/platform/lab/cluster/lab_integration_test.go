@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -349,5 +351,53 @@ func TestIntegrationAddContainerFirstStartFails(t *testing.T) {
 	}
 	if err := l.RemoveContainer(ctx, "ns-1", "web", "istio-proxy"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Each container keeps only the privileges its spec names: an app as a
+// user with none (its program in a directory only root can enter), a
+// proxy as 1337 with CAP_NET_ADMIN alone, and a root container with no
+// capability; no_new_privs is set on all three.
+func TestIntegrationContainerPrivileges(t *testing.T) {
+	l := newTestLab(t, NodeConfig{Name: "a", Role: "app"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(closed, "app")
+	b, err := os.ReadFile(helperBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pod := PodSpec{Namespace: "ns-1", Name: "priv", Node: "a", Containers: []ContainerSpec{
+		{Name: "app", Command: []string{exe}, Env: []string{"MB_LAB_HELPER=serve", "PORT=8080"}, UID: 65532, GID: 65532,
+			Readiness: &Probe{Port: 8080, Path: "/"}},
+		{Name: "proxy", Command: []string{"sleep", "60"}, UID: 1337, GID: 1337, Caps: []string{"net_admin"}},
+		{Name: "load", Command: []string{"sleep", "60"}},
+	}}
+	if err := l.CreatePods(ctx, []PodSpec{pod}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := l.Pod("ns-1", "priv")
+	got := map[string]testenv.Privileges{}
+	for _, c := range p.Containers {
+		got[c.Name] = testenv.ProcPrivileges(t, c.PID)
+	}
+	if a := got["app"]; a.UID != "65532 65532 65532 65532" || a.GID != "65532 65532 65532 65532" || !a.Only() || !a.NoNewPrivs {
+		t.Errorf("app: %+v, want user 65532 with no capability and no_new_privs", a)
+	}
+	if x := got["proxy"]; x.UID != "1337 1337 1337 1337" || !x.Only(testenv.CapNetAdmin) || !x.NoNewPrivs {
+		t.Errorf("proxy: %+v, want user 1337 with CAP_NET_ADMIN alone and no_new_privs", x)
+	}
+	if x := got["load"]; x.UID != "0 0 0 0" || x.Effective != 0 || x.Permitted != 0 || x.Bounding != 0 || !x.NoNewPrivs {
+		t.Errorf("load: %+v, want root with no capability and no_new_privs", x)
 	}
 }

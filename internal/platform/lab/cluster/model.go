@@ -49,8 +49,13 @@ type ContainerSpec struct {
 	Command []string `json:"command"`
 	Env     []string `json:"env,omitempty"` // added to the lab's own
 	// UID and GID run the process as that user and group; 0 is root.
-	UID       int                    `json:"uid,omitempty"`
-	GID       int                    `json:"gid,omitempty"`
+	UID int `json:"uid,omitempty"`
+	GID int `json:"gid,omitempty"`
+	// Caps are the capabilities the process keeps (setpriv's names:
+	// "net_admin"), as ambient capabilities when it is not root; every
+	// other capability is dropped, and no_new_privs is set, so neither
+	// a setuid nor a file-capability program it runs gains any.
+	Caps      []string               `json:"caps,omitempty"`
 	Resources resources.Requirements `json:"resources"`
 	Role      metrics.Role           `json:"role"`
 	Restart   RestartPolicy          `json:"restart,omitempty"`

@@ -58,6 +58,7 @@ func Teardown(ctx context.Context, o TeardownOptions) error {
 		return fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", o.Prefix)
 	}
 	if own, err := detectCgroups(o.Prefix); err == nil {
+		own.Enabled = nil // what is off now in this process's parent, not what the lab turned on
 		cgs = append(cgs, own)
 	}
 	return removeAll(ctx, o.Prefix, o.StateDir, cgs, o.Logger)
@@ -112,6 +113,15 @@ func removeAll(ctx context.Context, prefix, stateDir string, cgs []cgroups, log 
 	for _, t := range tops {
 		if err := removeTree(t); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for _, cg := range cgs {
+		kept, err := cg.restoreParent()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(kept) > 0 {
+			log.Info("cgroup controllers left on: another cgroup below the lab's parent uses them", "controllers", kept, "parent", filepath.Dir(cg.Dirs[""]))
 		}
 	}
 	if stateDir != "" {

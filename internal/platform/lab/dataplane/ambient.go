@@ -15,6 +15,13 @@ import (
 // capture rules let through.
 var proxyMark = &envoycfg.BindConfig{SocketOptions: []envoycfg.SocketOption{envoycfg.SOMark(0x539)}}
 
+// nodeProxyCaps are all the node proxy keeps of root: CAP_NET_ADMIN lets
+// its transparent listeners take TPROXYed connections (IP_TRANSPARENT)
+// and its upstream sockets carry proxyMark (SO_MARK). Its ports are above
+// 1024, so it needs no CAP_NET_BIND_SERVICE, and it opens no raw socket.
+// Waypoints, gateways and sidecars keep none.
+var nodeProxyCaps = []string{"net_admin"}
+
 // buildNodeProxy builds the per-node proxy in ztunnel's role, at L4 only:
 //   - 15001 takes the node's captured outbound connections; a filter
 //     chain per (local pod, Service) picks an endpoint of the Service (or
@@ -30,6 +37,7 @@ var proxyMark = &envoycfg.BindConfig{SocketOptions: []envoycfg.SocketOption{envo
 func buildNodeProxy(v *view, node *Node, s Settings, dir string, waypoints map[string][]*Pod, l4 bool) *proxy {
 	nodeID := fmt.Sprintf("ztunnel~%s~ztunnel-%s.%s~%s.svc.cluster.local", node.IP, node.Name, systemNamespace, systemNamespace)
 	p := newProxy("ztunnel/"+node.Name, dir, metrics.RoleNodeProxy, nodeID, "ztunnel", mesh.DefaultNodeProxyWorkers)
+	p.Caps = nodeProxyCaps
 	p.tunnels()
 	local := v.meshedPods(node.Name)
 	certs := map[string]envoycfg.TLSCertificate{}

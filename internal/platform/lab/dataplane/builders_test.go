@@ -101,8 +101,8 @@ func TestNodeProxyUsesEachSourcePodsIdentity(t *testing.T) {
 	inv := fixture()
 	v := newView(inv)
 	p := buildNodeProxy(v, &inv.Nodes[0], Settings{}, "/m/ztunnel", nil, false)
-	if p.UID != 0 {
-		t.Error("the node proxy needs root for TPROXY and SO_MARK")
+	if p.UID != ProxyUID || !slices.Equal(p.Caps, []string{"net_admin"}) {
+		t.Errorf("the node proxy runs as %d keeping %q, want %d keeping only net_admin (TPROXY and SO_MARK)", p.UID, p.Caps, ProxyUID)
 	}
 	out := findListener(p, "ztunnel_outbound")
 	if out == nil || out.Transparent == nil || !*out.Transparent {

@@ -7,7 +7,7 @@ import (
 )
 
 // Ports and marks of the data plane, Istio's values.
-// ProxyUID is the user sidecars run as, as Istio's do; their capture rules
+// ProxyUID is the user every proxy runs as, as Istio's do; sidecars' capture rules
 // let this user's traffic through, and their files are its.
 const ProxyUID = 1337
 
@@ -15,7 +15,7 @@ const (
 	portOutbound       = 15001    // captured outbound traffic
 	portInbound        = 15006    // captured inbound traffic (plaintext for ambient)
 	portHBONE          = 15008    // HBONE: HTTP/2 CONNECT in mutual TLS
-	proxyUID           = ProxyUID // the sidecar's user, exempt from capture
+	proxyUID           = ProxyUID // the proxies' user, exempt from sidecar capture
 	inboundPassthrough = "127.0.0.6"
 	// ztunnel marks its own sockets 0x539 and TPROXYed packets 0x111,
 	// and routes the latter through table 100 to the local stack.

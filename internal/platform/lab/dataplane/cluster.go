@@ -103,9 +103,11 @@ type Container struct {
 	Name    string       `json:"name"`
 	Command []string     `json:"command"`
 	Role    metrics.Role `json:"role"`
-	// UID and GID run the process as that user; 0 means root. Sidecars
+	// UID and GID run the process as that user; 0 means root. Proxies
 	// run as 1337 so that capture rules can exempt their traffic.
-	UID       int                    `json:"uid,omitempty"`
-	GID       int                    `json:"gid,omitempty"`
+	UID int `json:"uid,omitempty"`
+	GID int `json:"gid,omitempty"`
+	// Caps are the only capabilities the process keeps (setpriv's names).
+	Caps      []string               `json:"caps,omitempty"`
 	Resources resources.Requirements `json:"resources"`
 }

@@ -28,6 +28,11 @@ type DataPlane interface {
 	// TLS, which the shared checks then prove refuses plaintext and
 	// carries the caller's identity.
 	Upstream() upstreamMode
+	// IdentityLogs say where a probe along e, carrying the nonce probe in
+	// its header, leaves the identity the caller's side presented, and
+	// whose it must be; the identity check reads them. Called under the
+	// installation's lock; none for a data plane without mutual TLS.
+	IdentityLogs(in *Installation, e edge, probe string) []identityLog
 }
 
 var (
@@ -79,3 +84,5 @@ func (noMesh) Install(ctx context.Context, in *Installation) error { return in.s
 func (noMesh) Checks(*Installation) []func(context.Context) mesh.Check { return nil }
 
 func (noMesh) Upstream() upstreamMode { return plainUpstream }
+
+func (noMesh) IdentityLogs(*Installation, edge, string) []identityLog { return nil }

@@ -50,20 +50,22 @@ func writeProxy(p *proxy, ca *CA) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// checkTraversable fails when a directory above dir is closed to other
-// users: a sidecar runs as 1337 and must reach its files.
-func checkTraversable(dir string) error {
-	abs, err := filepath.Abs(dir)
+// ClosedAbove returns the first directory above path, from the nearest,
+// that other users cannot traverse, or "" when every one can: a process
+// the lab runs as another user (a proxy's 1337, an app's 65532) must get
+// through each to reach its files.
+func ClosedAbove(path string) (string, error) {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 		st, err := os.Stat(d)
 		if err == nil && st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("directory %s is not traversable by the sidecar user %d: give the mesh a directory under paths with o+x (mode 0755)", d, proxyUID)
+			return d, nil
 		}
 		if d == "/" {
-			return nil
+			return "", nil
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // Options configure an installation.
 type Options struct {
 	// Dir holds the proxies' configurations, certificates, admin sockets
-	// and logs; it must be traversable by the sidecar user (1337).
+	// and logs; it must be traversable by the proxies' user (1337).
 	Dir string
 	// Envoy is the binary; empty means FindEnvoy.
 	Envoy  string
@@ -88,6 +88,12 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 	}
 	if o.Dir == "" {
 		return nil, nil, errors.New("mesh install: no directory for proxy files")
+	}
+	// Proxies do not run as root: each must reach its files.
+	if d, err := ClosedAbove(filepath.Join(o.Dir, "x")); err != nil {
+		return nil, nil, err
+	} else if d != "" {
+		return nil, nil, fmt.Errorf("directory %s is not traversable by the proxies' user %d: give the mesh a directory under paths with o+x (mode 0755)", d, proxyUID)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -228,7 +234,7 @@ func (in *Installation) prepare(ctx context.Context, p *proxy) error {
 
 // container is how a proxy runs.
 func (in *Installation) container(p *proxy, name string, r resources.Requirements) Container {
-	return Container{Name: name, Command: p.command(in.envoy), Role: p.Role, UID: p.UID, GID: p.UID, Resources: r}
+	return Container{Name: name, Command: p.command(in.envoy), Role: p.Role, UID: p.UID, GID: p.UID, Caps: p.Caps, Resources: r}
 }
 
 // addPod runs a proxy as a pod of its own and waits for it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/meshbench/meshbench/internal/mesh"
 )
@@ -49,6 +50,37 @@ func (IstioAmbient) Install(ctx context.Context, in *Installation) error {
 // Checks check that each meshed pod's node sends its traffic to the
 // Upstream is HBONE to each meshed pod's node proxy.
 func (IstioAmbient) Upstream() upstreamMode { return hboneUpstream }
+
+// IdentityLogs are HBONE logs, matched on the CONNECT authority: without a
+// waypoint, the callee's node proxy logs the caller's identity; with one,
+// the waypoint logs the caller's and the callee's node proxy the
+// waypoint's.
+func (IstioAmbient) IdentityLogs(in *Installation, e edge, _ string) []identityLog {
+	backends := in.inv.backends(e.to)
+	var endpoints []string
+	for _, ep := range e.to.Endpoints {
+		endpoints = append(endpoints, ep.String())
+	}
+	toPod := func(l string) bool { return slices.Contains(endpoints, field(l, "authority")) }
+	if len(in.waypoints[e.to.Namespace]) == 0 {
+		return []identityLog{{markLogs(in.nodeLogs(backends)...), toPod, e.from.Identity()}}
+	}
+	var wl []string
+	for _, w := range in.waypoints[e.to.Namespace] {
+		wl = append(wl, in.wpProxies[w.Key()].path(connLogFile))
+	}
+	vip := hostPort(e.to.VIP.String(), e.to.Port)
+	// The waypoint pools its tunnels to the pods: the call may ride one
+	// opened earlier, so any tunnel from it counts, not only new ones.
+	whole := logTail{}
+	for _, l := range in.nodeLogs(backends) {
+		whole[l] = 0
+	}
+	return []identityLog{
+		{markLogs(wl...), func(l string) bool { return field(l, "authority") == vip }, e.from.Identity()},
+		{whole, toPod, SPIFFEID(e.to.Namespace, waypointAccount)},
+	}
+}
 
 // node proxy, and that the node proxy is ready.
 func (IstioAmbient) Checks(in *Installation) []func(context.Context) mesh.Check {

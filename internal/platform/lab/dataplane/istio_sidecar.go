@@ -15,9 +15,6 @@ type IstioSidecar struct{}
 // Install starts the ingress gateway and every meshed pod's sidecar, then
 // captures each pod's traffic.
 func (IstioSidecar) Install(ctx context.Context, in *Installation) error {
-	if err := checkTraversable(in.o.Dir); err != nil {
-		return err
-	}
 	if err := in.startIngress(ctx); err != nil {
 		return err
 	}
@@ -32,6 +29,18 @@ func (IstioSidecar) Install(ctx context.Context, in *Installation) error {
 		}
 	}
 	return in.resetConnections(ctx)
+}
+
+// IdentityLogs: the callee's sidecars log each inbound request that
+// carries the probe header, with the peer certificate's identity.
+func (IstioSidecar) IdentityLogs(in *Installation, e edge, probe string) []identityLog {
+	var logs []string
+	for _, b := range in.inv.backends(e.to) {
+		if p := in.sidecars[b.Key()]; p != nil {
+			logs = append(logs, p.path(probeLogFile))
+		}
+	}
+	return []identityLog{{markLogs(logs...), func(l string) bool { return field(l, "probe") == probe }, e.from.Identity()}}
 }
 
 // Upstream is Istio's mutual TLS to each meshed pod's sidecar.

@@ -37,6 +37,12 @@ func (IstiodSidecar) Checks(in *Installation) []func(context.Context) mesh.Check
 // Upstream is IstioSidecar's: Istio's mutual TLS to each meshed pod.
 func (IstiodSidecar) Upstream() upstreamMode { return IstioSidecar{}.Upstream() }
 
+// IdentityLogs are the sidecars' probe logs, as with meshbench's
+// configuration: istiod's names the same probe access log.
+func (IstiodSidecar) IdentityLogs(in *Installation, e edge, probe string) []identityLog {
+	return IstioSidecar{}.IdentityLogs(in, e, probe)
+}
+
 // Cluster names Istio's bootstrap gives its xDS and SDS servers; istiod's
 // configuration refers to sds-grpc by name.
 const (
@@ -52,7 +58,6 @@ func buildIstiodSidecar(v *view, pod *Pod, s Settings, dir, planeDir string) *pr
 	nodeID := fmt.Sprintf("sidecar~%s~%s.%s~%s.svc.cluster.local", pod.IP, pod.Name, pod.Namespace, pod.Namespace)
 	app := appName(v, pod)
 	p := newProxy("sidecar/"+pod.Namespace+"/"+pod.Name, dir, metrics.RoleSidecar, nodeID, app+"."+pod.Namespace, s.Workers)
-	p.UID = proxyUID
 	p.InDir = true
 	p.Boot.Node.Metadata = istioNodeMetadata(v, pod, app)
 	p.Boot.DynamicResources = envoycfg.ADS(xdsCluster, true)

@@ -18,7 +18,8 @@ type proxy struct {
 	Boot    envoycfg.Bootstrap
 	Certs   []certFile
 	Workers int
-	UID     int // 0: root (node proxies need CAP_NET_ADMIN for TPROXY and SO_MARK)
+	UID     int      // every proxy runs as ProxyUID, as Istio's do
+	Caps    []string // capabilities kept, as ambient ones (the node proxy's CAP_NET_ADMIN)
 	// InDir runs Envoy in its directory, where relative paths in istiod's
 	// configuration (the probe access log) land.
 	InDir bool
@@ -60,7 +61,7 @@ func (p *proxy) cert(identity, fileStem string, kt KeyType) envoycfg.TLSCertific
 // and admin (on a Unix socket here). Istio's limit on downstream
 // connections (2^31-1) is left out: it is the same as none.
 func newProxy(name, dir string, role metrics.Role, nodeID, cluster string, workers int) *proxy {
-	p := &proxy{Name: name, Dir: dir, Role: role, Workers: workers}
+	p := &proxy{Name: name, Dir: dir, Role: role, Workers: workers, UID: proxyUID}
 	p.Boot = envoycfg.Bootstrap{
 		Node:  envoycfg.Node{ID: nodeID, Cluster: cluster},
 		Admin: envoycfg.Admin{Address: envoycfg.PipeAddr(p.path(adminSocket))},

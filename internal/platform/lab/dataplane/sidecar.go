@@ -24,7 +24,6 @@ const probeLogFormat = "probe=%REQ(" + probeHeader + ")% peer=%DOWNSTREAM_PEER_U
 func buildSidecar(v *view, pod *Pod, s Settings, dir string, l7 bool) *proxy {
 	nodeID := fmt.Sprintf("sidecar~%s~%s.%s~%s.svc.cluster.local", pod.IP, pod.Name, pod.Namespace, pod.Namespace)
 	p := newProxy("sidecar/"+pod.Namespace+"/"+pod.Name, dir, metrics.RoleSidecar, nodeID, pod.Namespace, s.Workers)
-	p.UID = proxyUID
 	cert := p.cert(pod.Identity(), "workload", RSA2048)
 	addOutbound(p, v, pod.Namespace, cert, p.trustedCA(), nil)
 	addSidecarInbound(p, v, pod, cert, l7)

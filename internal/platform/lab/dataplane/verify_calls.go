@@ -56,52 +56,22 @@ func (in *Installation) checkIdentity(ctx context.Context) mesh.Check {
 	return result(CheckIdentity, len(es), bad, "calls carry the caller's identity")
 }
 
+// identityLog is where a call's identity shows: the lines of tail that
+// are about the call, and the SPIFFE ID they must carry.
+type identityLog struct {
+	tail     logTail
+	relevant func(string) bool
+	want     string
+}
+
 func (in *Installation) probeIdentity(ctx context.Context, e edge) error {
-	f := in.settings.profile()
-	backends := in.inv.backends(e.to)
-	var endpoints []string
-	for _, ep := range e.to.Endpoints {
-		endpoints = append(endpoints, ep.String())
-	}
-	toPod := func(l string) bool { return slices.Contains(endpoints, field(l, "authority")) }
-	// Each expectation: where to look, which lines are about this call,
-	// and whose identity they must carry.
-	type expect struct {
-		tail     logTail
-		relevant func(string) bool
-		want     string
-	}
-	var exps []expect
 	id := nonce()
 	in.mu.Lock()
-	switch {
-	case f.Sidecars():
-		var logs []string
-		for _, b := range backends {
-			if p := in.sidecars[b.Key()]; p != nil {
-				logs = append(logs, p.path(probeLogFile))
-			}
-		}
-		exps = append(exps, expect{markLogs(logs...), func(l string) bool { return field(l, "probe") == id }, e.from.Identity()})
-	case len(in.waypoints[e.to.Namespace]) > 0:
-		var wl []string
-		for _, w := range in.waypoints[e.to.Namespace] {
-			wl = append(wl, in.wpProxies[w.Key()].path(connLogFile))
-		}
-		vip := hostPort(e.to.VIP.String(), e.to.Port)
-		// The waypoint pools its tunnels to the pods: the call may ride one
-		// opened earlier, so any tunnel from it counts, not only new ones.
-		whole := logTail{}
-		for _, l := range in.nodeLogs(backends) {
-			whole[l] = 0
-		}
-		exps = append(exps,
-			expect{markLogs(wl...), func(l string) bool { return field(l, "authority") == vip }, e.from.Identity()},
-			expect{whole, toPod, SPIFFEID(e.to.Namespace, waypointAccount)})
-	default:
-		exps = append(exps, expect{markLogs(in.nodeLogs(backends)...), toPod, e.from.Identity()})
-	}
+	exps := in.dp.IdentityLogs(in, e, id)
 	in.mu.Unlock()
+	if len(exps) == 0 {
+		return fmt.Errorf("the %T data plane names no log that shows a call's identity", in.dp)
+	}
 	target := hostPort(e.to.VIP.String(), e.to.Port)
 	status, err := in.get(ctx, request{Netns: e.from.Netns, Addr: target, Host: target, Header: map[string]string{probeHeader: id}})
 	if err != nil {
