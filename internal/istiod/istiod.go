@@ -93,13 +93,13 @@ func (d *Istiod) Start(ctx context.Context) error {
 	return d.WaitReady(ctx)
 }
 
-// Argv is istiod's command line for a launcher of its own, such as the
-// lab, which runs istiod as one of its pods to measure it: it enters the
-// cluster's network namespace, which holds only loopback, with istiod's
-// environment alone, and logs where Start's istiod logs. The launcher
-// stops the process; WaitReady says when it serves.
-func (d *Istiod) Argv() []string {
-	argv := append([]string{"nsenter", "--net=" + d.o.Cluster.Netns.Path(), "--", "env", "-i", "-C", d.o.Cluster.Dir}, d.env...)
+// Command is istiod's command line for a launcher of its own, such as the
+// lab, which runs istiod as one of its pods to measure it: istiod with its
+// environment alone, logging where Start's istiod logs. The launcher runs
+// it in the cluster's network namespace (Cluster.Netns), which holds only
+// loopback, stops it, and learns from WaitReady when it serves.
+func (d *Istiod) Command() []string {
+	argv := append([]string{"env", "-i", "-C", d.o.Cluster.Dir}, d.env...)
 	argv = append(argv, d.build.Binary)
 	return append(append(argv, d.args...), "--log_target", filepath.Join(d.o.Cluster.Dir, "istiod.log"))
 }

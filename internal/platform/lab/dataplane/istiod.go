@@ -168,8 +168,14 @@ func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, node
 	if err != nil {
 		return err
 	}
+	// Joining the API server's namespace takes CAP_SYS_ADMIN; setpriv
+	// then empties the bounding set (CAP_SETPCAP), so istiod itself runs
+	// as root with no capability.
+	cmd := append([]string{"nsenter", "--net=" + pl.kube.Netns.Path(), "--",
+		"setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"}, d.Command()...)
 	spec := PodSpec{Namespace: systemNamespace, Name: istiodPod, Node: node.Name, ServiceAccount: "istiod", HostNetwork: true,
-		Containers: []Container{{Name: istiodContainer, Command: d.Argv(), Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
+		Containers: []Container{{Name: istiodContainer, Command: cmd, Caps: []string{"sys_admin", "setpcap"},
+			Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
 	pl.istiod = true // recorded first: a pod that half started is removed too
 	if _, err := pl.c.AddPod(ctx, spec); err != nil {
 		return fmt.Errorf("control_plane istiod: start istiod on node %s: %w", node.Name, err)
