@@ -168,13 +168,14 @@ func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, node
 	if err != nil {
 		return err
 	}
-	// Joining the API server's namespace takes CAP_SYS_ADMIN; setpriv
-	// then empties the bounding set (CAP_SETPCAP), so istiod itself runs
-	// as root with no capability.
+	// Joining the API server's namespace takes CAP_SYS_ADMIN, and opening
+	// it (a thread of meshbench's, which holds more capabilities than the
+	// container) CAP_SYS_PTRACE; setpriv then empties the bounding set
+	// (CAP_SETPCAP), so istiod itself runs as root with no capability.
 	cmd := append([]string{"nsenter", "--net=" + pl.kube.Netns.Path(), "--",
 		"setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"}, d.Command()...)
 	spec := PodSpec{Namespace: systemNamespace, Name: istiodPod, Node: node.Name, ServiceAccount: "istiod", HostNetwork: true,
-		Containers: []Container{{Name: istiodContainer, Command: cmd, Caps: []string{"sys_admin", "setpcap"},
+		Containers: []Container{{Name: istiodContainer, Command: cmd, Caps: []string{"sys_admin", "sys_ptrace", "setpcap"},
 			Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
 	pl.istiod = true // recorded first: a pod that half started is removed too
 	if _, err := pl.c.AddPod(ctx, spec); err != nil {
