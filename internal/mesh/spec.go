@@ -43,7 +43,7 @@ const (
 // Envoys istiod configures over xDS (sidecars, waypoints). A waypoint
 // profile's node proxies keep meshbench's configuration: istiod configures
 // ztunnel through its workload API, not Envoy's xDS.
-var IstiodProfiles = []string{ProfileSidecar, ProfileSidecarL7Policy, ProfileAmbientWaypoint}
+var IstiodProfiles = []string{ProfileSidecar, ProfileSidecarL7Policy, ProfileAmbientWaypoint, ProfileWaypointL7Policy}
 
 // Check is one verification check's outcome.
 type Check struct {

@@ -27,7 +27,7 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 	testIstiodProfiles(t, []string{mesh.ProfileSidecar, mesh.ProfileSidecarL7Policy}, "istio.metadata_exchange")
 }
 
-// TestIntegrationMeshIstiodWaypoint runs ambient-waypoint with real
+// TestIntegrationMeshIstiodWaypoint runs the waypoint profiles with real
 // istiod configuring the waypoints (the node proxies keep meshbench's
 // configuration): HBONE from the node proxies through istiod's waypoints
 // must carry every call with the callers' identities, and the waypoints
@@ -36,7 +36,7 @@ func TestIntegrationMeshIstiodWaypoint(t *testing.T) {
 	// A waypoint's CONNECT termination keeps the peer in istiod's own
 	// filter-state type, which upstream Envoy lacks: the relay must have
 	// changed it.
-	testIstiodProfiles(t, []string{mesh.ProfileAmbientWaypoint}, "istio.hashable_string")
+	testIstiodProfiles(t, []string{mesh.ProfileAmbientWaypoint, mesh.ProfileWaypointL7Policy}, "istio.hashable_string")
 }
 
 // testIstiodProfiles installs each profile under istiod, wanting every
