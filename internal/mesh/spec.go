@@ -39,9 +39,11 @@ const (
 	ControlPlaneIstiod    = "istiod"
 )
 
-// IstiodProfiles are the lab profiles istiod can configure: those whose
-// proxies are all Envoys istiod knows how to configure (no ztunnel).
-var IstiodProfiles = []string{ProfileSidecar, ProfileSidecarL7Policy}
+// IstiodProfiles are the lab profiles istiod can configure: those with
+// Envoys istiod configures over xDS (sidecars, waypoints). A waypoint
+// profile's node proxies keep meshbench's configuration: istiod configures
+// ztunnel through its workload API, not Envoy's xDS.
+var IstiodProfiles = []string{ProfileSidecar, ProfileSidecarL7Policy, ProfileAmbientWaypoint, ProfileWaypointL7Policy}
 
 // Check is one verification check's outcome.
 type Check struct {

@@ -18,7 +18,7 @@ func TestMeshControlPlane(t *testing.T) {
 		{"both control planes", "- profile: sidecar\n- {name: sidecar-istiod, profile: sidecar, control_plane: istiod}\n", ""},
 		{"meshbench named", "- {profile: sidecar-l7-policy, control_plane: meshbench}\n", ""},
 		{"istiod for ambient", "- {profile: ambient, control_plane: istiod}\n",
-			`meshes[0].control_plane: istiod configures profiles sidecar, sidecar-l7-policy on the lab, not "ambient"`},
+			`meshes[0].control_plane: istiod configures profiles sidecar, sidecar-l7-policy, ambient-waypoint, waypoint-l7-policy on the lab, not "ambient"`},
 		{"unknown", "- {profile: sidecar, control_plane: linkerd}\n", `meshes[0].control_plane: unknown control plane "linkerd"`},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,13 +22,36 @@ import (
 // Without istiod's build or the API server it fails under
 // MESHBENCH_REQUIRE_INTEGRATION=1, as CI runs it.
 func TestIntegrationMeshIstiodSidecar(t *testing.T) {
+	// istiod's defaults include metadata exchange, which upstream Envoy
+	// lacks: the relay must have changed it.
+	testIstiodProfiles(t, []string{mesh.ProfileSidecar, mesh.ProfileSidecarL7Policy}, "istio.metadata_exchange")
+}
+
+// TestIntegrationMeshIstiodWaypoint runs the waypoint profiles with real
+// istiod configuring the waypoints (the node proxies keep meshbench's
+// configuration): HBONE from the node proxies through istiod's waypoints
+// must carry every call with the callers' identities, and the waypoints
+// must run istiod's configuration having rejected none of it.
+func TestIntegrationMeshIstiodWaypoint(t *testing.T) {
+	// A waypoint's CONNECT termination keeps the peer in istiod's own
+	// filter-state type, which upstream Envoy lacks: the relay must have
+	// changed it.
+	testIstiodProfiles(t, []string{mesh.ProfileAmbientWaypoint, mesh.ProfileWaypointL7Policy}, "istio.hashable_string")
+}
+
+// testIstiodProfiles installs each profile under istiod, wanting every
+// check to pass and the relay to have changed the named extension.
+func testIstiodProfiles(t *testing.T, profiles []string, changed string) {
 	testenv.Integration(t)
 	err := dataplane.IstiodPrerequisites()
 	testenv.Need(t, err == nil, "istiod and the local API server (scripts/istiod-build.sh, scripts/k8s-testbin.sh): %v", err)
 	m := newMeshLab(t)
 	all := []string{dataplane.CheckConfig, dataplane.CheckReady, dataplane.CheckMeshed, dataplane.CheckPlaintext,
 		dataplane.CheckIdentity, dataplane.CheckIngress, dataplane.CheckIstiodConfig}
-	for _, profile := range mesh.IstiodProfiles {
+	for _, profile := range profiles {
+		if !slices.Contains(mesh.IstiodProfiles, profile) {
+			t.Fatalf("istiod does not configure %s", profile)
+		}
 		t.Run(profile, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -54,7 +78,7 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 				t.Errorf("istiod's pod %+v (found %v), want one running control-plane container on node load", pod, ok)
 			}
 			want := all
-			if profile == mesh.ProfileSidecarL7Policy {
+			if p, _ := mesh.LookupProfile(profile); p.L4Policy || p.L7Policy {
 				want = append(want, dataplane.CheckAllowed, dataplane.CheckDenied)
 			}
 			wantChecks(t, checks, want, nil)
@@ -62,10 +86,8 @@ func TestIntegrationMeshIstiodSidecar(t *testing.T) {
 			if !strings.HasPrefix(facts["istiod"], "v0.0.0-") {
 				t.Errorf("istiod's version not recorded: %v", facts)
 			}
-			// istiod's defaults include metadata exchange, which upstream
-			// Envoy lacks: the relay must have changed it.
-			if !strings.Contains(facts["xds_relay_changes"], "istio.metadata_exchange") {
-				t.Errorf("relay changes: %q, want istio.metadata_exchange among them", facts["xds_relay_changes"])
+			if !strings.Contains(facts["xds_relay_changes"], changed) {
+				t.Errorf("relay changes: %q, want %s among them", facts["xds_relay_changes"], changed)
 			}
 			m.remove(t, in)
 			removed = true

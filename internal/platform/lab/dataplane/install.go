@@ -45,7 +45,7 @@ type Installation struct {
 	waypoints map[string][]*Pod // namespace -> waypoint pods
 	wpProxies map[string]*proxy // waypoint pod key -> proxy
 	ingress   *ingressGateway
-	plane     *istiodPlane // control_plane istiod: what configures the sidecars
+	plane     *istiodPlane // control_plane istiod: what configures the sidecars or waypoints
 	pods      []Pod        // pods AddPod made
 	captures  []capture
 	records   []ProxyRecord
@@ -85,6 +85,9 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 	}
 	if s.ControlPlane == mesh.ControlPlaneIstiod {
 		dp = IstiodSidecar{}
+		if s.profile().NodeProxies() {
+			dp = IstiodAmbient{}
+		}
 	}
 	if o.Dir == "" {
 		return nil, nil, errors.New("mesh install: no directory for proxy files")

@@ -83,6 +83,10 @@ func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Pro
 	if err := istiod.InstallCRDs(ctx, dyn, build.CRDs, istioResources["PeerAuthentication"], istioResources["AuthorizationPolicy"]); err != nil {
 		return pl, fmt.Errorf("control_plane istiod: %w", err)
 	}
+	// The Gateway API's, which waypoints (Gateways of class istio-waypoint) need.
+	if err := istiod.InstallCRDs(ctx, dyn, build.GatewayCRDs, istioResources["Gateway"]); err != nil {
+		return pl, fmt.Errorf("control_plane istiod: %w", err)
+	}
 	if err := buildMirror(v, f).apply(ctx, pl.kube.Client, dyn); err != nil {
 		return pl, err
 	}
@@ -122,8 +126,9 @@ func serveSocket(path string, serve func(net.Listener) error) error {
 	return nil
 }
 
-// meshConfig is Istio's defaults plus one access log provider: the
-// verification's probe log, written (relative to the proxy's directory)
+// meshConfig is Istio's defaults plus the access log providers of the
+// verification's probe log (a sidecar's, and a waypoint's: see
+// waypointProbeLogFormat), written (relative to the proxy's directory)
 // for requests carrying the probe header only, as meshbench's own
 // configuration writes it; the Telemetry resource in buildMirror turns it
 // on for inbound traffic.
@@ -135,6 +140,11 @@ extensionProviders:
     path: ` + probeLogFile + `
     logFormat:
       text: "` + probeLogFormat + `\n"
+- name: ` + waypointProbeLogProvider + `
+  envoyFileAccessLog:
+    path: ` + probeLogFile + `
+    logFormat:
+      text: "` + waypointProbeLogFormat + `\n"
 `
 
 // The pod istiod runs in, as the lab measures it.
@@ -164,7 +174,9 @@ func controlPlaneNode(v *view) *Node {
 // Its network is the API server's namespace, holding only loopback.
 func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, node *Node, f mesh.Profile) error {
 	d, err := istiod.New(build, istiod.Options{Cluster: pl.kube, Dir: pl.dir, MeshConfig: meshConfig,
-		Env: []string{"GOMAXPROCS=1", fmt.Sprintf("PILOT_ENABLE_AMBIENT=%t", f.NodeProxies())}})
+		Env: []string{"GOMAXPROCS=1", fmt.Sprintf("PILOT_ENABLE_AMBIENT=%t", f.NodeProxies()),
+			// The lab runs each waypoint itself and mirrors it (istiodPlane.mirrorWaypoint).
+			"PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER=false"}})
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func buildMirror(v *view, f mesh.Profile) mirror {
 		}
 		m.Services = append(m.Services, mirrorService(v, s))
 	}
-	m.Istio = append(m.Istio, strictPeerAuthentication(), probeTelemetry())
+	m.Istio = append(m.Istio, strictPeerAuthentication(), probeTelemetry(f))
 	if f.L4Policy || f.L7Policy {
 		for i := range v.Services {
 			s := &v.Services[i]
@@ -95,6 +95,8 @@ func buildMirror(v *view, f mesh.Profile) mirror {
 	if f.Waypoint {
 		for _, n := range sortedKeys(namespaces) {
 			if n != systemNamespace {
+				m.ServiceAccounts = append(m.ServiceAccounts, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: n, Name: waypointAccount}})
+				m.Services = append(m.Services, waypointService(n))
 				m.Istio = append(m.Istio, waypointGateway(n))
 			}
 		}
@@ -128,14 +130,26 @@ func podLabels(v *view, p *Pod, sidecar bool) map[string]string {
 	return labels
 }
 
+// mirrorPod is a meshed pod; in ambient, with the annotation Istio's CNI
+// sets once it redirects the pod's traffic to ztunnel, from which istiod
+// knows the pod takes HBONE (a waypoint tunnels to it).
 func mirrorPod(v *view, p *Pod, f mesh.Profile) *corev1.Pod {
 	labels := podLabels(v, p, f.Sidecars())
 	var ports []corev1.ContainerPort
 	for _, port := range v.podPorts(p) {
 		ports = append(ports, corev1.ContainerPort{ContainerPort: int32(port), Protocol: corev1.ProtocolTCP})
 	}
+	var annotations map[string]string
+	if f.NodeProxies() {
+		annotations = map[string]string{"ambient.istio.io/redirection": "enabled"}
+	}
+	return kwokPod(p, labels, annotations, ports)
+}
+
+// kwokPod is a lab pod on its kwok node, at its lab address, Ready.
+func kwokPod(p *Pod, labels, annotations map[string]string, ports []corev1.ContainerPort) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			NodeName: p.Node, ServiceAccountName: p.ServiceAccount,
 			Containers:  []corev1.Container{{Name: "app", Image: "meshbench/lab", Ports: ports}},
@@ -193,15 +207,27 @@ func strictPeerAuthentication() *unstructured.Unstructured {
 		map[string]any{"mtls": map[string]any{"mode": "STRICT"}})
 }
 
-// probeLogProvider names the probe access log in istiod's mesh config.
-const probeLogProvider = "meshbench-probe"
+// The probe access logs in istiod's mesh config: a sidecar's, and a
+// waypoint's, whose peer is the HBONE client's identity, kept in filter
+// state by its CONNECT termination (the inbound HTTP runs on an internal
+// connection, without a peer certificate).
+const (
+	probeLogProvider         = "meshbench-probe"
+	waypointProbeLogProvider = "meshbench-probe-waypoint"
+	waypointProbeLogFormat   = "probe=%REQ(" + probeHeader + ")% peer=%FILTER_STATE(" + peerPrincipalKey + ":PLAIN)% code=%RESPONSE_CODE%"
+)
 
 // probeTelemetry turns the probe log on, mesh-wide, for inbound requests
-// that carry the probe header.
-func probeTelemetry() *unstructured.Unstructured {
+// that carry the probe header: the waypoints' under a waypoint profile,
+// where they are the proxies istiod configures, else the sidecars'.
+func probeTelemetry(f mesh.Profile) *unstructured.Unstructured {
+	provider := probeLogProvider
+	if f.Waypoint {
+		provider = waypointProbeLogProvider
+	}
 	return istioObject("telemetry.istio.io/v1", "Telemetry", systemNamespace, "meshbench-probe", map[string]any{
 		"accessLogging": []any{map[string]any{
-			"providers": []any{map[string]any{"name": probeLogProvider}},
+			"providers": []any{map[string]any{"name": provider}},
 			"match":     map[string]any{"mode": "SERVER"},
 			"filter":    map[string]any{"expression": "'" + probeHeader + "' in request.headers"},
 		}},
@@ -236,15 +262,62 @@ func authorizationPolicy(v *view, s *Service, f mesh.Profile) *unstructured.Unst
 	return istioObject("security.istio.io/v1", "AuthorizationPolicy", s.Namespace, s.Name, spec)
 }
 
+// Labels of a waypoint's pods and Service, as Istio's Gateway deployment
+// controller sets them: istiod finds a waypoint's pods by its name and
+// the Services it serves through the waypoint Service's host name.
+const (
+	gatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
+	waypointClass    = "istio-waypoint"
+)
+
 // waypointGateway is a namespace's waypoint, as `istioctl waypoint apply`
-// writes it.
+// writes it, with the status Istio's Gateway controller reports once the
+// waypoint runs: its Service's host name, without which istiod binds no
+// Service to it.
 func waypointGateway(ns string) *unstructured.Unstructured {
 	g := istioObject("gateway.networking.k8s.io/v1", "Gateway", ns, waypointName, map[string]any{
-		"gatewayClassName": "istio-waypoint",
-		"listeners":        []any{map[string]any{"name": "mesh", "port": int64(15008), "protocol": "HBONE"}},
+		"gatewayClassName": waypointClass,
+		"listeners":        []any{map[string]any{"name": "mesh", "port": int64(portHBONE), "protocol": "HBONE"}},
 	})
 	g.SetLabels(map[string]string{"istio.io/waypoint-for": "service"})
+	g.Object["status"] = map[string]any{"addresses": []any{map[string]any{
+		"type": "Hostname", "value": Service{Namespace: ns, Name: waypointName}.Host(),
+	}}}
 	return g
+}
+
+// waypointService is the Service in front of a namespace's waypoint pods,
+// as the Gateway deployment controller creates it (its address allocated
+// by the API server: the lab's node proxies reach the waypoint pods
+// directly).
+func waypointService(ns string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: waypointName, Labels: map[string]string{
+			gatewayNameLabel: waypointName, "gateway.istio.io/managed": "istio.io-mesh-controller",
+		}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{gatewayNameLabel: waypointName},
+			Ports:    []corev1.ServicePort{{Name: "mesh", Port: portHBONE, TargetPort: intstr.FromInt(portHBONE), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+}
+
+// waypointPodLabels are a waypoint pod's labels: its Gateway's, and out of
+// ambient capture (a waypoint terminates its own HBONE).
+func waypointPodLabels() map[string]string {
+	return map[string]string{
+		gatewayNameLabel: waypointName, "gateway.networking.k8s.io/gateway-class-name": waypointClass,
+		"istio.io/dataplane-mode":         "none",
+		"service.istio.io/canonical-name": waypointName, "service.istio.io/canonical-revision": "latest",
+	}
+}
+
+// mirrorWaypoint adds a waypoint pod the lab started to the mirror, so
+// that istiod knows the proxy at its address as its Gateway's waypoint
+// before the proxy connects.
+func (pl *istiodPlane) mirrorWaypoint(ctx context.Context, p *Pod) error {
+	ports := []corev1.ContainerPort{{Name: "mesh", ContainerPort: portHBONE, Protocol: corev1.ProtocolTCP}}
+	return createPod(ctx, pl.kube.Client, kwokPod(p, waypointPodLabels(), nil, ports))
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -309,9 +382,17 @@ func (m mirror) apply(ctx context.Context, cs kubernetes.Interface, dyn dynamic.
 		if !ok {
 			return fmt.Errorf("mirror the lab to istiod: no resource for kind %s", o.GetKind())
 		}
-		_, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Create(ctx, o, opts)
-		if err := create(o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName(), err); err != nil {
+		what := o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+		got, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Create(ctx, o, opts)
+		if err := create(what, err); err != nil {
 			return err
+		}
+		if status, ok := o.Object["status"]; ok && got != nil {
+			// The status subresource ignores status on create.
+			got.Object["status"] = status
+			if _, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("mirror the lab to istiod: status of %s: %w", what, err)
+			}
 		}
 	}
 	return nil

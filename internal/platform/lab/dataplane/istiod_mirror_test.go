@@ -3,13 +3,17 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/mesh"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -95,6 +99,59 @@ func TestMirrorAmbientWaypoint(t *testing.T) {
 	if refs, _, _ := unstructured.NestedSlice(ap.Object, "spec", "targetRefs"); len(refs) != 1 {
 		t.Errorf("waypoint policy targets %v, want the Service", refs)
 	}
+	// istiod tunnels to a pod only if Istio's CNI would have redirected it.
+	if m.Pods[0].Annotations["ambient.istio.io/redirection"] != "enabled" {
+		t.Errorf("ambient pod annotations: %v", m.Pods[0].Annotations)
+	}
+	// The waypoint's Service and account, and the Gateway's status naming
+	// the Service, without which istiod binds nothing to the waypoint.
+	var wsvc *corev1.Service
+	for _, s := range m.Services {
+		if s.Namespace == "ns-1" && s.Name == "waypoint" {
+			wsvc = s
+		}
+	}
+	if wsvc == nil || wsvc.Spec.ClusterIP != "" || !reflect.DeepEqual(wsvc.Spec.Selector, map[string]string{"gateway.networking.k8s.io/gateway-name": "waypoint"}) ||
+		wsvc.Spec.Ports[0].Port != 15008 {
+		t.Errorf("waypoint service: %+v", wsvc)
+	}
+	sa := false
+	for _, a := range m.ServiceAccounts {
+		sa = sa || a.Namespace == "ns-1" && a.Name == "waypoint"
+	}
+	if !sa {
+		t.Error("no waypoint service account")
+	}
+	g := istioNamed(m, "Gateway", "ns-1", "waypoint")
+	addrs, _, _ := unstructured.NestedSlice(g.Object, "status", "addresses")
+	if !reflect.DeepEqual(addrs, []any{map[string]any{"type": "Hostname", "value": "waypoint.ns-1.svc.cluster.local"}}) {
+		t.Errorf("waypoint gateway status addresses: %v", addrs)
+	}
+	tel := istioNamed(m, "Telemetry", "istio-system", "meshbench-probe")
+	if ps, _, _ := unstructured.NestedSlice(tel.Object, "spec", "accessLogging"); ps[0].(map[string]any)["providers"].([]any)[0].(map[string]any)["name"] != waypointProbeLogProvider {
+		t.Errorf("probe telemetry under a waypoint: %v", ps)
+	}
+}
+
+func TestMirrorWaypointPod(t *testing.T) {
+	cs := fake.NewClientset()
+	pl := &istiodPlane{kube: &localkube.Cluster{Client: cs}}
+	ctx := context.Background()
+	wp := &Pod{Namespace: "ns-1", Name: "waypoint-0", Node: "app", IP: netip.MustParseAddr("10.244.1.20"), ServiceAccount: "waypoint"}
+	if err := pl.mirrorWaypoint(ctx, wp); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cs.CoreV1().Pods("ns-1").Get(ctx, "waypoint-0", metav1.GetOptions{})
+	if err != nil || p.Status.PodIP != "10.244.1.20" || !podReady(p) || p.Spec.ServiceAccountName != "waypoint" {
+		t.Fatalf("waypoint pod: %v %v", p, err)
+	}
+	// The waypoint Service selects it; it stays out of ambient capture.
+	if p.Labels["gateway.networking.k8s.io/gateway-name"] != "waypoint" || p.Labels["istio.io/dataplane-mode"] != "none" {
+		t.Errorf("waypoint pod labels: %v", p.Labels)
+	}
+	if _, ok := p.Annotations["ambient.istio.io/redirection"]; ok {
+		t.Error("the waypoint pod is marked as redirected to ztunnel")
+	}
 }
 
 func TestMirrorApply(t *testing.T) {
@@ -139,5 +196,37 @@ func TestControlPlaneNode(t *testing.T) {
 				t.Errorf("istiod on %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestMirrorApplyGatewayStatus(t *testing.T) {
+	m := buildMirror(newView(fixture()), profileNamed(t, "ambient-waypoint"))
+	cs := fake.NewClientset()
+	gvr := istioResources["Gateway"]
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "GatewayList"})
+	ctx := context.Background()
+	if err := m.apply(ctx, cs, dyn); err != nil {
+		t.Fatal(err)
+	}
+	g, err := dyn.Resource(gvr).Namespace("ns-1").Get(ctx, "waypoint", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addrs, _, _ := unstructured.NestedSlice(g.Object, "status", "addresses"); len(addrs) != 1 {
+		t.Errorf("gateway status after apply: %v", g.Object["status"])
+	}
+	// A real API server ignores status on create: it must be written
+	// through the status subresource.
+	statusWrites := 0
+	for _, a := range dyn.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" && a.GetResource() == gvr {
+			statusWrites++
+		}
+	}
+	if statusWrites != 1 {
+		t.Errorf("%d status updates of the waypoint Gateway, want 1", statusWrites)
+	}
+	if _, err := cs.CoreV1().Services("ns-1").Get(ctx, "waypoint", metav1.GetOptions{}); err != nil {
+		t.Error(err)
 	}
 }

@@ -60,10 +60,16 @@ func buildIstiodSidecar(v *view, pod *Pod, s Settings, dir, planeDir string) *pr
 	p := newProxy("sidecar/"+pod.Namespace+"/"+pod.Name, dir, metrics.RoleSidecar, nodeID, app+"."+pod.Namespace, s.Workers)
 	p.InDir = true
 	p.Boot.Node.Metadata = istioNodeMetadata(v, pod, app)
+	fromIstiodBootstrap(p, planeDir)
+	return p
+}
+
+// fromIstiodBootstrap gives a proxy ADS (delta, Istio's default) to the
+// xDS relay and the sds-grpc cluster, both on the plane's Unix sockets.
+func fromIstiodBootstrap(p *proxy, planeDir string) {
 	p.Boot.DynamicResources = envoycfg.ADS(xdsCluster, true)
 	p.addCluster(grpcCluster(xdsCluster, filepath.Join(planeDir, relaySocket)))
 	p.addCluster(grpcCluster(sdsCluster, filepath.Join(planeDir, sdsSocket)))
-	return p
 }
 
 // grpcCluster is an HTTP/2 cluster of one Unix socket.
@@ -80,12 +86,20 @@ func grpcCluster(name, socket string) envoycfg.Cluster {
 // istiod finds the pod's Services, labels and identity from it, and
 // shapes its configuration to the proxy's Istio version.
 func istioNodeMetadata(v *view, pod *Pod, app string) map[string]any {
-	labels := podLabels(v, pod, true)
 	var ports []map[string]any
 	for _, port := range v.podPorts(pod) {
 		ports = append(ports, map[string]any{"containerPort": port, "protocol": "TCP"})
 	}
 	podPorts, _ := json.Marshal(ports)
+	md := agentMetadata(pod, podLabels(v, pod, true), app, "kubernetes://apis/v1/namespaces/"+pod.Namespace+"/pods/"+pod.Name)
+	md["APP_CONTAINERS"] = "app"
+	md["POD_PORTS"] = string(podPorts)
+	return md
+}
+
+// agentMetadata is the node metadata istio-agent sends for any proxy in a
+// pod: its identity, labels, workload and address.
+func agentMetadata(pod *Pod, labels map[string]string, workload, owner string) map[string]any {
 	return map[string]any{
 		"ISTIO_VERSION":     istiod.ProxyVersion,
 		"CLUSTER_ID":        "Kubernetes",
@@ -93,12 +107,10 @@ func istioNodeMetadata(v *view, pod *Pod, app string) map[string]any {
 		"NAMESPACE":         pod.Namespace,
 		"NAME":              pod.Name,
 		"SERVICE_ACCOUNT":   pod.ServiceAccount,
-		"WORKLOAD_NAME":     app,
-		"OWNER":             "kubernetes://apis/v1/namespaces/" + pod.Namespace + "/pods/" + pod.Name,
+		"WORKLOAD_NAME":     workload,
+		"OWNER":             owner,
 		"LABELS":            labels,
 		"INSTANCE_IPS":      pod.IP.String(),
 		"INTERCEPTION_MODE": "REDIRECT",
-		"APP_CONTAINERS":    "app",
-		"POD_PORTS":         string(podPorts),
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane/xdsrelay"
 )
 
-// CheckIstiodConfig: under control_plane istiod, every proxy runs istiod's
+// CheckIstiodConfig: under control_plane istiod, every sidecar and
+// waypoint runs istiod's
 // listeners and clusters and rejected none of its updates.
 const CheckIstiodConfig = mesh.CheckIstiodConfig
 
@@ -23,6 +24,9 @@ func (in *Installation) checkIstiodConfig(ctx context.Context) mesh.Check {
 	in.mu.Lock()
 	var ps []*proxy
 	for _, p := range in.sidecars {
+		ps = append(ps, p)
+	}
+	for _, p := range in.wpProxies {
 		ps = append(ps, p)
 	}
 	in.mu.Unlock()

@@ -108,10 +108,18 @@ func (in *Installation) startWaypoints(ctx context.Context, l7 bool) error {
 		node := busiest(byNS[ns])
 		for i := 0; i < in.settings.WaypointReplicas; i++ {
 			name := fmt.Sprintf("%s-%d", waypointName, i)
-			p := buildWaypoint(in.inv, ns, name, in.settings, filepath.Join(in.o.Dir, "waypoint", ns, name), l7)
-			spec := PodSpec{Namespace: ns, Name: name, Node: node, ServiceAccount: waypointAccount,
-				Containers: []Container{in.container(p, in.settings.profile().Family().SidecarContainer, in.settings.Waypoint)}}
-			pod, err := in.addPod(ctx, spec, p)
+			dir := filepath.Join(in.o.Dir, "waypoint", ns, name)
+			spec := PodSpec{Namespace: ns, Name: name, Node: node, ServiceAccount: waypointAccount}
+			var pod Pod
+			var p *proxy
+			var err error
+			if in.plane != nil {
+				pod, p, err = in.startIstiodWaypoint(ctx, spec, dir)
+			} else {
+				p = buildWaypoint(in.inv, ns, name, in.settings, dir, l7)
+				spec.Containers = []Container{in.waypointContainer(p)}
+				pod, err = in.addPod(ctx, spec, p)
+			}
 			if err != nil {
 				return err
 			}
@@ -120,6 +128,12 @@ func (in *Installation) startWaypoints(ctx context.Context, l7 bool) error {
 		}
 	}
 	return nil
+}
+
+// waypointContainer is how a waypoint proxy runs: named as the profile's
+// family names its proxy container, with the waypoint's resources.
+func (in *Installation) waypointContainer(p *proxy) Container {
+	return in.container(p, in.settings.profile().Family().SidecarContainer, in.settings.Waypoint)
 }
 
 // busiest is the node with the highest count, the first name on ties.
