@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -79,7 +81,10 @@ environment as NAME_SERVICE_HOST and NAME_SERVICE_PORT.`,
 }
 
 func newLabDownCmd(s Streams, g *globals) *cobra.Command {
-	var name, prefix string
+	var (
+		name, prefix string
+		dryRun       bool
+	)
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
@@ -87,21 +92,54 @@ func newLabDownCmd(s Streams, g *globals) *cobra.Command {
 leftovers whose state is gone. With neither, remove the lab 'lab up' made
 (named mb) and every lab whose owner is gone, such as a 'meshbench run'
 killed outright, and list them; a lab whose owner still runs (another
-run's) is left alone.`,
+run's) is left alone. That is what 'kubernetes down --all' is to a
+cluster, so lab down takes no --all. --dry-run lists what would be removed
+(processes, network namespaces with their veths and iptables chains,
+cgroups, state files) and removes nothing.`,
+		Example: `  meshbench lab down --dry-run
+  meshbench lab down --name mb`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name != "" || prefix != "" {
 				if name == "" {
 					name = platlab.DefaultName
 				}
+				if dryRun {
+					r, err := platlab.Inventory(cmd.Context(), name, prefix)
+					printRemoval(s, name, r)
+					return err
+				}
 				return platlab.Teardown(cmd.Context(), name, prefix, g.logger(s))
+			}
+			if dryRun {
+				all, err := platlab.InventoryAll(cmd.Context())
+				names := slices.Sorted(maps.Keys(all))
+				for _, n := range names {
+					printRemoval(s, n, all[n])
+				}
+				if len(names) == 0 && err == nil {
+					fmt.Fprintln(s.Out, "no lab would be removed: every lab's owner is running (see one with --name)")
+				}
+				return err
 			}
 			return labDownAll(cmd.Context(), s, g)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "lab name (default: the lab 'lab up' made, and every lab whose owner is gone)")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "remove leftovers with this name prefix even when the lab's state is gone")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, and remove nothing")
 	return cmd
+}
+
+// printRemoval lists what lab down would remove of one lab, a line each.
+func printRemoval(s Streams, name string, lines []string) {
+	if len(lines) == 0 {
+		fmt.Fprintf(s.Out, "lab %s: nothing to remove\n", name)
+		return
+	}
+	for _, l := range lines {
+		fmt.Fprintf(s.Out, "would remove lab %s: %s\n", name, l)
+	}
 }
 
 // labDownAll removes the `lab up` lab and every lab whose owner is gone,

@@ -31,6 +31,12 @@ type MeshSpec struct {
 	// (Cilium); empty is the study's cluster. Cells still interleave
 	// across the clusters.
 	Context string `json:"context,omitempty"`
+	// UseExisting, on Kubernetes, measures the mesh already running in
+	// the cluster, installed by someone else: meshbench installs none of
+	// its charts, never removes it, still applies its own objects and
+	// runs every check, and records the mesh as found. Without it, a
+	// mesh meshbench did not install is refused.
+	UseExisting bool `json:"use_existing,omitempty"`
 }
 
 // Control planes a lab mesh can take its proxies' configuration from.

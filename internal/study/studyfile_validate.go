@@ -266,9 +266,21 @@ func validateMeshes(meshes []Mesh, platformType string) error {
 	}
 	var errs FieldErrors
 	seen := map[string]int{}
+	// A mesh on a cluster is either the existing one or meshbench's, for
+	// every profile of it: the first profile of each mesh and context.
+	firstOfMesh := map[[2]string]int{}
 	for i, m := range meshes {
-		if err := validateMesh(fmt.Sprintf("meshes[%d]", i), m, known, seen, platformType); err != nil {
+		mp := fmt.Sprintf("meshes[%d]", i)
+		if err := validateMesh(mp, m, known, seen, platformType); err != nil {
 			errs = append(errs, err.(*FieldError))
+		} else if pr, _ := mesh.LookupProfile(m.Profile); pr.Mesh != "" && pr.Plane != mesh.PlaneCNI {
+			key := [2]string{pr.Mesh, m.Context}
+			if j, ok := firstOfMesh[key]; !ok {
+				firstOfMesh[key] = i
+			} else if meshes[j].UseExisting != m.UseExisting {
+				errs = append(errs, fieldError(mp+".use_existing", "%t, but %t on meshes[%d] (%s): on one cluster every %s profile uses the existing %s or none does",
+					m.UseExisting, meshes[j].UseExisting, j, meshes[j].Name, pr.Mesh, pr.Mesh).(*FieldError))
+			}
 		}
 		if _, dup := seen[m.Name]; !dup {
 			seen[m.Name] = i
@@ -315,6 +327,14 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	}
 	if m.AccessLog && platformType != PlatformLab {
 		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)
+	}
+	if m.UseExisting {
+		if platformType != PlatformKubernetes {
+			return fieldError(mp+".use_existing", "only for platform %s: the %s installs its own data plane", PlatformKubernetes, platformType)
+		}
+		if pr, _ := mesh.LookupProfile(m.Profile); pr.Mesh == "" || pr.Plane == mesh.PlaneCNI {
+			return fieldError(mp+".use_existing", "profile %q has no mesh meshbench would install, so none to use instead", m.Profile)
+		}
 	}
 	if m.Workers < 0 {
 		return fieldError(mp+".workers", "must not be negative, got %d", m.Workers)

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -168,18 +170,19 @@ func (p *kubePlatform) refuseLeftovers(ctx context.Context) error {
 
 // refuseForeignMeshes refuses a mesh profile whose mesh already runs in the
 // cluster, installed by someone other than meshbench: installing over it
-// would break it, and removing ours would remove theirs. A mesh's API
-// groups are named after it (security.istio.io, policy.linkerd.io).
-// Cilium is the cluster's network, never installed by meshbench.
+// would break it, and removing ours would remove theirs. A mesh the study
+// says to use (use_existing) must be there instead. A mesh's API groups
+// are named after it (security.istio.io, policy.linkerd.io). Cilium is
+// the cluster's network, never installed by meshbench.
 func (p *kubePlatform) refuseForeignMeshes(ctx context.Context) error {
-	meshes := map[string]bool{}
+	meshes := map[string]bool{} // mesh -> use the existing one
 	for _, m := range p.opts.Meshes {
 		pr, err := lookupProfile(m.Profile)
 		if err != nil {
 			return err
 		}
 		if pr.Mesh != "" && pr.Plane != mesh.PlaneCNI {
-			meshes[pr.Mesh] = true
+			meshes[pr.Mesh] = m.UseExisting
 		}
 	}
 	if len(meshes) == 0 {
@@ -189,16 +192,27 @@ func (p *kubePlatform) refuseForeignMeshes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list CRDs: %w", err)
 	}
+	found := map[string]string{} // mesh -> a CRD of it meshbench did not install
 	for _, crd := range list.Items {
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-		for mesh := range meshes {
-			if group != mesh+".io" && !strings.HasSuffix(group, "."+mesh+".io") {
+		for m := range meshes {
+			if group != m+".io" && !strings.HasSuffix(group, "."+m+".io") {
 				continue
 			}
 			if crd.GetLabels()[labelRun] != "" && crd.GetLabels()[labelRelease] != "" {
 				continue // a meshbench run's: refuseLeftovers names it
 			}
-			return fmt.Errorf("the cluster already runs %s, which meshbench did not install (CRD %s): meshbench will neither install over it nor remove it; run the study on a cluster without %s", mesh, crd.GetName(), mesh)
+			found[m] = crd.GetName()
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(meshes)) {
+		crd, there := found[m]
+		switch {
+		case there && !meshes[m]:
+			return fmt.Errorf("the cluster already runs %s, which meshbench did not install (CRD %s): meshbench will neither install over it nor remove it; "+
+				"run the study on a cluster without %s, or measure the installed one with use_existing: true on the study's %s meshes (meshbench then never removes it)", m, crd, m, m)
+		case !there && meshes[m]:
+			return fmt.Errorf("the study's %s meshes say use_existing, but the cluster runs no %s (no CRD of an %s.io API group): install it, or drop use_existing", m, m, m)
 		}
 	}
 	return nil

@@ -65,6 +65,11 @@ func (p *kubePlatform) plan(m mesh.MeshSpec) (meshPlan, error) {
 		if pl, err = inst.plan(p, pl); err != nil {
 			return pl, err
 		}
+		if m.UseExisting {
+			// The cluster's own install stands in for the charts, and
+			// meshbench neither installs nor removes it.
+			pl.Releases = nil
+		}
 	}
 	if err != nil || !p.opts.Ingress {
 		return pl, err

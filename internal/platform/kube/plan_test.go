@@ -259,3 +259,32 @@ func TestIngressPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestUseExistingPlan: with use_existing the plan installs no chart (so
+// RemoveMesh, which uninstalls the run's releases only, has none of the
+// mesh's to remove) and keeps everything meshbench applies itself.
+func TestUseExistingPlan(t *testing.T) {
+	t.Parallel()
+	p := testPlatformFor(t, "tiered")
+	for _, profile := range []string{mesh.ProfileSidecar, mesh.ProfileAmbient, mesh.ProfileLinkerd} {
+		own, err := p.plan(mesh.MeshSpec{Profile: profile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		existing, err := p.plan(mesh.MeshSpec{Profile: profile, UseExisting: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(own.Releases) == 0 {
+			t.Fatalf("%s: meshbench's own install has no charts", profile)
+		}
+		if len(existing.Releases) != 0 {
+			t.Errorf("%s with use_existing installs %d charts, want none", profile, len(existing.Releases))
+		}
+		if !reflect.DeepEqual(existing.NSLabels, own.NSLabels) || len(existing.Objects) != len(own.Objects) ||
+			!reflect.DeepEqual(existing.Namespaces, own.Namespaces) {
+			t.Errorf("%s with use_existing: labels %v, %d objects, namespaces %v; want those of meshbench's own install: %v, %d, %v",
+				profile, existing.NSLabels, len(existing.Objects), existing.Namespaces, own.NSLabels, len(own.Objects), own.Namespaces)
+		}
+	}
+}

@@ -19,6 +19,11 @@ import (
 // put in the cluster. It passes when the record could be made.
 const checkInstalled = "mesh-installed"
 
+// factExisting, on the installed check, names the mesh the study said to
+// use as the cluster runs it (use_existing), which meshbench did not
+// install; factExisting+"/images" are its system namespaces' images.
+const factExisting = "existing"
+
 // installedChart is one chart an install put in the cluster.
 type installedChart struct {
 	Release string
@@ -61,6 +66,17 @@ func (p *kubePlatform) installedCheck(ctx context.Context) (mesh.Check, error) {
 		return mesh.Check{}, err
 	}
 	facts["images"] = strings.Join(images, " ")
+	existing := ""
+	if pl := p.mesh.Plan; pl.Spec.UseExisting {
+		// The mesh as found: its version is its control plane's images.
+		found, err := p.images(ctx, pl.Namespaces)
+		if err != nil {
+			return mesh.Check{}, err
+		}
+		facts[factExisting] = pl.Profile.Mesh
+		facts[factExisting+"/images"] = strings.Join(found, " ")
+		existing = fmt.Sprintf("the existing %s (not installed by meshbench: %s)", pl.Profile.Mesh, strings.Join(found, " "))
+	}
 	for role, names := range p.nodes {
 		for _, name := range names {
 			n, err := p.c.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -78,6 +94,9 @@ func (p *kubePlatform) installedCheck(ctx context.Context) (mesh.Check, error) {
 	detail := "no charts"
 	if len(charts) > 0 {
 		detail = strings.Join(charts, ", ")
+	}
+	if existing != "" {
+		detail = existing + "; " + detail
 	}
 	return mesh.Check{
 		Name: checkInstalled, Pass: true, Facts: facts, ConfigHash: hex.EncodeToString(sum[:]),

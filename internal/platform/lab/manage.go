@@ -37,6 +37,36 @@ func Teardown(ctx context.Context, name, prefix string, log *slog.Logger) error 
 	return cluster.Teardown(ctx, cluster.TeardownOptions{Name: name, Prefix: prefix, Logger: log})
 }
 
+// Inventory lists what Teardown with the same name and prefix would
+// remove, an item a line ("netns mb-app"), and removes nothing.
+func Inventory(ctx context.Context, name, prefix string) ([]string, error) {
+	r, err := cluster.Inventory(ctx, cluster.TeardownOptions{Name: name, Prefix: prefix})
+	return r.Lines(), err
+}
+
+// InventoryAll lists, per lab, what TeardownAll would remove, and
+// removes nothing: the lab `lab up` made and every lab whose owner is gone.
+func InventoryAll(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	var errs []error
+	if st, err := cluster.ReadState(stateDir(DefaultName)); err == nil && st.Supervisor {
+		r, err := Inventory(ctx, DefaultName, "")
+		errs = append(errs, err)
+		out[DefaultName] = r
+	}
+	others, err := cluster.Others(cluster.DefaultStateRoot, "")
+	errs = append(errs, err)
+	for _, o := range others {
+		if o.OwnerAlive {
+			continue
+		}
+		r, err := cluster.Inventory(ctx, cluster.TeardownOptions{Name: o.Name, StateDir: o.StateDir})
+		errs = append(errs, err)
+		out[o.Name] = r.Lines()
+	}
+	return out, errors.Join(errs...)
+}
+
 // DefaultName is the name of a lab whose cluster file gives none, as
 // `meshbench lab up` makes it.
 const DefaultName = "mb"

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -29,39 +32,200 @@ type TeardownOptions struct {
 // touches nothing unless the prefix is given: a guessed prefix could be
 // another lab's.
 func Teardown(ctx context.Context, o TeardownOptions) error {
+	t, err := resolve(&o)
+	if err != nil || t == nil {
+		return err
+	}
+	if t.state != nil && t.state.Supervisor && t.state.ownerAlive() {
+		stopSupervisor(ctx, *t.state, o.Logger)
+	}
+	return removeAll(ctx, t.prefix, o.StateDir, t.cgs, o.Logger)
+}
+
+// target is what Teardown removes: the lab's prefix and cgroup trees, and
+// its state when the lab has one.
+type target struct {
+	prefix string
+	cgs    []cgroups
+	state  *State
+}
+
+// resolve finds the lab the options name, as Teardown and Inventory both
+// see it; nil when there is no state and no prefix, so nothing to touch.
+func resolve(o *TeardownOptions) (*target, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if os.Geteuid() != 0 {
-		return errors.New("lab down needs root: run meshbench as root")
+		return nil, errors.New("lab down needs root: run meshbench as root")
 	}
 	if o.StateDir == "" && o.Name != "" {
 		o.StateDir = filepath.Join(DefaultStateRoot, o.Name)
 	}
-	var cgs []cgroups
+	t := &target{}
 	st, err := readState(o.StateDir)
 	switch {
 	case err == nil:
 		if o.Prefix != "" && o.Prefix != st.Prefix {
-			return fmt.Errorf("lab %s has prefix %s, not %s", st.Name, st.Prefix, o.Prefix)
+			return nil, fmt.Errorf("lab %s has prefix %s, not %s", st.Name, st.Prefix, o.Prefix)
 		}
 		o.Prefix = st.Prefix
-		cgs = append(cgs, st.Cgroups)
-		if st.Supervisor && st.ownerAlive() {
-			stopSupervisor(ctx, st, o.Logger)
-		}
+		t.cgs = append(t.cgs, st.Cgroups)
+		t.state = &st
 	case o.Prefix == "":
 		o.Logger.Info("no lab state: nothing removed; give the prefix to remove leftovers by prefix", "state", o.StateDir)
-		return nil
+		return nil, nil
 	}
 	if !prefixRE.MatchString(o.Prefix) {
-		return fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", o.Prefix)
+		return nil, fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", o.Prefix)
 	}
 	if own, err := detectCgroups(o.Prefix); err == nil {
 		own.Enabled = nil // what is off now in this process's parent, not what the lab turned on
-		cgs = append(cgs, own)
+		t.cgs = append(t.cgs, own)
 	}
-	return removeAll(ctx, o.Prefix, o.StateDir, cgs, o.Logger)
+	t.prefix = o.Prefix
+	return t, nil
+}
+
+// Removal lists what Teardown would remove for a lab, and removes nothing.
+type Removal struct {
+	Prefix string
+	// Supervisor is the pid of the lab's live detached supervisor, which
+	// Teardown stops first; 0 when there is none.
+	Supervisor int
+	// Processes are the processes in the lab's cgroups, as "pid (command)".
+	Processes []string
+	// Namespaces are the lab's network namespaces; the veths and iptables
+	// chains inside them, as "namespace/name" and "namespace table/chain",
+	// go with them.
+	Namespaces []string
+	Veths      []string
+	Chains     []string
+	// Cgroups are the lab's cgroup directories that exist.
+	Cgroups []string
+	// Files are its state directory and supervisor log, when present.
+	Files []string
+}
+
+// Lines describes the removal, one item a line ("netns mb-app", ...).
+func (r Removal) Lines() []string {
+	var out []string
+	if r.Supervisor != 0 {
+		out = append(out, fmt.Sprintf("supervisor pid %d", r.Supervisor))
+	}
+	add := func(kind string, items []string) {
+		for _, it := range items {
+			out = append(out, kind+" "+it)
+		}
+	}
+	add("process", r.Processes)
+	add("netns", r.Namespaces)
+	add("veth", r.Veths)
+	add("iptables-chain", r.Chains)
+	add("cgroup", r.Cgroups)
+	add("file", r.Files)
+	return out
+}
+
+// Inventory lists what Teardown with the same options would remove,
+// without removing or stopping anything.
+func Inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
+	t, err := resolve(&o)
+	if err != nil || t == nil {
+		return Removal{}, err
+	}
+	r := Removal{Prefix: t.prefix}
+	if t.state != nil && t.state.Supervisor && t.state.ownerAlive() {
+		r.Supervisor = t.state.Owner
+	}
+	seen := map[string]bool{}
+	for _, cg := range t.cgs {
+		for _, top := range cg.hierarchies() {
+			if seen[top] {
+				continue
+			}
+			seen[top] = true
+			if _, err := os.Stat(top); err != nil {
+				continue
+			}
+			r.Cgroups = append(r.Cgroups, top)
+			for _, pid := range pidsBelow(top) {
+				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+				r.Processes = append(r.Processes, fmt.Sprintf("%d (%s)", pid, strings.TrimSpace(string(comm))))
+			}
+		}
+	}
+	slices.Sort(r.Processes)
+	r.Processes = slices.Compact(r.Processes)
+	names, err := listNetns(t.prefix)
+	if err != nil {
+		return r, err
+	}
+	r.Namespaces = names
+	var errs []error
+	for _, n := range names {
+		veths, chains, err := netnsContents(ctx, n)
+		errs = append(errs, err)
+		r.Veths = append(r.Veths, veths...)
+		r.Chains = append(r.Chains, chains...)
+	}
+	if o.StateDir != "" {
+		for _, f := range []string{o.StateDir, SupervisorLog(o.StateDir)} {
+			if _, err := os.Stat(f); err == nil {
+				r.Files = append(r.Files, f)
+			}
+		}
+	}
+	return r, errors.Join(errs...)
+}
+
+// netnsContents lists the veths and the user-defined iptables chains of a
+// network namespace.
+func netnsContents(ctx context.Context, name string) (veths, chains []string, err error) {
+	h, err := handleAt(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	links, err := h.LinkList()
+	h.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("list links in %s: %w", name, err)
+	}
+	for _, l := range links {
+		if l.Type() == "veth" {
+			veths = append(veths, name+"/"+l.Attrs().Name)
+		}
+	}
+	var out []byte
+	err = inNetns(name, func() error {
+		var err error
+		out, err = exec.CommandContext(ctx, "iptables-save").Output()
+		return err
+	})
+	if err != nil {
+		return veths, nil, fmt.Errorf("iptables-save in %s: %w", name, err)
+	}
+	return veths, userChains(name, string(out)), nil
+}
+
+// userChains returns the user-defined chains of iptables-save output (a
+// built-in chain has a policy, a user-defined one "-"), as
+// "namespace table/chain".
+func userChains(netnsName, save string) []string {
+	var out []string
+	table := ""
+	for _, line := range strings.Split(save, "\n") {
+		switch {
+		case strings.HasPrefix(line, "*"):
+			table = strings.TrimPrefix(line, "*")
+		case strings.HasPrefix(line, ":"):
+			f := strings.Fields(strings.TrimPrefix(line, ":"))
+			if len(f) >= 2 && f[1] == "-" {
+				out = append(out, netnsName+" "+table+"/"+f[0])
+			}
+		}
+	}
+	return out
 }
 
 // SupervisorLog is where a detached supervisor of the lab with this state
