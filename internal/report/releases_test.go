@@ -63,6 +63,20 @@ func TestVerdictNamesReleases(t *testing.T) {
 	var verdict, releases string
 	for _, s := range Build(d).Sections {
 		for _, b := range s.Blocks {
+			if s.ID == "verdict" && b.Table != nil {
+				// No baseline mesh: the added-latency columns are not
+				// measured (a dash), not short of requests, and the
+				// older release's line points at the releases line.
+				for _, row := range b.Table.Rows {
+					if row[1] != "—" || row[3] != "—" {
+						t.Errorf("%s: added latency %q, %q with no baseline mesh; want dashes", row[0], row[1], row[3])
+					}
+					if line := row[len(row)-1]; line != "the reference the others are measured against." &&
+						!strings.HasSuffix(line, "in the proxy releases line above.") {
+						t.Errorf("%s: verdict line %q", row[0], line)
+					}
+				}
+			}
 			switch {
 			case s.ID == "verdict" && b.Text != "":
 				verdict += b.Text + "\n"

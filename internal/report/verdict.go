@@ -113,7 +113,9 @@ func (b *builder) verdict() Section {
 			g = d.Group(m, rep)
 		}
 		var overheads []analysis.Diff
-		if g != nil && m != d.Baseline {
+		// With no baseline mesh there is nothing to add latency to: the
+		// columns keep their dash (not measured), not "too few requests".
+		if g != nil && d.Baseline != "" && m != d.Baseline {
 			for i, pm := range []analysis.Metric{analysis.P50, analysis.P95, analysis.P99} {
 				o, ok := d.Overhead(m, rep, pm)
 				if !ok || !o.Delta.Valid() {
@@ -148,8 +150,13 @@ func (b *builder) verdict() Section {
 	var notes []string
 	if haveCells {
 		notes = append(notes, fmt.Sprintf("Latency, CPU, memory and dollars at %s: %s. %s", rep.Label(), loadText(b.firstGroup(rep)), intervalNote))
-		notes = append(notes, "Added latency is the mesh's median minus the baseline's, with the 95% interval of that difference; "+
-			"an interval across zero is no measurable difference. A dash is the baseline itself or a figure this study did not measure.")
+		if d.Baseline == "" {
+			notes = append(notes, "This study runs no baseline mesh, so no latency is added to anything: the dashes. "+
+				"A dash is also a figure this study did not measure.")
+		} else {
+			notes = append(notes, "Added latency is the mesh's median minus the baseline's, with the 95% interval of that difference; "+
+				"an interval across zero is no measurable difference. A dash is the baseline itself or a figure this study did not measure.")
+		}
 		notes = append(notes, "CPU and memory per 1,000 req/s are the data plane's (sidecars, node proxies, waypoints) mean usage divided by the completed requests a second, "+
 			"idle usage included: at a low rate this is mostly what the proxies burn with no traffic, not a marginal cost per request.")
 		notes = append(notes, fmt.Sprintf("Dollars price that usage at %s per vCPU-month and %s per GB-month (%s; %s; %d h a month); "+
@@ -370,6 +377,9 @@ func (b *builder) verdictLine(mesh string, overheads []analysis.Diff, kind throu
 		parts = append(parts, verb+ratio+" "+b.reference()+"'s "+kind.name)
 	}
 	if len(parts) == 0 {
+		if b.d.Baseline == "" && len(b.releaseVerdicts()) > 0 {
+			return "against " + b.reference() + " in the proxy releases line above."
+		}
 		return "not enough data for a verdict"
 	}
 	line := strings.Join(parts, "; ")
