@@ -82,6 +82,9 @@ func Load(dir string, opts Options) (*Dataset, error) {
 		c, rerr := readCell(dir, s)
 		if ex := exclusion(s, c, rerr); ex != nil {
 			log.Debug("cell excluded", "cell", s.ID, "reason", ex.Reason)
+			if ex.Kind == results.StatusDistorted && c != nil && c.Merged != nil && c.Merged.Latency != nil && c.Merged.Latency.Count() > 0 && c.Merged.End.After(c.Merged.Start) {
+				ex.Distorted = newRep(c, appNodes)
+			}
 			g.Excluded = append(g.Excluded, *ex)
 			d.Excluded = append(d.Excluded, *ex)
 			continue

@@ -14,6 +14,10 @@ type Exclusion struct {
 	// Kind is "failed", "distorted", "noisy" or "unusable".
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
+	// Distorted holds the figures of a cell whose load generator set its
+	// pace (Kind "distorted"), when it has any: what the path did is at
+	// least what they show, never the figure itself.
+	Distorted *Rep `json:"-"`
 }
 
 // KindNoisy is the exclusion of a cell measured while the host was busy

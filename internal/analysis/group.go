@@ -32,6 +32,25 @@ func (g *Group) Values(m Metric) []float64 {
 	return out
 }
 
+// DistortedAtLeast is the highest value of a higher-is-better metric
+// (a throughput) among the cells left out because their load generator
+// set the pace: the generator, not the path, was the limit, so the path
+// carries at least that much. ok is false when no such cell has it.
+func (g *Group) DistortedAtLeast(m Metric) (v float64, ok bool) {
+	if !m.HigherIsBetter() {
+		return 0, false
+	}
+	for _, ex := range g.Excluded {
+		if ex.Distorted == nil {
+			continue
+		}
+		if x, has := ex.Distorted.Values[m]; has && (!ok || x > v) {
+			v, ok = x, true
+		}
+	}
+	return v, ok
+}
+
 // Estimate returns the median of the metric over the usable repetitions
 // with its bootstrap interval; N is zero when no repetition has it.
 func (g *Group) Estimate(m Metric) Estimate {

@@ -72,3 +72,36 @@ func TestBulkSection(t *testing.T) {
 		t.Errorf("no chart %v among %q", want, titles)
 	}
 }
+
+// TestBulkRatioOverGeneratorBoundBaseline: every baseline cell of a 100 MB
+// upload was left out because its generator set the pace (as a sender on
+// a veth does on the lab). The baseline moved at least what those cells
+// did, so the sidecar's ratio is a ceiling, marked "≤" and explained,
+// not left blank; the 10 MB upload, with a usable baseline, keeps its
+// interval.
+func TestBulkRatioOverGeneratorBoundBaseline(t *testing.T) {
+	d := writeCells(t, "", map[string]map[string]sweepCell{
+		"baseline": {
+			"payload=1000,upload=10000000":  {p50: 50 * time.Millisecond},
+			"payload=1000,upload=100000000": {p50: 500 * time.Millisecond, distorted: true},
+		},
+		"sidecar": {
+			"payload=1000,upload=10000000":  {p50: 60 * time.Millisecond, sidecar: 0.5, memMiB: 300},
+			"payload=1000,upload=100000000": {p50: 600 * time.Millisecond, sidecar: 0.5, memMiB: 300},
+		},
+	}, nil, nil)
+	tables := sectionTables(t, d, "bulk")
+	if len(tables) != 1 {
+		t.Fatalf("%d tables, want one", len(tables))
+	}
+	if row := tableRow(t, tables[0], "sidecar", "upload", "100"); row[4] != "≤ 1.00x" {
+		t.Errorf("sidecar at a 100 MB upload over a generator-bound baseline: ratio %q, want ≤ 1.00x", row[4])
+	}
+	if row := tableRow(t, tables[0], "sidecar", "upload", "10.0"); !strings.HasPrefix(row[4], "1.00x [") {
+		t.Errorf("sidecar at a 10 MB upload: ratio %q, want 1.00x with an interval", row[4])
+	}
+	notes := strings.Join(tables[0].Notes, "\n")
+	if !strings.Contains(notes, "upload 100 MB (at least 80.0 Gbit/s)") || strings.Contains(notes, "upload 10.0 MB") {
+		t.Errorf("notes %q: want the 100 MB upload's floor named, and only it", notes)
+	}
+}

@@ -23,6 +23,8 @@ type sweepCell struct {
 	newConns int64
 	sidecar  float64 // cores; 0: no sidecar
 	memMiB   int64   // the sidecar's working set, rising to this peak
+	// distorted marks the cell as one whose load generator set the pace.
+	distorted bool
 }
 
 // writeSweep writes a results directory of five repetitions of the
@@ -77,6 +79,9 @@ func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCel
 				g := results.GeneratorOf(r)
 				s := results.Summary{ID: id, File: results.CellFile(id), Mesh: name, Profile: spec.Profile, Repetition: rep,
 					Status: results.StatusOK, Params: params, Start: now, End: end, Requests: 1000}
+				if f.distorted {
+					s.Status, s.Reason = results.StatusDistorted, "generator CPU saturated"
+				}
 				c := &results.Cell{Summary: s, MeshSpec: spec, Merged: &g, Generators: []results.Generator{g}}
 				if f.sidecar > 0 {
 					var samples []metrics.Sample

@@ -279,8 +279,12 @@ func TestPlanEstimate(t *testing.T) {
 	// 6 cells of 12 s, one deployment, and a mesh change at every cell.
 	// Proxies started per round: baseline 1 (the ingress gateway),
 	// sidecar 4 (front, back and the load generator, plus the gateway),
-	// ambient 4 (one per node of the default 3, plus the gateway).
-	want := 6*12*time.Second + lab.deploy + 6*lab.install + 2*(1+4+4)*lab.perProxy
+	// ambient 4 (one per node of the default 3, plus the gateway): none
+	// beyond the four that start side by side.
+	want := 6*12*time.Second + lab.deploy + 6*lab.install
+	if lab.parallelProxies != 4 {
+		t.Fatalf("the want above assumes four proxies start side by side, not %d", lab.parallelProxies)
+	}
 	if p.Estimate != want {
 		t.Errorf("estimate %s, want %s", p.Estimate, want)
 	}
