@@ -11,7 +11,9 @@ import (
 	"slices"
 	"sync"
 
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -173,17 +175,41 @@ func (r *Relay) pump(kind string, up, down func() error) error {
 	return err
 }
 
-func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
-	const kind = "state of the world"
+// request is what the relay reads of a proxy's request, on a stream of
+// either kind.
+type request interface {
+	GetNode() *core.Node
+	GetTypeUrl() string
+	GetErrorDetail() *rpcstatus.Status
+}
+
+// stream is one end of a relayed stream: what the relay receives from it
+// and what it sends to it.
+type stream[In, Out any] interface {
+	Recv() (In, error)
+	Send(Out) error
+}
+
+// relay runs one proxy's stream, of either kind, against a stream of its
+// own to istiod that open opens: the proxy's requests go to istiod as they
+// are, a rejection among them recorded, and istiod's responses go back
+// with the resources that resources picks out of each scrubbed. kind names
+// the stream in the log.
+func relay[Req request, Resp any, Up stream[Resp, Req]](r *Relay, kind string,
+	proxy interface {
+		stream[Req, Resp]
+		Context() context.Context
+	},
+	open func(context.Context, ...grpc.CallOption) (Up, error), resources func(Resp) []**anypb.Any) error {
 	ctx, cancel := context.WithCancel(proxy.Context())
 	defer cancel()
-	istiod, err := discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).StreamAggregatedResources(ctx)
+	istiod, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	var node string
 	nodeSet := make(chan struct{})
-	return s.r.pump(kind, func() error {
+	return r.pump(kind, func() error {
 		for first := true; ; first = false {
 			req, err := proxy.Recv()
 			if err != nil {
@@ -195,7 +221,7 @@ func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscovery
 				node = req.GetNode().GetId()
 				close(nodeSet)
 			}
-			s.r.nack(node, req.GetTypeUrl(), req.GetErrorDetail().GetMessage())
+			r.nack(node, req.GetTypeUrl(), req.GetErrorDetail().GetMessage())
 			if err := istiod.Send(req); err != nil {
 				return err
 			}
@@ -212,11 +238,7 @@ func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscovery
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			res := make([]**anypb.Any, len(resp.Resources))
-			for i := range resp.Resources {
-				res[i] = &resp.Resources[i]
-			}
-			s.r.scrub(node, res)
+			r.scrub(node, resources(resp))
 			if err := proxy.Send(resp); err != nil {
 				return err
 			}
@@ -224,54 +246,27 @@ func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscovery
 	})
 }
 
+func (s adsServer) StreamAggregatedResources(proxy discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
+	return relay(s.r, "state of the world", proxy, discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).StreamAggregatedResources,
+		func(resp *discovery.DiscoveryResponse) []**anypb.Any {
+			res := make([]**anypb.Any, len(resp.Resources))
+			for i := range resp.Resources {
+				res[i] = &resp.Resources[i]
+			}
+			return res
+		})
+}
+
 func (s adsServer) DeltaAggregatedResources(proxy discovery.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
-	const kind = "delta"
-	ctx, cancel := context.WithCancel(proxy.Context())
-	defer cancel()
-	istiod, err := discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).DeltaAggregatedResources(ctx)
-	if err != nil {
-		return err
-	}
-	var node string
-	nodeSet := make(chan struct{})
-	return s.r.pump(kind, func() error {
-		for first := true; ; first = false {
-			req, err := proxy.Recv()
-			if err != nil {
-				return err
-			}
-			if first {
-				// Envoy names itself on its first request only
-				// (set_node_on_first_message_only).
-				node = req.GetNode().GetId()
-				close(nodeSet)
-			}
-			s.r.nack(node, req.GetTypeUrl(), req.GetErrorDetail().GetMessage())
-			if err := istiod.Send(req); err != nil {
-				return err
-			}
-		}
-	}, func() error {
-		for {
-			resp, err := istiod.Recv()
-			if err != nil {
-				return err
-			}
-			select {
-			case <-nodeSet:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+	return relay(s.r, "delta", proxy, discovery.NewAggregatedDiscoveryServiceClient(s.r.conn).DeltaAggregatedResources,
+		func(resp *discovery.DeltaDiscoveryResponse) []**anypb.Any {
 			res := make([]**anypb.Any, 0, len(resp.Resources))
 			for _, r := range resp.Resources {
+				// A resource named without a body has nothing to scrub.
 				if r.Resource != nil {
 					res = append(res, &r.Resource)
 				}
 			}
-			s.r.scrub(node, res)
-			if err := proxy.Send(resp); err != nil {
-				return err
-			}
-		}
-	})
+			return res
+		})
 }

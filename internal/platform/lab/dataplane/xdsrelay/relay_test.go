@@ -27,22 +27,20 @@ type fakeIstiod struct {
 }
 
 func (f *fakeIstiod) StreamAggregatedResources(s discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
-	for {
-		req, err := s.Recv()
-		if err != nil {
-			return err
-		}
-		f.got <- req.GetNode().GetId() + req.GetErrorDetail().GetMessage()
-		if req.GetResponseNonce() != "" {
-			continue
-		}
-		if err := s.Send(&discovery.DiscoveryResponse{TypeUrl: listenerType, VersionInfo: "v1", Nonce: "n1", Resources: []*anypb.Any{f.listener}}); err != nil {
-			return err
-		}
-	}
+	return answer(f, s, &discovery.DiscoveryResponse{TypeUrl: listenerType, VersionInfo: "v1", Nonce: "n1", Resources: []*anypb.Any{f.listener}})
 }
 
 func (f *fakeIstiod) DeltaAggregatedResources(s discovery.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
+	return answer(f, s, &discovery.DeltaDiscoveryResponse{TypeUrl: listenerType, Nonce: "n1",
+		Resources: []*discovery.Resource{{Name: "virtualInbound", Version: "v1", Resource: f.listener}}})
+}
+
+// answer is fakeIstiod on a stream of either kind: resp answers each
+// request that is not an ACK or NACK.
+func answer[Req interface {
+	request
+	GetResponseNonce() string
+}, Resp any](f *fakeIstiod, s stream[Req, Resp], resp Resp) error {
 	for {
 		req, err := s.Recv()
 		if err != nil {
@@ -52,16 +50,18 @@ func (f *fakeIstiod) DeltaAggregatedResources(s discovery.AggregatedDiscoverySer
 		if req.GetResponseNonce() != "" {
 			continue
 		}
-		if err := s.Send(&discovery.DeltaDiscoveryResponse{TypeUrl: listenerType, Nonce: "n1",
-			Resources: []*discovery.Resource{{Name: "virtualInbound", Version: "v1", Resource: f.listener}}}); err != nil {
+		if err := s.Send(resp); err != nil {
 			return err
 		}
 	}
 }
 
+// nodeID is the sidecar the tests' streams speak for.
+const nodeID = "sidecar~10.0.0.1~a.ns~ns.svc.cluster.local"
+
 // relayed starts a fake istiod and a relay in front of it, and returns a
-// client connection to the relay (as Envoy's).
-func relayed(t *testing.T) (*fakeIstiod, *Relay, *grpc.ClientConn) {
+// client of the relay (as Envoy's) and a context for its streams.
+func relayed(t *testing.T) (*fakeIstiod, *Relay, discovery.AggregatedDiscoveryServiceClient, context.Context) {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fakeIstiod{listener: mustAny(t, sidecarInbound(t)), got: make(chan string, 10)}
@@ -92,7 +92,9 @@ func relayed(t *testing.T) (*fakeIstiod, *Relay, *grpc.ClientConn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	return f, r, cc
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return f, r, discovery.NewAggregatedDiscoveryServiceClient(cc), ctx
 }
 
 func gotFromIstiod(t *testing.T, f *fakeIstiod, want string) {
@@ -107,6 +109,28 @@ func gotFromIstiod(t *testing.T, f *fakeIstiod, want string) {
 	}
 }
 
+// send sends a proxy's request through the relay and has istiod get it,
+// as got.
+func send[Req, Resp any](t *testing.T, f *fakeIstiod, s stream[Resp, Req], req Req, got string) {
+	t.Helper()
+	if err := s.Send(req); err != nil {
+		t.Fatal(err)
+	}
+	gotFromIstiod(t, f, got)
+}
+
+// firstResponse sends the node's first request, for listeners, through
+// the relay and returns istiod's answer as the relay passed it on.
+func firstResponse[Req, Resp any](t *testing.T, f *fakeIstiod, s stream[Resp, Req], first Req) Resp {
+	t.Helper()
+	send(t, f, s, first, nodeID)
+	resp, err := s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 func checkRelayed(t *testing.T, r *Relay, res *anypb.Any) {
 	t.Helper()
 	var l listener.Listener
@@ -119,68 +143,42 @@ func checkRelayed(t *testing.T, r *Relay, res *anypb.Any) {
 	if c := r.Changes(); len(c) != 5 || c[0].Resource != "virtualInbound" {
 		t.Errorf("recorded changes: %v", c)
 	}
-	if n := r.Responses("sidecar~10.0.0.1~a.ns~ns.svc.cluster.local"); n != 1 {
+	if n := r.Responses(nodeID); n != 1 {
 		t.Errorf("responses relayed to the node: %d", n)
 	}
 }
 
 func TestRelayStateOfTheWorld(t *testing.T) {
-	f, r, cc := relayed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := discovery.NewAggregatedDiscoveryServiceClient(cc).StreamAggregatedResources(ctx)
+	f, r, ads, ctx := relayed(t)
+	s, err := ads.StreamAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := &core.Node{Id: "sidecar~10.0.0.1~a.ns~ns.svc.cluster.local"}
-	if err := s.Send(&discovery.DiscoveryRequest{Node: node, TypeUrl: listenerType}); err != nil {
-		t.Fatal(err)
-	}
-	gotFromIstiod(t, f, node.Id)
-	resp, err := s.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := firstResponse(t, f, s, &discovery.DiscoveryRequest{Node: &core.Node{Id: nodeID}, TypeUrl: listenerType})
 	if resp.GetNonce() != "n1" || resp.GetVersionInfo() != "v1" || len(resp.GetResources()) != 1 {
 		t.Fatalf("relayed response: %v", resp)
 	}
 	checkRelayed(t, r, resp.GetResources()[0])
 
 	// A NACK goes on to istiod, and is recorded against the node.
-	if err := s.Send(&discovery.DiscoveryRequest{TypeUrl: listenerType, ResponseNonce: "n1", ErrorDetail: &status.Status{Message: "bad"}}); err != nil {
-		t.Fatal(err)
-	}
-	gotFromIstiod(t, f, "bad")
-	if rj := r.Rejections(); len(rj) != 1 || rj[0].Node != node.Id || rj[0].Message != "bad" {
+	send(t, f, s, &discovery.DiscoveryRequest{TypeUrl: listenerType, ResponseNonce: "n1", ErrorDetail: &status.Status{Message: "bad"}}, "bad")
+	if rj := r.Rejections(); len(rj) != 1 || rj[0].Node != nodeID || rj[0].Message != "bad" {
 		t.Errorf("rejections: %v", rj)
 	}
 }
 
 func TestRelayDelta(t *testing.T) {
-	f, r, cc := relayed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := discovery.NewAggregatedDiscoveryServiceClient(cc).DeltaAggregatedResources(ctx)
+	f, r, ads, ctx := relayed(t)
+	s, err := ads.DeltaAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := &core.Node{Id: "sidecar~10.0.0.1~a.ns~ns.svc.cluster.local"}
-	if err := s.Send(&discovery.DeltaDiscoveryRequest{Node: node, TypeUrl: listenerType}); err != nil {
-		t.Fatal(err)
-	}
-	gotFromIstiod(t, f, node.Id)
-	resp, err := s.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := firstResponse(t, f, s, &discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: nodeID}, TypeUrl: listenerType})
 	if len(resp.GetResources()) != 1 || resp.GetResources()[0].GetName() != "virtualInbound" {
 		t.Fatalf("relayed response: %v", resp)
 	}
 	checkRelayed(t, r, resp.GetResources()[0].GetResource())
-	if err := s.Send(&discovery.DeltaDiscoveryRequest{TypeUrl: listenerType, ResponseNonce: "n1"}); err != nil {
-		t.Fatal(err)
-	}
-	gotFromIstiod(t, f, "")
+	send(t, f, s, &discovery.DeltaDiscoveryRequest{TypeUrl: listenerType, ResponseNonce: "n1"}, "")
 	if rj := r.Rejections(); len(rj) != 0 {
 		t.Errorf("an ACK recorded as a rejection: %v", rj)
 	}
