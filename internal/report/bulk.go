@@ -120,11 +120,7 @@ func (b *builder) bulk() Section {
 				"(see Excluded cells); the path carries at least what those cells moved, so the ratio is at most the one shown.")
 			clear(floors)
 		}
-		label := "Throughput and proxy memory"
-		if slice.Key != "" {
-			label += ", " + slice.Label()
-		}
-		s.Blocks = append(s.Blocks, heading(label), table(t))
+		s.Blocks = append(s.Blocks, heading(sliced("Throughput and proxy memory", slice)), table(t))
 	}
 	if len(s.Blocks) == 1 {
 		return Section{ID: s.ID, Title: s.Title}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/meshbench/meshbench/internal/analysis"
@@ -48,27 +49,19 @@ func (b *builder) churn() Section {
 		"\"beyond the baseline\" subtracts what the baseline's own TCP handshakes add. "+
 		"A component's CPU per new connection is its added CPU (cores) over the new connections the generators opened a second; its CPU per request is its CPU with connections kept open over the request rate. "+
 		"Medians over repetitions, with 95% bootstrap intervals."))
+	tables := []struct {
+		title string
+		build func(analysis.LoadConfig, []string) *Table
+	}{
+		{"Per mesh", b.churnSummary},
+		{"Latency per new connection", b.churnLatency},
+		{"CPU per new connection beside CPU per request", b.churnCPU},
+	}
 	for _, slice := range d.Slices(churnParam) {
-		if sum := b.churnSummary(slice, settings); sum != nil {
-			label := "Per mesh"
-			if slice.Key != "" {
-				label += ", " + slice.Label()
+		for _, tb := range tables {
+			if t := tb.build(slice, settings); t != nil {
+				s.Blocks = append(s.Blocks, heading(sliced(tb.title, slice)), table(t))
 			}
-			s.Blocks = append(s.Blocks, heading(label), table(sum))
-		}
-		if lat := b.churnLatency(slice, settings); lat != nil {
-			label := "Latency per new connection"
-			if slice.Key != "" {
-				label += ", " + slice.Label()
-			}
-			s.Blocks = append(s.Blocks, heading(label), table(lat))
-		}
-		if cpu := b.churnCPU(slice, settings); cpu != nil {
-			label := "CPU per new connection beside CPU per request"
-			if slice.Key != "" {
-				label += ", " + slice.Label()
-			}
-			s.Blocks = append(s.Blocks, heading(label), table(cpu))
 		}
 	}
 	return s
@@ -86,17 +79,8 @@ func (b *builder) churnSummary(slice analysis.LoadConfig, settings []string) *Ta
 		header = append(header, "Connection ceiling (connections)", "95% interval")
 	}
 	t := &Table{Header: header}
-	open := slice.With(churnParam, keptOpen)
-	for _, m := range d.Meshes {
-		ref := d.Group(m, open)
-		if ref == nil {
-			continue
-		}
-		for _, v := range settings {
-			g := d.Group(m, slice.With(churnParam, v))
-			if g == nil {
-				continue
-			}
+	for m, ref := range b.churnRefs(slice) {
+		for v, g := range b.churnAt(m, slice, settings) {
 			row := []string{m, v, deltaText(analysis.Difference(ref.Values(analysis.P50), g.Values(analysis.P50))), "—"}
 			if rate := g.Estimate(analysis.ConnRate).Median; d.HasPart(m, analysis.PartDataPlane) && rate > 0 {
 				if added := analysis.Difference(ref.Values(analysis.CPU(analysis.PartDataPlane)), g.Values(analysis.CPU(analysis.PartDataPlane))); added.Delta.Valid() {
@@ -127,22 +111,13 @@ func (b *builder) churnSummary(slice analysis.LoadConfig, settings []string) *Ta
 func (b *builder) churnLatency(slice analysis.LoadConfig, settings []string) *Table {
 	d := b.d
 	t := &Table{Header: []string{"Mesh", "Requests per connection", "New connections/s", "p50 (ms)", "p50 added (ms)", "p50 added beyond the baseline (ms)", "p99 added (ms)", "Errors (%)", "Runs"}}
-	open := slice.With(churnParam, keptOpen)
-	for _, m := range d.Meshes {
-		ref := d.Group(m, open)
-		if ref == nil {
-			continue
-		}
-		for _, v := range settings {
-			g := d.Group(m, slice.With(churnParam, v))
-			if g == nil {
-				continue
-			}
+	for m, ref := range b.churnRefs(slice) {
+		for v, g := range b.churnAt(m, slice, settings) {
 			p50 := analysis.Difference(ref.Values(analysis.P50), g.Values(analysis.P50))
 			p99 := analysis.Difference(ref.Values(analysis.P99), g.Values(analysis.P99))
 			beyond := "—"
 			if base := d.Group(d.Baseline, slice.With(churnParam, v)); m != d.Baseline && base != nil {
-				if bref := d.Group(d.Baseline, open); bref != nil {
+				if bref := d.Group(d.Baseline, slice.With(churnParam, keptOpen)); bref != nil {
 					bd := analysis.Difference(bref.Values(analysis.P50), base.Values(analysis.P50))
 					if bd.Delta.Valid() && p50.Delta.Valid() {
 						beyond = signed(p50.Delta.Median - bd.Delta.Median)
@@ -165,22 +140,13 @@ func (b *builder) churnLatency(slice analysis.LoadConfig, settings []string) *Ta
 func (b *builder) churnCPU(slice analysis.LoadConfig, settings []string) *Table {
 	d := b.d
 	t := &Table{Header: []string{"Mesh", "Component", "Requests per connection", "CPU per request, kept open (µs)", "CPU per new connection (µs)", "New connection / request"}}
-	open := slice.With(churnParam, keptOpen)
-	for _, m := range d.Meshes {
-		ref := d.Group(m, open)
-		if ref == nil {
-			continue
-		}
+	for m, ref := range b.churnRefs(slice) {
 		for _, p := range churnParts {
 			if !d.HasPart(m, p) {
 				continue
 			}
 			perReq := ref.Estimate(analysis.CPU(p)).Median / ref.Estimate(analysis.QPS).Median * 1e6
-			for _, v := range settings {
-				g := d.Group(m, slice.With(churnParam, v))
-				if g == nil {
-					continue
-				}
+			for v, g := range b.churnAt(m, slice, settings) {
 				added := analysis.Difference(ref.Values(analysis.CPU(p)), g.Values(analysis.CPU(p)))
 				rate := g.Estimate(analysis.ConnRate).Median
 				perConn, ratio := "—", "—"
@@ -199,6 +165,32 @@ func (b *builder) churnCPU(slice analysis.LoadConfig, settings []string) *Table 
 		return nil
 	}
 	return t
+}
+
+// churnRefs yields each mesh that ran slice with its connections kept
+// open, with that group: the reference its other settings are read
+// against.
+func (b *builder) churnRefs(slice analysis.LoadConfig) iter.Seq2[string, *analysis.Group] {
+	return func(yield func(string, *analysis.Group) bool) {
+		open := slice.With(churnParam, keptOpen)
+		for _, m := range b.d.Meshes {
+			if ref := b.d.Group(m, open); ref != nil && !yield(m, ref) {
+				return
+			}
+		}
+	}
+}
+
+// churnAt yields each of settings at which the mesh ran slice, in order,
+// with its group there.
+func (b *builder) churnAt(mesh string, slice analysis.LoadConfig, settings []string) iter.Seq2[string, *analysis.Group] {
+	return func(yield func(string, *analysis.Group) bool) {
+		for _, v := range settings {
+			if g := b.d.Group(mesh, slice.With(churnParam, v)); g != nil && !yield(v, g) {
+				return
+			}
+		}
+	}
 }
 
 // deltaText is a difference's median with its interval, unscaled.

@@ -37,6 +37,15 @@ func signed(v float64) string {
 	return s
 }
 
+// sliced is a title with the load configuration it is at, unless that
+// configuration sets no parameter (the study varies nothing else).
+func sliced(title string, c analysis.LoadConfig) string {
+	if c.Key == "" {
+		return title
+	}
+	return title + ", " + c.Label()
+}
+
 // unit scales a metric's values for display: milliseconds, cores and
 // MiB stay, bytes become MiB.
 func unit(m analysis.Metric) (scale float64, name string) {

@@ -163,10 +163,7 @@ func (b *builder) latencyVsLoad() Section {
 				}
 			}
 		}
-		title := "Latency against " + p.Name
-		if other.Key != "" {
-			title += ", " + other.Label()
-		}
+		title := sliced("Latency against "+p.Name, other)
 		s.Blocks = append(s.Blocks, chartBlock(&Chart{
 			File: "latency-vs-load-" + fileSlug(other), Title: title,
 			SVG: chart.Line{
