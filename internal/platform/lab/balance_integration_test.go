@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,9 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshbench/meshbench/internal/grpcapp"
-	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/testenv"
@@ -43,43 +39,16 @@ services:
 // passes the http2-calls check: front's gRPC call to back answers through
 // that mesh.
 func TestIntegrationGRPCBalancing(t *testing.T) {
-	testenv.Integration(t)
-	testenv.NeedRoot(t)
-	bin := os.Getenv("MESHBENCH_BIN")
-	testenv.Need(t, bin != "", "MESHBENCH_BIN, the meshbench binary (make build; scripts/test.sh sets it)")
+	needLab(t)
 	_, err := dataplane.FindEnvoy()
 	testenv.Need(t, err == nil, "Envoy: %v", err)
 	g, err := topology.Parse([]byte(balanceGraph))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := testPrefix()
-	// A 0755 base, not t.TempDir's 0700: the sidecar user must get through.
-	base, err := os.MkdirTemp("", prefix+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: filepath.Join(base, "state"), Bin: bin})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
-		defer dcancel()
-		if err := p.Down(dctx); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	spec := infra.ClusterSpec{Nodes: []infra.NodeSpec{{Name: "app", Role: infra.NodeApp}, {Name: "load", Role: infra.NodeLoad}}}
-	if err := p.Up(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
-		t.Fatal(err)
-	}
+	p := upLab(t, ctx, Options{}, g)
 	l, err := p.running()
 	if err != nil {
 		t.Fatal(err)

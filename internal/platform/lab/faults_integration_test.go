@@ -2,8 +2,6 @@ package lab
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,7 +11,6 @@ import (
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/testenv"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -28,37 +25,13 @@ func TestIntegrationEnvoyKilledMidCell(t *testing.T) {
 	needLab(t)
 	_, err := dataplane.FindEnvoy()
 	testenv.Need(t, err == nil, "Envoy (scripts/setup.sh installs it into .venv; MESHBENCH_ENVOY names it): %v", err)
-	prefix := testPrefix()
-	// A 0755 base, not t.TempDir's 0700: the sidecar user must get through.
-	base, err := os.MkdirTemp("", prefix+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: filepath.Join(base, "state")})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
-		defer dcancel()
-		if err := p.Down(dctx); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	spec := infra.ClusterSpec{Nodes: []infra.NodeSpec{{Name: "app", Role: infra.NodeApp}, {Name: "load", Role: infra.NodeLoad}}}
-	if err := p.Up(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
 	g, err := topology.Load("tiered")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := upLab(t, ctx, Options{}, g)
 	if _, err := p.InstallMesh(ctx, mesh.MeshSpec{Profile: "sidecar"}); err != nil {
 		t.Fatal(err)
 	}

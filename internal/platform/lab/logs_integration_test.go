@@ -12,7 +12,6 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
-	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -22,30 +21,14 @@ import (
 // whatever file a failed measurement's error names.
 func TestIntegrationLogsOutliveDown(t *testing.T) {
 	needLab(t)
-	prefix := testPrefix()
-	res := t.TempDir()
-	state := filepath.Join(openTempDir(t), "state")
-	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: state, LogDir: filepath.Join(res, "logs", "pods")})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
-		defer dcancel()
-		if err := p.Down(dctx); err != nil {
-			t.Errorf("down: %v", err)
-		}
-	})
-	spec := infra.ClusterSpec{Nodes: []infra.NodeSpec{{Name: "app", Role: infra.NodeApp}, {Name: "load", Role: infra.NodeLoad}}}
-	if err := p.Up(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
 	g, err := topology.Load("tiered")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
-		t.Fatal(err)
-	}
+	res := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := upLab(t, ctx, Options{LogDir: filepath.Join(res, "logs", "pods")}, g)
 	var victim string
 	var pid int
 	for _, pod := range p.lab.Pods() {
@@ -87,7 +70,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 	if err := p.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(state); !os.IsNotExist(err) {
+	if _, err := os.Stat(p.o.StateDir); !os.IsNotExist(err) {
 		t.Errorf("state directory after Down: %v", err)
 	}
 	read := func(path string) string {

@@ -27,13 +27,17 @@ func needLab(t *testing.T) string {
 	return bin
 }
 
-func TestIntegrationDeployRedeployMeasure(t *testing.T) {
-	needLab(t)
-	prefix := testPrefix()
-	p := newPlatform(Options{Name: prefix, Prefix: prefix, StateDir: filepath.Join(openTempDir(t), "state")})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// upLab brings a platform with o's options up on a lab of two nodes (app,
+// load) of its own, with g deployed in one namespace, and takes it down
+// when the test ends. The lab's state is under an openTempDir.
+func upLab(t *testing.T, ctx context.Context, o Options, g *topology.Graph) *labPlatform {
+	t.Helper()
+	o.Prefix = testPrefix()
+	o.Name = o.Prefix
+	o.StateDir = filepath.Join(openTempDir(t), "state")
+	p := newPlatform(o)
 	t.Cleanup(func() {
+		// A context of its own: the test's may have run out.
 		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
 		defer dcancel()
 		if err := p.Down(dctx); err != nil {
@@ -44,13 +48,21 @@ func TestIntegrationDeployRedeployMeasure(t *testing.T) {
 	if err := p.Up(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestIntegrationDeployRedeployMeasure(t *testing.T) {
+	needLab(t)
 	g, err := topology.Load("tiered")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Deploy(ctx, platform.Workload{Graph: g, Namespaces: 1}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := upLab(t, ctx, Options{}, g)
 	pids := map[string]int{}
 	for _, pod := range p.lab.Pods() {
 		for _, c := range pod.Containers {
