@@ -120,6 +120,12 @@ func TestIntegrationCiliumClusterDataPlane(t *testing.T) {
 		"cilium-endpoints": false, "wireguard": false,
 		"meshed-call-succeeds": true, "plaintext-refused": false, checkInstalled: true,
 	})
+	// Cilium's plaintext probe runs in the unmeshed namespace, where kwok
+	// serves no generator log: a probe that cannot report fails, saying why.
+	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") ||
+		!strings.Contains(ch.Detail, "from namespace ns-1, not a neighbour") {
+		t.Errorf("plaintext probe detail %q does not say its output could not be read, judged beside a control elsewhere", ch.Detail)
+	}
 	if rels := mustReleases(t, ctx, p); len(rels) != 0 {
 		t.Errorf("the cilium profile installed releases %s; Cilium is the cluster's, never meshbench's", releaseNames(rels))
 	}

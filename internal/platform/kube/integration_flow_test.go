@@ -56,14 +56,39 @@ func TestIntegrationFullFlow(t *testing.T) {
 	if err == nil {
 		t.Fatal("InstallMesh passed verification, but no CNI agent enrolled the simulated pods")
 	}
-	// The meshed probe (ns-1) reads a 2xx result from its log; the
-	// plaintext probe's pod (in the probe namespace) has no readable log,
-	// and a probe that cannot report must fail, saying why.
+	// The meshed probe and its neighbour, the plaintext probe left out of
+	// ambient, both run in ns-1 and read kwok's 2xx result from their
+	// logs: plaintext was answered, so the check fails, judged beside a
+	// control on its node.
 	want := map[string]bool{"pods-ready": true, "ambient-enrolled": false, "namespaces-labelled": true,
 		"ztunnel-on-app-nodes": true, "meshed-call-succeeds": true, "plaintext-refused": false, mesh.CheckPeerIdentity: false, checkInstalled: true}
 	assertChecks(t, checks, want)
-	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") {
-		t.Errorf("plaintext probe detail %q does not say its output could not be read", ch.Detail)
+	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "left out of ambient (istio.io/dataplane-mode=none)") ||
+		!strings.Contains(ch.Detail, "20 requests, 20 2xx") || !strings.Contains(ch.Detail, "meshed-call-succeeds from a neighbour (same namespace ns-1 and node mb-load-1)") {
+		t.Errorf("plaintext probe detail %q, want the opted-out pod's answered GETs judged beside its neighbour", ch.Detail)
+	}
+	// The scheduler puts the neighbours where the plan says: the same
+	// namespace and node, the plaintext probe's pod labelled out of ambient.
+	var neighbours []jobSpec
+	for _, pb := range p.probes(p.mesh.Plan) {
+		if pb.Check == controlCheck || pb.Check == mesh.CheckPlaintextRefused {
+			neighbours = append(neighbours, pb.Job)
+		}
+	}
+	ran, err := p.runJobs(ctx, neighbours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ran) != 2 {
+		t.Fatalf("%d probe pods ran, want the control and its neighbour", len(ran))
+	}
+	for _, r := range ran {
+		if r.Pod.Namespace != "ns-1" || r.Pod.Spec.NodeName != "mb-load-1" || r.Result == nil {
+			t.Errorf("probe pod %s/%s on %q (result %v), want ns-1 on mb-load-1 with a result", r.Pod.Namespace, r.Pod.Name, r.Pod.Spec.NodeName, r.Result != nil)
+		}
+	}
+	if l := ran[1].Pod.Labels[labelDataplane]; l != dataplaneNone || ran[0].Pod.Labels[labelDataplane] != "" {
+		t.Errorf("the plaintext probe's pod has %s=%q, the control's %q: want only the plaintext one out of ambient", labelDataplane, l, ran[0].Pod.Labels[labelDataplane])
 	}
 	// kwok's ztunnel pods serve no metrics: nothing counted, no pass.
 	if ch := findCheck(checks, mesh.CheckPeerIdentity); !strings.Contains(ch.Detail, "istio_tcp_connections_opened_total") || !strings.Contains(ch.Detail, ": 0 in ") {

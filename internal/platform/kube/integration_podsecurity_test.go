@@ -18,7 +18,8 @@ import (
 )
 
 // TestIntegrationPodSecurityAdmits offers every pod meshbench makes (app,
-// load and probe Jobs, a probe with its control, the plain gateway) to the API server's PodSecurity
+// load and probe Jobs, a probe with its control, ambient's plaintext probe
+// left out of the mesh and kept to a node, the plain gateway) to the API server's PodSecurity
 // admission in a namespace that enforces "restricted", and in one that
 // enforces "baseline", by server-side dry run; a bare pod is the control,
 // which "restricted" must reject.
@@ -26,7 +27,7 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 	c := needCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var specs []corev1.PodSpec
+	var specs []corev1.PodTemplateSpec
 	objs, err := workloadManifests(platform.Workload{Graph: testGraph(t, "tiered"), Namespaces: 1}, manifestParams{Image: "meshbench.test/meshbench:it"})
 	if err != nil {
 		t.Fatal(err)
@@ -43,17 +44,22 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
 			t.Fatal(err)
 		}
-		specs = append(specs, d.Spec.Template.Spec)
+		specs = append(specs, d.Spec.Template)
 	}
 	job := jobManifest(jobSpec{Namespace: "ns-1", Name: "load", Component: componentLoad, ServiceAccount: "default", Load: load.Options{URL: "http://tier-1-app-a.ns-1:8080/", Requests: 1}, Deadline: time.Minute},
 		"meshbench.test/meshbench:it", corev1.PullIfNotPresent)
-	specs = append(specs, job.Spec.Template.Spec)
+	specs = append(specs, job.Spec.Template)
 	// The plaintext probe of a sidecar mesh: its generator as the proxy's
 	// user, beside a control container.
 	control := load.Options{URL: "http://tier-1-app-a.ns-1:8080/", Requests: 1}
 	probeJob := jobManifest(jobSpec{Namespace: "ns-1", Name: "probe", Component: componentProbe, ServiceAccount: "default", Load: control,
 		Control: &control, UID: proxyUIDs[mesh.Istio], Deadline: time.Minute}, "meshbench.test/meshbench:it", corev1.PullIfNotPresent)
-	specs = append(specs, probeJob.Spec.Template.Spec)
+	specs = append(specs, probeJob.Spec.Template)
+	// Ambient's plaintext probe: the control's neighbour, labelled out of
+	// ambient and kept to the control's node.
+	neighbour := jobManifest(jobSpec{Namespace: "ns-1", Name: "neighbour", Component: componentProbe, ServiceAccount: "default", Load: control,
+		Labels: map[string]string{labelDataplane: dataplaneNone}, Node: "mb-load-1", Deadline: time.Minute}, "meshbench.test/meshbench:it", corev1.PullIfNotPresent)
+	specs = append(specs, neighbour.Spec.Template)
 
 	for _, level := range []string{pssRestrict, "baseline"} {
 		ns := "mb-pss-" + level
@@ -62,8 +68,9 @@ func TestIntegrationPodSecurityAdmits(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-		for i, spec := range specs {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns}, Spec: spec}
+		for i, tmpl := range specs {
+			spec := tmpl.Spec
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns, Labels: tmpl.Labels}, Spec: spec}
 			pod.Spec.ServiceAccountName = ""
 			if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 				t.Errorf("%s: pod of %s (%s): %v", level, spec.Containers[0].Name, spec.Containers[0].Image, err)

@@ -50,6 +50,12 @@ type jobSpec struct {
 	// image's: a sidecar's own UID, whose traffic the pod's redirect lets
 	// out past the proxy, in plaintext.
 	UID int64
+	// Labels are the pod's labels beyond meshbench's own: a probe's
+	// opt-out from an ambient namespace's enrollment.
+	Labels map[string]string
+	// Node, when set, is the one node the pod may run on, so that probes
+	// judged side by side share it.
+	Node string
 }
 
 // loadBodyDir is where a Job's generator finds its request body, mounted
@@ -77,6 +83,10 @@ func bodyConfigMap(js jobSpec) *corev1.ConfigMap {
 // fail for want of a proxy.
 func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job {
 	labels := map[string]string{labelComponent: js.Component}
+	podLabels := managedLabels(labels)
+	for k, v := range js.Labels {
+		podLabels[k] = v
+	}
 	c := corev1.Container{
 		Name: jobContainer, Image: image, ImagePullPolicy: pull, Resources: js.Resources,
 		Args: load.Args(js.Load, loadBodyDir+"/"+loadBodyKey), SecurityContext: containerSecurity(),
@@ -105,7 +115,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 			ActiveDeadlineSeconds: ptr(int64(js.Deadline / time.Second)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels: managedLabels(labels),
+					Labels: podLabels,
 					Annotations: map[string]string{
 						annotProxyConfig:  holdUntilProxyCfg,
 						annotLinkerdAwait: "enabled",
@@ -116,6 +126,7 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 					SecurityContext:    podSecurity(nonRootUID),
 					ServiceAccountName: js.ServiceAccount,
 					NodeSelector:       js.Place.NodeSelector,
+					Affinity:           onNode(js.Node),
 					Tolerations:        js.Place.Tolerations,
 					Containers:         containers,
 					Volumes:            volumes,
@@ -123,6 +134,20 @@ func jobManifest(js jobSpec, image string, pull corev1.PullPolicy) *batchv1.Job 
 			},
 		},
 	}
+}
+
+// onNode is the affinity that keeps a pod to the named node, as a
+// DaemonSet's pods are kept (by the node's name, not a label a cloud may
+// set otherwise), or nil for any node.
+func onNode(node string) *corev1.Affinity {
+	if node == "" {
+		return nil
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+		}}},
+	}}
 }
 
 // jobResult is what one Job's generator reported.

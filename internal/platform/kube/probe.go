@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,16 +19,22 @@ import (
 	"github.com/meshbench/meshbench/internal/mesh"
 )
 
-// probeNamespace is outside the mesh: no injection, no enrollment. A
-// plaintext call from it must fail when mTLS is in force.
+// probeNamespace is outside every mesh: no injection, no enrollment.
+// Only Cilium's plaintext probe runs there, since Cilium leaves no pod of
+// a namespace out of its data path.
 const probeNamespace = "meshbench-probe"
+
+// dataplaneNone is the value of labelDataplane that leaves a pod out of
+// ambient even in an enrolled namespace: istio-cni enrolls the pods of a
+// namespace labelled ambient whose own label is not "none".
+const dataplaneNone = "none"
 
 // probeKind is what a probe expects of its answers.
 type probeKind int
 
 const (
 	expectSuccess   probeKind = iota // some 2xx: the service answers
-	expectRefused                    // every request refused at the transport: refused, reset, closed or TLS failure
+	expectRefused                    // every request refused at the transport (see refusals)
 	expectForbidden                  // every answer a 403: denied at L7
 	expectDenied                     // every request refused at the transport or answered 403
 )
@@ -43,12 +50,29 @@ type probe struct {
 	Control string
 }
 
-// refusalKinds are the errors a refusal by the mesh ends a request with:
-// the connection refused or reset, closed before an answer (a proxy that
-// wants TLS dropping a plaintext one), or a failed TLS handshake. A
-// timeout or a DNS failure is a network that drops everything (a
-// default-deny NetworkPolicy, say) and proves nothing about mTLS.
-var refusalKinds = []string{load.KindRefused, load.KindReset, load.KindClosed, load.KindTLS}
+// Sidecar Envoy, ztunnel and linkerd-proxy intercept every connection, so
+// they refuse one they have accepted: they reset it, close it before an
+// answer, or fail its TLS handshake. A connection refused at connect is a
+// network that rejects it (a NetworkPolicy answering with an ICMP
+// unreachable or a RST to the SYN) or a port with no listener; a timeout
+// or a DNS failure is a network that drops it. None of those is a mesh.
+//
+// A probe whose control is a second container of its own pod shares its
+// network with it, to the same destination port: there a network that
+// rejects would refuse the control too, so a connection refused where the
+// control was answered is the mesh's as well.
+var (
+	acceptedRefusals = []string{load.KindReset, load.KindClosed, load.KindTLS}
+	samePodRefusals  = []string{load.KindRefused, load.KindReset, load.KindClosed, load.KindTLS}
+)
+
+// refusals are the error kinds that count as the mesh's refusal for pb.
+func refusals(pb probe) []string {
+	if pb.Job.Control != nil {
+		return samePodRefusals
+	}
+	return acceptedRefusals
+}
 
 // controlCheck is the probe every refusal is judged beside.
 const controlCheck = "meshed-call-succeeds"
@@ -61,28 +85,33 @@ const probeRequests = 5
 // must succeed (the control, so that a broken service cannot pass the
 // negative probes), a plaintext call from outside the mesh, and the
 // policy probes; with an ingress, a call through the gateway from the
-// outside generators' namespace.
+// outside generators' namespace. Every probe runs on one load node, so
+// that each is judged beside a control on its node.
 func (p *kubePlatform) probes(pl meshPlan) []probe {
 	pr := pl.Profile
 	ns := p.namespaces[0]
 	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
+	var node string
+	if names := p.nodes[infra.NodeLoad]; len(names) > 0 {
+		node = names[0]
+	}
 	job := func(name, jobNS, sa, url string) jobSpec {
 		o := load.Options{URL: url, Method: http.MethodGet, Connections: 1, Requests: probeRequests, Timeout: 5 * time.Second}
 		return jobSpec{Namespace: jobNS, Name: "meshbench-probe-" + name + "-" + suffix, Component: componentProbe, ServiceAccount: sa,
-			Load: o, Place: p.place(infra.NodeLoad), Deadline: jobStartAllowance + time.Minute}
+			Load: o, Place: p.place(infra.NodeLoad), Node: node, Deadline: jobStartAllowance + time.Minute}
 	}
 	var ps []probe
 	if pr.MTLSProbe {
 		url := p.entryURL(ns)
-		plain := probe{Check: mesh.CheckPlaintextRefused, What: "a plaintext GET from the unmeshed namespace " + probeNamespace, Expect: expectRefused,
-			Job: job("plaintext", probeNamespace, "default", url), Control: controlCheck}
-		if pr.ProxyUID != 0 {
+		var plain probe
+		switch {
+		case pr.ProxyUID != 0:
 			// From a meshed pod, past its own proxy (as the proxy's
 			// user), beside a meshed GET from a second container of the
 			// same pod: same node, network, NetworkPolicy and DNS, so a
 			// refusal where the mesh's call answers is the mesh's.
-			plain.What = fmt.Sprintf("a plaintext GET from a meshed pod past its proxy (as UID %d), beside a meshed GET from the same pod", pr.ProxyUID)
-			plain.Job = job("plaintext", ns, loadServiceAccount, url)
+			plain = probe{Check: mesh.CheckPlaintextRefused, Expect: expectRefused, Job: job("plaintext", ns, loadServiceAccount, url),
+				What: fmt.Sprintf("a plaintext GET from a meshed pod past its proxy (as UID %d), beside a meshed GET from the same pod", pr.ProxyUID)}
 			plain.Job.UID = pr.ProxyUID
 			control := plain.Job.Load
 			plain.Job.Control = &control
@@ -92,7 +121,22 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 				// control shows the 403 is not the service's.
 				plain.Expect = expectDenied
 			}
+		case pr.NodeProxies():
+			// ztunnel redirects a whole pod, with no user to get past
+			// it. The plaintext GET comes from the control's neighbour:
+			// a pod of the same namespace, identity and node, left out
+			// of ambient by one label, so under the same NetworkPolicy.
+			plain = probe{Check: mesh.CheckPlaintextRefused, Expect: expectRefused, Job: job("plaintext", ns, loadServiceAccount, url),
+				What: fmt.Sprintf("a plaintext GET from a pod of %s left out of ambient (%s=%s)", ns, labelDataplane, dataplaneNone)}
+			plain.Job.Labels = map[string]string{labelDataplane: dataplaneNone}
+		default:
+			// Cilium meshes every pod of a namespace, and its policy
+			// admits the namespace's own: an outsider's call is dropped,
+			// which no refusal kind counts (see refusals).
+			plain = probe{Check: mesh.CheckPlaintextRefused, Expect: expectRefused, Job: job("plaintext", probeNamespace, "default", url),
+				What: "a plaintext GET from the unmeshed namespace " + probeNamespace}
 		}
+		plain.Control = controlCheck
 		ps = append(ps,
 			probe{Check: controlCheck, What: "a meshed GET from the load generators' identity", Expect: expectSuccess,
 				Job: job("meshed", ns, loadServiceAccount, url)},
@@ -119,27 +163,30 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 }
 
 // probeChecks runs the profile's probes side by side and judges each.
-// The probe namespace is made for them and removed after.
+// The probe namespace, when a probe runs there, is made for them and
+// removed after.
 func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Check, error) {
 	ps := p.probes(pl)
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe, labelPSS: pssRestrict})}
-	objs, err := toUnstructured([]runtime.Object{ns})
-	if err != nil {
-		return nil, err
-	}
-	if err := p.apply(ctx, objs); err != nil {
-		return nil, err
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-		defer cancel()
-		if err := p.deleteNamespaces(dctx, p.selector(componentProbe)); err != nil {
-			p.log.Warn("deleting the probe namespace", "err", err)
+	if slices.ContainsFunc(ps, func(pb probe) bool { return pb.Job.Namespace == probeNamespace }) {
+		ns := &corev1.Namespace{ObjectMeta: objMeta("", probeNamespace, map[string]string{labelComponent: componentProbe, labelPSS: pssRestrict})}
+		objs, err := toUnstructured([]runtime.Object{ns})
+		if err != nil {
+			return nil, err
 		}
-	}()
+		if err := p.apply(ctx, objs); err != nil {
+			return nil, err
+		}
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			defer cancel()
+			if err := p.deleteNamespaces(dctx, p.selector(componentProbe)); err != nil {
+				p.log.Warn("deleting the probe namespace", "err", err)
+			}
+		}()
+	}
 	checks := make([]mesh.Check, len(ps))
 	var wg sync.WaitGroup
 	for i := range ps {
@@ -149,19 +196,45 @@ func (p *kubePlatform) probeChecks(ctx context.Context, pl meshPlan) ([]mesh.Che
 	return withControls(ps, checks), nil
 }
 
-// withControls fails each check whose control check did not pass.
+// withControls says beside which control each check was judged, and
+// fails each whose control check did not pass.
 func withControls(ps []probe, checks []mesh.Check) []mesh.Check {
-	passed := map[string]bool{}
-	for _, c := range checks {
-		passed[c.Name] = c.Pass
+	byName := map[string]int{}
+	for i, pb := range ps {
+		byName[pb.Check] = i
 	}
 	for i, pb := range ps {
-		if pb.Control != "" && checks[i].Pass && !passed[pb.Control] {
+		if pb.Control == "" {
+			continue
+		}
+		j, ok := byName[pb.Control]
+		if !ok {
 			checks[i].Pass = false
-			checks[i].Detail += "; but the control " + pb.Control + " failed, so the refusal proves nothing"
+			checks[i].Detail += "; its control " + pb.Control + " did not run, so the refusal proves nothing"
+			continue
+		}
+		checks[i].Detail += "; judged beside " + besideControl(pb, ps[j])
+		if checks[i].Pass && !checks[j].Pass {
+			checks[i].Pass = false
+			checks[i].Detail += ", which failed, so the refusal proves nothing"
 		}
 	}
 	return checks
+}
+
+// besideControl says where a probe ran relative to its control: in the
+// same pod (the control a second container), as its neighbour (same
+// namespace and node, so the same NetworkPolicy and node network), or
+// elsewhere.
+func besideControl(pb, ctl probe) string {
+	switch {
+	case pb.Job.Control != nil:
+		return fmt.Sprintf("its own pod's meshed GET (same pod) and %s", ctl.Check)
+	case pb.Job.Namespace == ctl.Job.Namespace && pb.Job.Node != "" && pb.Job.Node == ctl.Job.Node:
+		return fmt.Sprintf("%s from a neighbour (same namespace %s and node %s)", ctl.Check, ctl.Job.Namespace, ctl.Job.Node)
+	default:
+		return fmt.Sprintf("%s from namespace %s, not a neighbour", ctl.Check, ctl.Job.Namespace)
+	}
 }
 
 // runProbe runs one probe and judges its result. A probe that cannot run
@@ -176,7 +249,8 @@ func (p *kubePlatform) runProbe(ctx context.Context, pb probe) mesh.Check {
 
 // judgeProbe decides a probe's check from the generator's result and,
 // when the probe's pod ran a control beside it, the control's: a refusal
-// counts only where the same pod's meshed call was answered.
+// counts only where the same pod's meshed call was answered. Which
+// errors are a refusal depends on where the control ran (refusals).
 func judgeProbe(pb probe, r, control *load.Result) mesh.Check {
 	var ok2xx, forbidden, refused int64
 	for code, n := range r.StatusCodes {
@@ -187,7 +261,7 @@ func judgeProbe(pb probe, r, control *load.Result) mesh.Check {
 			forbidden += n
 		}
 	}
-	for _, k := range refusalKinds {
+	for _, k := range refusals(pb) {
 		refused += r.ErrorKinds[k]
 	}
 	c := mesh.Check{Name: pb.Check}
@@ -202,11 +276,18 @@ func judgeProbe(pb probe, r, control *load.Result) mesh.Check {
 		c.Pass = r.Requests > 0 && refused+forbidden == r.Requests
 	}
 	c.Detail = fmt.Sprintf("%s: %d requests, %d 2xx, %d 403, %d errors%s", pb.What, r.Requests, ok2xx, forbidden, r.Errors, errorKinds(r))
-	switch {
-	case pb.Expect == expectRefused && !c.Pass && ok2xx == 0:
-		c.Detail += "; only a refusal, reset, early close or TLS failure counts, not a timeout, DNS failure or HTTP answer"
-	case pb.Expect == expectDenied && !c.Pass && ok2xx == 0:
-		c.Detail += "; only a refusal, reset, early close, TLS failure or 403 counts, not a timeout, DNS failure or other answer"
+	if !c.Pass && ok2xx == 0 && (pb.Expect == expectRefused || pb.Expect == expectDenied) {
+		counts := "a reset, early close or TLS failure after the connection was accepted"
+		if pb.Job.Control != nil {
+			counts = "a refusal, reset, early close or TLS failure"
+		}
+		if pb.Expect == expectDenied {
+			counts += " or a 403"
+		}
+		c.Detail += "; only " + counts + " counts, not a timeout, DNS failure or other answer"
+		if pb.Job.Control == nil {
+			c.Detail += ", nor a connection refused at connect, which is a network that rejects it (or no listener)"
+		}
 	}
 	if pb.Job.Control != nil {
 		if control == nil {

@@ -88,6 +88,9 @@ func TestPlaintextRefusedSamePodControl(t *testing.T) {
 		detail         string
 	}{
 		{name: "mesh refuses plaintext, answers the same pod's meshed call", probe: refusing, control: answered.URL, pass: true},
+		// Beside a same-pod control, a refusal at connect is not the
+		// network's: the same network carried the control.
+		{name: "refused at connect, the same pod's meshed call answered", probe: rejected, control: answered.URL, pass: true},
 		{name: "no mesh, default-deny NetworkPolicy that drops", probe: silent, control: silent, detail: "not a timeout"},
 		{name: "no mesh, default-deny NetworkPolicy that rejects", probe: rejected, control: rejected, detail: "may be the network's"},
 		{name: "no mesh, no policy: plaintext answered", probe: answered.URL, control: answered.URL, detail: "5 2xx"},
@@ -111,6 +114,70 @@ func TestPlaintextRefusedSamePodControl(t *testing.T) {
 			t.Errorf("passed without its control: %s", c.Detail)
 		}
 	})
+}
+
+// resetting is a proxy that wants mTLS and aborts a plaintext connection
+// it accepted: it reads the request and answers with a TCP RST.
+func resetting(t *testing.T) string {
+	t.Helper()
+	return listen(t, func(c net.Conn) {
+		c.Read(make([]byte, 512))
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	})
+}
+
+// TestPlaintextRefusedNeighbourControl judges the plaintext probe of a
+// profile with no same-pod control (ambient's), run from a neighbour of
+// the control, on what the generator reports in each situation. Here a
+// connection refused at connect is what a default-deny NetworkPolicy
+// that rejects (an ICMP port unreachable or a RST to the SYN) gives with
+// no mesh at all, so it must fail; only a refusal after the connection
+// was accepted, as Envoy, ztunnel and linkerd-proxy refuse, passes.
+func TestPlaintextRefusedNeighbourControl(t *testing.T) {
+	t.Parallel()
+	answered := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	t.Cleanup(answered.Close)
+	closing := listen(t, func(c net.Conn) {
+		c.Read(make([]byte, 512))
+		c.Close()
+	})
+	// No answer within the probe's timeout: what a dropping network
+	// leaves the generator with, be it at connect or after.
+	silent := listen(t, func(c net.Conn) {
+		time.Sleep(2 * time.Second)
+		c.Close()
+	})
+	rejected := closedPort(t)
+	tests := []struct {
+		name, probe, control string
+		pass                 bool
+		detail               string
+	}{
+		{name: "mesh closes plaintext after accept", probe: closing, control: answered.URL, pass: true, detail: "connection closed early=5"},
+		{name: "mesh resets plaintext after accept", probe: resetting(t), control: answered.URL, pass: true, detail: "connection reset=5"},
+		{name: "no mesh, default-deny NetworkPolicy that rejects", probe: rejected, control: answered.URL, detail: "connection refused=5"},
+		{name: "no mesh, default-deny NetworkPolicy that drops", probe: silent, control: answered.URL, detail: "timeout=5"},
+		{name: "no mesh, no policy: plaintext answered", probe: answered.URL, control: answered.URL, detail: "5 2xx"},
+		{name: "refused after accept, but the control fails too", probe: closing, control: closing, detail: "which failed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			at := jobSpec{Namespace: "ns-1", Node: "mb-load-1"}
+			plain := probe{Check: mesh.CheckPlaintextRefused, What: "plaintext", Expect: expectRefused, Job: at, Control: controlCheck}
+			control := probe{Check: controlCheck, What: "meshed", Expect: expectSuccess, Job: at}
+			checks := withControls([]probe{control, plain}, []mesh.Check{
+				judgeProbe(control, outcome(t, tc.control), nil), judgeProbe(plain, outcome(t, tc.probe), nil)})
+			c := checks[1]
+			if c.Pass != tc.pass || !strings.Contains(c.Detail, tc.detail) || !strings.Contains(c.Detail, "neighbour (same namespace ns-1 and node mb-load-1)") {
+				t.Errorf("pass = %v (%s), want %v mentioning %q, judged beside a neighbour", c.Pass, c.Detail, tc.pass, tc.detail)
+			}
+			if !tc.pass && strings.Contains(tc.detail, "refused") && !strings.Contains(c.Detail, "connection refused at connect, which is a network that rejects it") {
+				t.Errorf("detail %q does not say why a connection refused at connect does not count", c.Detail)
+			}
+		})
+	}
 }
 
 // TestJobManifestControl: a probe with a control runs it as a second
