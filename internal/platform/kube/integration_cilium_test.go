@@ -118,11 +118,11 @@ func TestIntegrationCiliumClusterDataPlane(t *testing.T) {
 	assertChecks(t, checks, map[string]bool{
 		"pods-ready": true, "cilium-on-app-nodes": true, "spire-agent-on-app-nodes": true, "mutual-auth-enabled": true,
 		"cilium-endpoints": false, "wireguard": false,
-		"meshed-call-succeeds": true, "plaintext-refused": false, checkInstalled: true,
+		"meshed-call-succeeds": true, checkPolicyDropsOutsiders: false, checkInstalled: true,
 	})
-	// Cilium's plaintext probe runs in the unmeshed namespace, where kwok
+	// Cilium's outsider probe runs in the unmeshed namespace, where kwok
 	// serves no generator log: a probe that cannot report fails, saying why.
-	if ch := findCheck(checks, "plaintext-refused"); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") ||
+	if ch := findCheck(checks, checkPolicyDropsOutsiders); !strings.Contains(ch.Detail, "could not run") || !strings.Contains(ch.Detail, "log") ||
 		!strings.Contains(ch.Detail, "from namespace ns-1, not a neighbour") {
 		t.Errorf("plaintext probe detail %q does not say its output could not be read, judged beside a control elsewhere", ch.Detail)
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // probeNamespace is outside every mesh: no injection, no enrollment.
-// Only Cilium's plaintext probe runs there, since Cilium leaves no pod of
+// Only Cilium's outsider probe runs there, since Cilium leaves no pod of
 // a namespace out of its data path.
 const probeNamespace = "meshbench-probe"
 
@@ -37,6 +37,7 @@ const (
 	expectRefused                    // every request refused at the transport (see refusals)
 	expectForbidden                  // every answer a 403: denied at L7
 	expectDenied                     // every request refused at the transport or answered 403
+	expectDropped                    // every request timed out: dropped by a policy
 )
 
 // probe is one verification request pattern, run as a short Job.
@@ -73,6 +74,10 @@ func refusals(pb probe) []string {
 	}
 	return acceptedRefusals
 }
+
+// checkPolicyDropsOutsiders is Cilium's check in place of
+// plaintext-refused: Cilium drops what its policy denies.
+const checkPolicyDropsOutsiders = "policy-drops-outsiders"
 
 // controlCheck is the probe every refusal is judged beside.
 const controlCheck = "meshed-call-succeeds"
@@ -131,10 +136,13 @@ func (p *kubePlatform) probes(pl meshPlan) []probe {
 			plain.Job.Labels = map[string]string{labelDataplane: dataplaneNone}
 		default:
 			// Cilium meshes every pod of a namespace, and its policy
-			// admits the namespace's own: an outsider's call is dropped,
-			// which no refusal kind counts (see refusals).
-			plain = probe{Check: mesh.CheckPlaintextRefused, Expect: expectRefused, Job: job("plaintext", probeNamespace, "default", url),
-				What: "a plaintext GET from the unmeshed namespace " + probeNamespace}
+			// admits the namespace's own, authenticated: an outsider's
+			// call is dropped, a timeout, which no refusal counts. A
+			// drop shows the policy enforced, not mutual authentication
+			// (any NetworkPolicy drops alike), so it is its own check,
+			// and no evidence of mTLS.
+			plain = probe{Check: checkPolicyDropsOutsiders, Expect: expectDropped, Job: job("outsider", probeNamespace, "default", url),
+				What: "a GET from namespace " + probeNamespace + ", outside the namespace the policy admits (a drop shows the policy enforced, not mutual authentication)"}
 		}
 		plain.Control = controlCheck
 		ps = append(ps,
@@ -274,6 +282,8 @@ func judgeProbe(pb probe, r, control *load.Result) mesh.Check {
 		c.Pass = r.Requests > 0 && forbidden == r.Requests
 	case expectDenied:
 		c.Pass = r.Requests > 0 && refused+forbidden == r.Requests
+	case expectDropped:
+		c.Pass = r.Requests > 0 && r.ErrorKinds[load.KindTimeout] == r.Requests
 	}
 	c.Detail = fmt.Sprintf("%s: %d requests, %d 2xx, %d 403, %d errors%s", pb.What, r.Requests, ok2xx, forbidden, r.Errors, errorKinds(r))
 	if !c.Pass && ok2xx == 0 && (pb.Expect == expectRefused || pb.Expect == expectDenied) {

@@ -56,6 +56,11 @@ func TestJudgeProbe(t *testing.T) {
 		{name: "denied, but one answered", expect: expectDenied, samePod: true, codes: map[int]int64{403: 4, 200: 1}},
 		{name: "denied is not a timeout", expect: expectDenied, samePod: true, errs: 5, kinds: map[string]int64{load.KindTimeout: 5}},
 		{name: "denied is not a 503", expect: expectDenied, samePod: true, codes: map[int]int64{503: 5}},
+		// Cilium's outsider: its policy drops, so every request times out.
+		{name: "outsider dropped", expect: expectDropped, errs: 5, kinds: map[string]int64{load.KindTimeout: 5}, pass: true},
+		{name: "outsider refused is not a drop", expect: expectDropped, errs: 5, kinds: map[string]int64{load.KindRefused: 5}},
+		{name: "outsider answered once", expect: expectDropped, codes: map[int]int64{200: 1}, errs: 4, kinds: map[string]int64{load.KindTimeout: 4}},
+		{name: "outsider sent nothing", expect: expectDropped},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +144,7 @@ func TestProbesPerProfile(t *testing.T) {
 		{mesh.ProfileAmbientWaypoint, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
 		{mesh.ProfileAmbientL4Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity"}},
 		{mesh.ProfileWaypointL7Policy, false, []string{"meshed-call-succeeds", "plaintext-refused", "policy-denies-identity", "policy-denies-path"}},
-		{mesh.ProfileCilium, false, []string{"meshed-call-succeeds", "plaintext-refused"}},
+		{mesh.ProfileCilium, false, []string{"meshed-call-succeeds", checkPolicyDropsOutsiders}},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/ingress=%v", tc.profile, tc.ingress), func(t *testing.T) {
@@ -185,16 +190,21 @@ func TestProbesPerProfile(t *testing.T) {
 							t.Errorf("plaintext probe runs as %s, its control as %s", pb.Job.ServiceAccount, control.Job.ServiceAccount)
 						}
 					default:
-						// Cilium's, which no pod of a namespace escapes.
-						if pb.Job.Namespace != probeNamespace || pb.Job.UID != 0 || pb.Job.Control != nil || len(pb.Job.Labels) != 0 {
-							t.Errorf("plaintext probe runs in %s as UID %d, want the unmeshed %s as the image's user", pb.Job.Namespace, pb.Job.UID, probeNamespace)
-						}
+						t.Errorf("profile %s has a plaintext-refused probe; only sidecar, Linkerd and ambient meshes refuse plaintext", tc.profile)
 					}
 					if (pb.Expect == expectDenied) != (pr.Mesh == mesh.Linkerd) {
 						t.Errorf("plaintext probe expects %v: only Linkerd's may be denied with a 403", pb.Expect)
 					}
 					if pb.Control != controlCheck {
 						t.Errorf("plaintext probe judged beside %q", pb.Control)
+					}
+				case checkPolicyDropsOutsiders:
+					// Cilium's, which no pod of a namespace escapes: an
+					// outsider's call, which its policy drops.
+					if pb.Job.Namespace != probeNamespace || pb.Job.UID != 0 || pb.Job.Control != nil || len(pb.Job.Labels) != 0 ||
+						pb.Expect != expectDropped || pb.Control != controlCheck {
+						t.Errorf("outsider probe runs in %s as UID %d expecting %v beside %q, want the unmeshed %s, a drop, beside the control",
+							pb.Job.Namespace, pb.Job.UID, pb.Expect, pb.Control, probeNamespace)
 					}
 				case "policy-denies-identity":
 					if pb.Job.ServiceAccount != probeServiceAccount || pb.Control != controlCheck {
