@@ -80,11 +80,12 @@ func runnerCharts(c *testCluster) (map[string]mesh.ChartSource, error) {
 	return charts, nil
 }
 
-// TestIntegrationLeastPrivilege runs a run's whole flow (doctor, Up,
-// Deploy, a mesh and its ingress gateway from their charts, its removal,
+// TestIntegrationLeastPrivilege runs a run's whole flow (doctor for every
+// mesh with charts, Up, Deploy, a mesh from its charts, its removal,
 // Down) as a user bound only to the role `meshbench kubernetes rbac`
 // prints, as every test platform is: a verb the platform uses and the
-// role lacks fails here, and in whichever other test uses it. The role
+// role lacks fails here, and in whichever other test uses it (the Istio
+// gateway chart's RBAC in TestIntegrationIngressCell). The role
 // holds neither escalate nor bind: the API server refuses the runner a
 // role, or a binding, granting more than it holds.
 func TestIntegrationLeastPrivilege(t *testing.T) {
@@ -95,7 +96,7 @@ func TestIntegrationLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newTestPlatformWith(t, c, func(o *Options) { o.Charts, o.Meshes, o.Ingress = charts, ChartMeshes(), true })
+	p := newTestPlatformWith(t, c, func(o *Options) { o.Charts, o.Meshes = charts, ChartMeshes() })
 	if p.opts.Context != runnerContext {
 		t.Fatalf("the test platform acts as context %q, want the runner's", p.opts.Context)
 	}
