@@ -67,26 +67,39 @@ func newKubernetesCmd(s Streams, g *globals) *cobra.Command {
 }
 
 func newKubernetesRBACCmd(s Streams) *cobra.Command {
-	var user, group, serviceAccount string
+	var (
+		user, group, serviceAccount, kubeVersion string
+		f                                        runFlags
+	)
 	cmd := &cobra.Command{
-		Use:   "rbac --user NAME | --group NAME | --service-account NAMESPACE/NAME",
+		Use:   "rbac [FILE] --user NAME | --group NAME | --service-account NAMESPACE/NAME",
 		Short: "Print the ClusterRole a run needs, and its binding, for kubectl apply",
-		Long: `Print a ClusterRole holding exactly the permissions a meshbench run uses
-(the list 'meshbench doctor' checks), and a ClusterRoleBinding of it to
-the user, group or service account that runs meshbench:
+		Long: `Print a ClusterRole holding exactly the permissions a run of a study uses
+(what 'meshbench doctor' checks), and a ClusterRoleBinding of it to the
+user, group or service account that runs meshbench.
 
-  meshbench kubernetes rbac --user perf | kubectl apply -f -
-
-Installing the meshes' charts creates their ClusterRoles, which needs the
-escalate and bind verbs: the role is as strong as cluster-admin in effect.
-It keeps a mistake within what meshbench touches, not a compromised
-meshbench.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+The role holds meshbench's own permissions and those the RBAC objects of
+the meshes' charts need: the API server lets a user create a role only if
+the user holds every permission the role grants, so the role holds every
+rule of the charts' ClusterRoles and Roles (cluster-wide), and bind only
+on the roles of the cluster the charts bind, by name. It holds neither
+escalate nor unrestricted bind, which would make it cluster-admin. To read
+them it renders the charts of the study's meshes (a file, or --study NAME)
+with the values a run installs them with, which may download them from
+their repositories; with no study, the charts of every mesh meshbench
+installs (Istio's profiles with the ingress gateway, and Linkerd's, from
+your Helm repository "linkerd"), a role any study can run under. Other
+chart versions or values may need other rules: print the role again when
+they change (the role's meshbench.io/charts annotation names the charts).`,
+		Example: `  meshbench kubernetes rbac --user perf | kubectl apply -f -
+  meshbench kubernetes rbac --study solo-tiered --group perf-team | kubectl apply -f -
+  meshbench kubernetes rbac my-study.yaml --service-account perf/meshbench`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			var subject rbacv1.Subject
 			given := 0
-			for _, f := range []string{user, group, serviceAccount} {
-				if f != "" {
+			for _, v := range []string{user, group, serviceAccount} {
+				if v != "" {
 					given++
 				}
 			}
@@ -104,13 +117,36 @@ meshbench.`,
 				}
 				subject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
 			}
-			return kube.WriteRBAC(s.Out, subject)
+			o := kube.Options{Meshes: kube.ChartMeshes(), Ingress: true}
+			fix := ", or name the study you will run (FILE or --study NAME): its meshes' charts alone are read"
+			if len(args) == 1 || f.preset != "" {
+				if len(args) == 1 {
+					f.file = args[0]
+				}
+				// The image is no part of the role, but a study on
+				// Kubernetes must name one.
+				f.platform = study.PlatformOverride{Type: study.PlatformKubernetes, Image: "(not used by rbac)"}
+				st, _, _, err := loadStudy(f)
+				if err != nil {
+					return err
+				}
+				o = kubeOptions(st.Platform.Kubernetes)
+				o.Meshes, o.Ingress = st.Platform.Meshes, st.Platform.Ingress
+				fix = ""
+			}
+			role, err := kube.RBAC(cmd.Context(), o, kubeVersion)
+			if err != nil {
+				return fmt.Errorf("kubernetes rbac: reading the RBAC the meshes' charts install: %w%s", err, fix)
+			}
+			return kube.WriteRBAC(s.Out, role, subject)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&user, "user", "", "bind the role to this user")
 	fl.StringVar(&group, "group", "", "bind the role to this group")
 	fl.StringVar(&serviceAccount, "service-account", "", "bind the role to this service account, NAMESPACE/NAME")
+	fl.StringVar(&f.preset, "study", "", "the role for a built-in study's meshes (see 'meshbench studies'); default every mesh with charts")
+	fl.StringVar(&kubeVersion, "kube-version", kube.DefaultKubeVersion, "the cluster's Kubernetes version, which charts may render for")
 	return cmd
 }
 

@@ -73,20 +73,30 @@ func needCluster(t *testing.T) *testCluster {
 	return cluster
 }
 
+// istioCharts is the directory of Istio's charts in the module cache,
+// which scripts/k8s-testbin.sh fetched and named in its cache directory.
+func istioCharts() (string, error) {
+	b, err := os.ReadFile(filepath.Join(os.Getenv(envBinDir), "charts"))
+	if err != nil {
+		return "", fmt.Errorf("istio charts: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 func startCluster() (*testCluster, error) {
 	if err := checkIsolated(); err != nil {
 		return nil, err
 	}
 	root := os.Getenv(envBinDir)
-	charts, err := os.ReadFile(filepath.Join(root, "charts"))
+	charts, err := istioCharts()
 	if err != nil {
-		return nil, fmt.Errorf("istio charts: %w", err)
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "meshbench-kube-it-")
 	if err != nil {
 		return nil, err
 	}
-	c := &testCluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Charts: strings.TrimSpace(string(charts))}
+	c := &testCluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Charts: charts}
 	cluster = c // so that stopCluster cleans up after a failed start
 	pki, err := writePKI(dir)
 	if err != nil {
@@ -164,7 +174,7 @@ func startCluster() (*testCluster, error) {
 	// Every platform the tests make acts as the runner user, bound only
 	// to the role `meshbench kubernetes rbac` prints, so that a verb the
 	// platform uses and the role lacks fails the suite.
-	if err := bindRunner(ctx, c.Client); err != nil {
+	if err := bindRunner(ctx, c); err != nil {
 		return nil, fmt.Errorf("bind the runner user: %w", err)
 	}
 	// Let the controllers publish what they publish at start (root CA

@@ -77,7 +77,7 @@ func doctorCluster(ctx context.Context, opts Options, cluster infra.ClusterSpec)
 			Fix: "check that the cluster is up and reachable from here, and the kubeconfig's credentials (kubectl --context " + contextName(p) + " version)"})
 	}
 	out = append(out, platform.Finding{Check: "api-server", OK: true, Detail: "Kubernetes " + v})
-	out = append(out, p.permissionFindings(ctx)...)
+	out = append(out, p.permissionFindings(ctx, v)...)
 	out = append(out, p.nodeFindings(ctx, cluster)...)
 	out = append(out, p.metricsFinding(ctx))
 	if f, ok := p.gatewayAPIFinding(ctx); ok {
@@ -114,25 +114,34 @@ func serverVersion(ctx context.Context, p *kubePlatform) (string, error) {
 	return v.GitVersion, nil
 }
 
-// permissionFindings asks the API server whether the kubeconfig's user may
-// do what a run does.
-func (p *kubePlatform) permissionFindings(ctx context.Context) []platform.Finding {
+// rbacCommand binds the role a run of a study needs.
+const rbacCommand = "meshbench kubernetes rbac --user USER [FILE | --study NAME] | kubectl apply -f -"
+
+// permissionFindings asks the API server whether the kubeconfig's user
+// may do what a run of the platform's meshes does, the role RBAC gives,
+// its charts rendered for the cluster's Kubernetes version.
+func (p *kubePlatform) permissionFindings(ctx context.Context, kubeVersion string) []platform.Finding {
+	role, err := p.role(ctx, kubeVersion)
+	if err != nil {
+		return []platform.Finding{{Check: "permissions", Detail: "cannot read the RBAC the study's charts install: " + err.Error(),
+			Fix: "make the charts readable from here (the chart findings say how), then bind the role: " + rbacCommand}}
+	}
 	var denied []string
-	asked := needed()
-	for _, ra := range asked {
+	asked := needed(role.Rules)
+	for _, spec := range asked {
 		r, err := p.c.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
-			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &ra}}, metav1.CreateOptions{})
+			&authv1.SelfSubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
 		if err != nil {
 			return []platform.Finding{{Check: "permissions", Detail: "SelfSubjectAccessReview: " + err.Error(),
-				Fix: "the user needs rights to ask what it may do (system:basic-user), and cluster-admin to run"}}
+				Fix: "the user needs rights to ask what it may do (system:basic-user), and the role a run needs: " + rbacCommand}}
 		}
 		if !r.Status.Allowed {
-			denied = append(denied, what(ra))
+			denied = append(denied, what(spec))
 		}
 	}
 	if len(denied) > 0 {
 		return []platform.Finding{{Check: "permissions", Detail: "denied: " + strings.Join(denied, ", "),
-			Fix: "bind the role a run needs: meshbench kubernetes rbac --user USER | kubectl apply -f -"}}
+			Fix: "bind the role a run needs: " + rbacCommand}}
 	}
 	return []platform.Finding{{Check: "permissions", OK: true, Detail: fmt.Sprintf("%d actions a run takes are allowed", len(asked))}}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/registry"
@@ -61,7 +62,10 @@ func (p *kubePlatform) helmSettings() *cli.EnvSettings {
 // ready. order records the install sequence, so that removal runs in
 // reverse. It returns what it installed.
 func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order int) (installedChart, error) {
-	src := p.charts[r.Chart]
+	ch, err := p.loadChart(r.Chart)
+	if err != nil {
+		return installedChart{}, err
+	}
 	cfg, err := p.helmConfig(r.Namespace)
 	if err != nil {
 		return installedChart{}, err
@@ -75,27 +79,7 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 	in.Timeout = p.opts.Timeout
 	in.Labels = map[string]string{labelManagedBy: managedBy, labelRun: p.opts.RunID, labelOrder: strconv.Itoa(order)}
 	in.PostRenderer = labelRenderer{release: r.Name, run: p.opts.RunID}
-	in.RepoURL, in.Version = src.Repo, src.Version
-	if registry.IsOCI(src.Chart) {
-		rc, err := registry.NewClient()
-		if err != nil {
-			return installedChart{}, fmt.Errorf("chart %s: registry client: %w", r.Chart, err)
-		}
-		in.SetRegistryClient(rc)
-	}
-	path, err := in.LocateChart(src.Chart, p.helmSettings())
-	if err != nil {
-		hint := ""
-		if repo, _, ok := strings.Cut(src.Chart, "/"); ok && src.Repo == "" && !registry.IsOCI(src.Chart) && !strings.HasPrefix(src.Chart, ".") && !strings.HasPrefix(src.Chart, "/") {
-			hint = fmt.Sprintf(" (is the Helm repository %q added? e.g. helm repo add %s URL && helm repo update)", repo, repo)
-		}
-		return installedChart{}, fmt.Errorf("chart %s (%s %s): %w%s", r.Chart, src.Chart, src.Version, err, hint)
-	}
-	ch, err := loader.Load(path)
-	if err != nil {
-		return installedChart{}, fmt.Errorf("chart %s: load %s: %w", r.Chart, path, err)
-	}
-	values := mergeValues(r.Values, src.Values)
+	values := p.releaseValues(r)
 	p.log.Info("installing chart", "release", r.Name, "chart", ch.Metadata.Name, "version", ch.Metadata.Version, "namespace", r.Namespace)
 	if _, err := in.RunWithContext(context.WithoutCancel(ctx), ch, values); err != nil {
 		return installedChart{}, fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
@@ -103,7 +87,47 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 	if err := p.waitRollouts(ctx, []string{r.Namespace}, labelRelease+"="+r.Name); err != nil {
 		return installedChart{}, fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
 	}
-	return installedChart{Release: r.Name, Chart: ch.Metadata.Name, Version: ch.Metadata.Version, Source: src.Chart, Values: values}, nil
+	return installedChart{Release: r.Name, Chart: ch.Metadata.Name, Version: ch.Metadata.Version, Source: p.charts[r.Chart].Chart, Values: values}, nil
+}
+
+// releaseValues are the values a release installs with: meshbench's, with
+// the study's for its chart merged over them.
+func (p *kubePlatform) releaseValues(r helmRelease) map[string]any {
+	return mergeValues(r.Values, p.charts[r.Chart].Values)
+}
+
+// loadChart finds the chart a key names, as the resolved charts give its
+// source (a repository, an OCI reference, a path, or "repo/chart" from the
+// user's Helm repositories), and loads it.
+func (p *kubePlatform) loadChart(key string) (*chart.Chart, error) {
+	src := p.charts[key]
+	// An Install action only locates here: it holds the chart path
+	// options and the registry client for OCI references.
+	in := action.NewInstall(new(action.Configuration))
+	in.RepoURL, in.Version = src.Repo, src.Version
+	if registry.IsOCI(src.Chart) {
+		rc, err := registry.NewClient()
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: registry client: %w", key, err)
+		}
+		in.SetRegistryClient(rc)
+	}
+	path, err := in.LocateChart(src.Chart, p.helmSettings())
+	if err != nil {
+		var hint string
+		switch repo, _, ok := strings.Cut(src.Chart, "/"); {
+		case ok && src.Repo == "" && !registry.IsOCI(src.Chart) && !strings.HasPrefix(src.Chart, ".") && !strings.HasPrefix(src.Chart, "/"):
+			hint = fmt.Sprintf(" (is the Helm repository %q added? e.g. helm repo add %s URL && helm repo update)", repo, repo)
+		case src.Repo != "":
+			hint = fmt.Sprintf(" (is %s reachable from here? else name a local copy, from helm pull --untar, in platform.kubernetes.charts.%s.chart)", src.Repo, key)
+		}
+		return nil, fmt.Errorf("chart %s (%s %s): %w%s", key, src.Chart, src.Version, err, hint)
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: load %s: %w", key, path, err)
+	}
+	return ch, nil
 }
 
 // installedRelease is a release meshbench installed, found by its label.

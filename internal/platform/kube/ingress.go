@@ -80,7 +80,8 @@ func (p *kubePlatform) ingressURL(pr profile, ns string) string {
 }
 
 // withIngress adds the ingress to a plan: the gateway, its routes and the
-// outside generators' namespace.
+// outside generators' namespace. Without a workload (the charts a study
+// installs, for its RBAC) it adds the gateway's chart alone.
 func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 	pl.Ingress = true
 	pl.Namespaces = append(pl.Namespaces, outsideNamespace)
@@ -94,16 +95,22 @@ func (p *kubePlatform) withIngress(pl meshPlan) (meshPlan, error) {
 			"nodeSelector":   sel,
 			"tolerations":    tol,
 		}})
-		pl.Objects = append(pl.Objects, istioIngressRoutes(p.namespaces, p.workload.Graph.Entry, p.entryPort(), p.domain())...)
 		if pl.Profile.Waypoint {
 			// The gateway sends through the namespace's waypoint, so that
 			// its L7 policy applies to ingress traffic too (Istio 1.23
 			// and later read this label; 1.22 goes to the pods directly).
 			pl.NSLabels[labelIngressUseWaypoint] = "true"
 		}
+		if p.workload == nil {
+			return pl, nil
+		}
+		pl.Objects = append(pl.Objects, istioIngressRoutes(p.namespaces, p.workload.Graph.Entry, p.entryPort(), p.domain())...)
 		return pl, nil
 	}
 	pl.Namespaces = append(pl.Namespaces, plainIngressNamespace)
+	if p.workload == nil {
+		return pl, nil
+	}
 	objs, err := plainIngress(p.namespaces, p.workload.Graph.Entry, p.entryPort(), p.domain(), p.ingressPlace(), p.opts.GatewayImage, pl.Profile)
 	if err != nil {
 		return meshPlan{}, err

@@ -50,7 +50,9 @@ func TestIntegrationDoctor(t *testing.T) {
 		{name: "waypoints, Cilium and Linkerd from nowhere", cluster: testClusterSpec, set: func(o *Options) {
 			o.Meshes = []mesh.MeshSpec{{Profile: mesh.ProfileAmbientWaypoint}, {Profile: mesh.ProfileCilium}, {Profile: mesh.ProfileLinkerd}}
 		}, failing: map[string]string{"gateway-api": "gateway-api/releases", "meshes": "does not run Cilium",
-			"chart linkerd-crds": "helm repo add linkerd", "chart linkerd-control-plane": "helm repo add linkerd"}},
+			"chart linkerd-crds": "helm repo add linkerd", "chart linkerd-control-plane": "helm repo add linkerd",
+			// The RBAC of Linkerd's charts cannot be read without them.
+			"permissions": "helm repo add linkerd"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,12 +1,20 @@
 package kube
 
 import (
+	"context"
 	"io"
+	"log/slog"
+	"slices"
+	"strings"
 
 	authv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 // Verb sets the rules below grant.
@@ -18,17 +26,21 @@ var (
 // rbacName names the ClusterRole and its binding.
 const rbacName = "meshbench"
 
-// Rules are every permission a run uses, the one list that `meshbench
-// kubernetes rbac` grants and `meshbench doctor` checks: meshbench's own
-// objects (namespaces, the workload, Jobs, pod logs, the Lease), the
-// mesh proxies' metrics through the pod proxy, Helm's
-// release Secrets, and what the meshes' charts install and Helm must
-// create, read and remove (CRDs, webhooks, RBAC, DaemonSets, PDBs, HPAs,
-// and the meshes' own resources). Installing a chart's ClusterRoles
-// needs escalate and bind, which make this role as strong as
-// cluster-admin in effect: it narrows what a mistake can touch, not what
-// a compromised meshbench could do.
-var Rules = []rbacv1.PolicyRule{
+// DefaultKubeVersion is the Kubernetes version charts are rendered for,
+// to read their RBAC, when no cluster says its own: the version of the
+// API server meshbench's tests run against (scripts/k8s-testbin.sh).
+const DefaultKubeVersion = "v1.34.4"
+
+// ownRules are the permissions meshbench's own actions use: its objects
+// (namespaces, the workload, Jobs, pod logs, the Lease), the mesh
+// proxies' metrics through the pod proxy, Helm's release Secrets, and the
+// objects the meshes' charts install, which Helm must create, read and
+// remove (CRDs, webhooks, RBAC objects, DaemonSets, PDBs, HPAs, and the
+// meshes' own resources). The rules inside the charts' RBAC objects are
+// not here: the role a run needs (RBAC) adds them, read from the charts.
+// Neither escalate nor bind is here: either would let the role grant
+// itself anything.
+var ownRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces", "services", "serviceaccounts", "configmaps", "secrets"}, Verbs: verbsManage},
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: verbsRead},
 	{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
@@ -41,8 +53,7 @@ var Rules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: verbsManage},
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: verbsManage},
 	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, Verbs: verbsManage},
-	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"},
-		Verbs: append([]string{"bind", "escalate"}, verbsManage...)},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: verbsManage},
 	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: verbsManage},
 	{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: verbsManage},
 	{APIGroups: []string{"security.istio.io", "networking.istio.io", "telemetry.istio.io", "extensions.istio.io",
@@ -50,40 +61,183 @@ var Rules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"metrics.k8s.io"}, Resources: []string{"pods", "nodes"}, Verbs: []string{"get", "list"}},
 }
 
-// needed are the Rules as SelfSubjectAccessReviews ask them, one per
-// verb and resource, cluster-wide.
-func needed() []authv1.ResourceAttributes {
-	var out []authv1.ResourceAttributes
-	for _, r := range Rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				resource, sub, _ := cutSlash(res)
-				for _, v := range r.Verbs {
-					out = append(out, authv1.ResourceAttributes{Verb: v, Group: g, Resource: resource, Subresource: sub})
-				}
-			}
+// ChartMeshes are every profile the Kubernetes platform installs from
+// charts (Istio's and Linkerd's), the meshes whose role `meshbench
+// kubernetes rbac` prints when no study is named, with the ingress
+// gateway: a role under which any study can run.
+func ChartMeshes() []mesh.MeshSpec {
+	var out []mesh.MeshSpec
+	for _, name := range mesh.ProfileNames(infra.Kubernetes) {
+		if pr, err := lookupProfile(name); err == nil && len(pr.ChartsFor(true)) > 0 {
+			out = append(out, mesh.MeshSpec{Profile: name})
 		}
 	}
 	return out
 }
 
-func cutSlash(s string) (string, string, bool) {
-	for i := range len(s) {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
+// Role is the ClusterRole a run needs.
+type Role struct {
+	// Rules are meshbench's own rules and those the charts' RBAC needs,
+	// merged.
+	Rules []rbacv1.PolicyRule
+	// Charts are the charts whose RBAC Rules hold, "key=chart version".
+	Charts []string
 }
 
-// WriteRBAC writes the ClusterRole holding Rules and a ClusterRoleBinding
-// of it to user (or, with a namespace, to that namespace's service
-// account user), as YAML for kubectl apply.
-func WriteRBAC(w io.Writer, subject rbacv1.Subject) error {
-	role := rbacv1.ClusterRole{
+// RBAC is the one role a run of opts.Meshes needs, which `meshbench
+// kubernetes rbac` prints and `meshbench doctor` checks: meshbench's own
+// rules, and what creating the RBAC objects of the charts those meshes
+// install needs (every rule of the charts' roles, bind on the roles of
+// the cluster they bind), read from the charts opts.Charts names,
+// rendered with the installer's values on the client for Kubernetes
+// kubeVersion. Reading a chart may reach its repository.
+func RBAC(ctx context.Context, opts Options, kubeVersion string) (Role, error) {
+	charts, err := resolveCharts(opts.Charts)
+	if err != nil {
+		return Role{}, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p := &kubePlatform{opts: opts, log: opts.Logger, charts: charts}
+	return p.role(ctx, kubeVersion)
+}
+
+// role is RBAC for the platform's meshes and charts.
+func (p *kubePlatform) role(ctx context.Context, kubeVersion string) (Role, error) {
+	rules, charts, err := p.chartRBAC(ctx, kubeVersion)
+	if err != nil {
+		return Role{}, err
+	}
+	return Role{Rules: mergeRules(append(slices.Clone(ownRules), rules...)), Charts: charts}, nil
+}
+
+// mergeRules returns rules granting exactly what rules grant, each
+// permission once: split into single permissions, those another covers
+// (as the API server's own comparison says) dropped, and the rest
+// regrouped, sorted.
+func mergeRules(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	var atoms []rbacv1.PolicyRule
+	seen := map[string]bool{}
+	for _, r := range rules {
+		for _, a := range validation.BreakdownRule(r) {
+			k := strings.Join([]string{strings.Join(a.APIGroups, ","), strings.Join(a.Resources, ","), strings.Join(a.Verbs, ","),
+				strings.Join(a.ResourceNames, ","), strings.Join(a.NonResourceURLs, ",")}, "|")
+			if !seen[k] {
+				seen[k] = true
+				atoms = append(atoms, a)
+			}
+		}
+	}
+	type key struct{ group, resource, name, url string }
+	verbs := map[key][]string{}
+	for i, a := range atoms {
+		covered := false
+		for j, b := range atoms {
+			if i != j {
+				if covered, _ = validation.Covers([]rbacv1.PolicyRule{b}, []rbacv1.PolicyRule{a}); covered {
+					break
+				}
+			}
+		}
+		if covered {
+			continue
+		}
+		var k key
+		if len(a.NonResourceURLs) > 0 {
+			k.url = a.NonResourceURLs[0]
+		} else {
+			k.group, k.resource = a.APIGroups[0], a.Resources[0]
+			if len(a.ResourceNames) > 0 {
+				k.name = a.ResourceNames[0]
+			}
+		}
+		verbs[k] = append(verbs[k], a.Verbs[0])
+	}
+	// Regroup: the permissions on one resource (or name, or URL) become
+	// one set of verbs; resources of a group with the same verbs share a
+	// rule, and groups with the same resources and verbs too.
+	type byVerbs struct{ group, resource, verbs string }
+	names := map[byVerbs][]string{}
+	resources := map[byVerbs][]string{} // group and verbs -> resources
+	urls := map[string][]string{}       // verbs -> URLs
+	for k, vs := range verbs {
+		slices.Sort(vs)
+		v := strings.Join(vs, ",")
+		switch {
+		case k.url != "":
+			urls[v] = append(urls[v], k.url)
+		case k.name != "":
+			names[byVerbs{k.group, k.resource, v}] = append(names[byVerbs{k.group, k.resource, v}], k.name)
+		default:
+			resources[byVerbs{group: k.group, verbs: v}] = append(resources[byVerbs{group: k.group, verbs: v}], k.resource)
+		}
+	}
+	groups := map[byVerbs][]string{} // resources and verbs -> groups
+	for k, rs := range resources {
+		slices.Sort(rs)
+		g := byVerbs{resource: strings.Join(rs, ","), verbs: k.verbs}
+		groups[g] = append(groups[g], k.group)
+	}
+	var out []rbacv1.PolicyRule
+	for k, gs := range groups {
+		slices.Sort(gs)
+		out = append(out, rbacv1.PolicyRule{APIGroups: gs, Resources: strings.Split(k.resource, ","), Verbs: strings.Split(k.verbs, ",")})
+	}
+	for k, ns := range names {
+		slices.Sort(ns)
+		out = append(out, rbacv1.PolicyRule{APIGroups: []string{k.group}, Resources: []string{k.resource}, Verbs: strings.Split(k.verbs, ","), ResourceNames: ns})
+	}
+	for v, us := range urls {
+		slices.Sort(us)
+		out = append(out, rbacv1.PolicyRule{NonResourceURLs: us, Verbs: strings.Split(v, ",")})
+	}
+	slices.SortFunc(out, func(a, b rbacv1.PolicyRule) int {
+		return strings.Compare(ruleKey(a), ruleKey(b))
+	})
+	return out
+}
+
+// ruleKey orders rules: resource rules by group, resource and names, then
+// non-resource URLs.
+func ruleKey(r rbacv1.PolicyRule) string {
+	if len(r.NonResourceURLs) > 0 {
+		return "~" + strings.Join(r.NonResourceURLs, ",")
+	}
+	return strings.Join([]string{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.ResourceNames, ","), strings.Join(r.Verbs, ",")}, "|")
+}
+
+// needed are a role's rules as SelfSubjectAccessReviews ask them, one per
+// verb and resource (and name) or URL, cluster-wide.
+func needed(rules []rbacv1.PolicyRule) []authv1.SelfSubjectAccessReviewSpec {
+	var out []authv1.SelfSubjectAccessReviewSpec
+	for _, r := range rules {
+		for _, a := range validation.BreakdownRule(r) {
+			if len(a.NonResourceURLs) > 0 {
+				out = append(out, authv1.SelfSubjectAccessReviewSpec{NonResourceAttributes: &authv1.NonResourceAttributes{Path: a.NonResourceURLs[0], Verb: a.Verbs[0]}})
+				continue
+			}
+			resource, sub, _ := strings.Cut(a.Resources[0], "/")
+			ra := &authv1.ResourceAttributes{Verb: a.Verbs[0], Group: a.APIGroups[0], Resource: resource, Subresource: sub}
+			if len(a.ResourceNames) > 0 {
+				ra.Name = a.ResourceNames[0]
+			}
+			out = append(out, authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra})
+		}
+	}
+	return out
+}
+
+// WriteRBAC writes the ClusterRole holding a role's rules and a
+// ClusterRoleBinding of it to subject, as YAML for kubectl apply.
+func WriteRBAC(w io.Writer, role Role, subject rbacv1.Subject) error {
+	cr := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: rbacName, Labels: map[string]string{labelManagedBy: managedBy}},
-		Rules:      Rules,
+		Rules:      role.Rules,
+	}
+	if len(role.Charts) > 0 {
+		cr.Annotations = map[string]string{annotCharts: strings.Join(role.Charts, ", ")}
 	}
 	binding := rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
@@ -91,7 +245,7 @@ func WriteRBAC(w io.Writer, subject rbacv1.Subject) error {
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: rbacName},
 		Subjects:   []rbacv1.Subject{subject},
 	}
-	for i, o := range []any{role, binding} {
+	for i, o := range []any{cr, binding} {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			return err
@@ -108,14 +262,26 @@ func WriteRBAC(w io.Writer, subject rbacv1.Subject) error {
 	return nil
 }
 
-// what names an access review for a message: "delete customresourcedefinitions.apiextensions.k8s.io".
-func what(ra authv1.ResourceAttributes) string {
-	s := ra.Verb + " " + ra.Resource
+// annotCharts on the printed ClusterRole names the charts whose RBAC it
+// holds: another chart version needs the role printed again.
+const annotCharts = "meshbench.io/charts"
+
+// what names an access review for a message: "delete customresourcedefinitions.apiextensions.k8s.io",
+// "bind clusterroles.rbac.authorization.k8s.io system:auth-delegator", "get /metrics".
+func what(s authv1.SelfSubjectAccessReviewSpec) string {
+	if n := s.NonResourceAttributes; n != nil {
+		return n.Verb + " " + n.Path
+	}
+	ra := s.ResourceAttributes
+	out := ra.Verb + " " + ra.Resource
 	if ra.Subresource != "" {
-		s += "/" + ra.Subresource
+		out += "/" + ra.Subresource
 	}
 	if ra.Group != "" {
-		s += "." + ra.Group
+		out += "." + ra.Group
 	}
-	return s
+	if ra.Name != "" {
+		out += " " + ra.Name
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -14,44 +15,230 @@ func TestWriteRBAC(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
 	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "perf"}
-	if err := WriteRBAC(&b, subject); err != nil {
+	role := Role{Rules: mergeRules(ownRules), Charts: []string{"istiod=istiod 1.29.0"}}
+	if err := WriteRBAC(&b, role, subject); err != nil {
 		t.Fatal(err)
 	}
 	docs := strings.Split(b.String(), "---\n")
 	if len(docs) != 2 {
 		t.Fatalf("%d documents, want a ClusterRole and its binding:\n%s", len(docs), b.String())
 	}
-	var role rbacv1.ClusterRole
+	var cr rbacv1.ClusterRole
 	var binding rbacv1.ClusterRoleBinding
-	if err := yaml.UnmarshalStrict([]byte(docs[0]), &role); err != nil {
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cr); err != nil {
 		t.Fatal(err)
 	}
 	if err := yaml.UnmarshalStrict([]byte(docs[1]), &binding); err != nil {
 		t.Fatal(err)
 	}
-	if role.Kind != "ClusterRole" || !reflect.DeepEqual(role.Rules, Rules) {
-		t.Errorf("ClusterRole %s with rules %v, want Rules", role.Kind, role.Rules)
+	if cr.Kind != "ClusterRole" || !reflect.DeepEqual(cr.Rules, role.Rules) || cr.Annotations[annotCharts] != "istiod=istiod 1.29.0" {
+		t.Errorf("ClusterRole %s with rules %v, annotations %v, want the role's", cr.Kind, cr.Rules, cr.Annotations)
 	}
-	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0] != subject {
-		t.Errorf("binding of %s to %v, want %s to %v", binding.RoleRef.Name, binding.Subjects, role.Name, subject)
+	if binding.RoleRef.Name != cr.Name || len(binding.Subjects) != 1 || binding.Subjects[0] != subject {
+		t.Errorf("binding of %s to %v, want %s to %v", binding.RoleRef.Name, binding.Subjects, cr.Name, subject)
 	}
 }
 
 // TestNeededCoversCleanUp: what clean-up does, which doctor once missed,
-// is among the actions doctor asks about.
+// is among the actions doctor asks about, and neither escalate nor bind
+// is.
 func TestNeededCoversCleanUp(t *testing.T) {
 	t.Parallel()
 	asked := map[string]bool{}
-	for _, ra := range needed() {
-		asked[what(ra)] = true
+	for _, s := range needed(mergeRules(ownRules)) {
+		asked[what(s)] = true
 	}
 	for _, w := range []string{
 		"list secrets", "delete customresourcedefinitions.apiextensions.k8s.io", "patch deployments.apps", "delete jobs.batch",
 		"delete validatingwebhookconfigurations.admissionregistration.k8s.io", "list pods.metrics.k8s.io", "get pods/log",
-		"update leases.coordination.k8s.io", "escalate clusterroles.rbac.authorization.k8s.io",
+		"update leases.coordination.k8s.io", "create clusterroles.rbac.authorization.k8s.io",
 	} {
 		if !asked[w] {
 			t.Errorf("doctor does not ask for %q", w)
 		}
+	}
+	for w := range asked {
+		if strings.HasPrefix(w, "escalate ") || strings.HasPrefix(w, "bind ") {
+			t.Errorf("doctor asks for %q", w)
+		}
+	}
+	assertNoEscalation(t, ownRules)
+}
+
+// assertNoEscalation fails unless rules withhold escalate on every role,
+// and bind on any role they do not name.
+func assertNoEscalation(t *testing.T, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	for _, res := range []string{"clusterroles", "roles"} {
+		for _, verb := range []string{"escalate", "bind"} {
+			if ok, _ := validation.Covers(rules, []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName}, Resources: []string{res}, Verbs: []string{verb}}}); ok {
+				t.Errorf("the rules grant %s on any of %s", verb, res)
+			}
+		}
+	}
+}
+
+func TestMergeRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   []rbacv1.PolicyRule
+		want []rbacv1.PolicyRule
+	}{
+		{
+			name: "duplicates once, verbs of a resource together, resources with the same verbs together",
+			in: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{""}, Resources: []string{"pods", "nodes"}, Verbs: []string{"list", "get"}},
+			},
+			want: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"get", "list"}}},
+		},
+		{
+			name: "what a wildcard covers goes",
+			in: []rbacv1.PolicyRule{
+				{APIGroups: []string{"networking.istio.io"}, Resources: []string{"*"}, Verbs: []string{"get"}},
+				{APIGroups: []string{"networking.istio.io"}, Resources: []string{"gateways", "gateways/status"}, Verbs: []string{"get"}},
+				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"*"}},
+				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"update"}},
+			},
+			want: []rbacv1.PolicyRule{
+				{APIGroups: []string{"networking.istio.io"}, Resources: []string{"*"}, Verbs: []string{"get"}},
+				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"*"}},
+			},
+		},
+		{
+			name: "named resources apart, unless the resource is granted whole",
+			in: []rbacv1.PolicyRule{
+				{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get"}, ResourceNames: []string{"istio-cni-node"}},
+				{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"system:auth-delegator"}},
+				{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"view"}},
+			},
+			want: []rbacv1.PolicyRule{
+				{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"system:auth-delegator", "view"}},
+			},
+		},
+		{
+			name: "groups with the same resources and verbs share a rule; URLs last",
+			in: []rbacv1.PolicyRule{
+				{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+				{APIGroups: []string{"security.istio.io", "networking.istio.io"}, Resources: []string{"*"}, Verbs: []string{"list"}},
+			},
+			want: []rbacv1.PolicyRule{
+				{APIGroups: []string{"networking.istio.io", "security.istio.io"}, Resources: []string{"*"}, Verbs: []string{"list"}},
+				{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := mergeRules(tc.in)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("mergeRules =\n%v\nwant\n%v", got, tc.want)
+			}
+			if ok, missing := validation.Covers(got, tc.in); !ok {
+				t.Errorf("merged rules lose %v", missing)
+			}
+			if ok, extra := validation.Covers(tc.in, got); !ok {
+				t.Errorf("merged rules add %v", extra)
+			}
+		})
+	}
+	// meshbench's own rules survive merging whole and add nothing.
+	merged := mergeRules(ownRules)
+	if ok, missing := validation.Covers(merged, ownRules); !ok {
+		t.Errorf("merging ownRules loses %v", missing)
+	}
+	if ok, extra := validation.Covers(ownRules, merged); !ok {
+		t.Errorf("merging ownRules adds %v", extra)
+	}
+}
+
+// TestRBACNeeds reads RBAC objects as charts render them: roles' rules
+// cluster-wide, bindings of the charts' own roles free, bindings of the
+// cluster's roles as bind on those names alone, Lists looked into, other
+// kinds ignored, and a ClusterRole that aggregates refused by name.
+func TestRBACNeeds(t *testing.T) {
+	t.Parallel()
+	const manifest = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: mesh-controller}
+rules:
+- {apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: mesh-controller}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: mesh-controller}
+subjects: [{kind: ServiceAccount, name: mesh, namespace: mesh-system}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: mesh-auth-delegator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:auth-delegator}
+subjects: [{kind: ServiceAccount, name: mesh, namespace: mesh-system}]
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: Role
+  metadata: {name: mesh-secrets}
+  rules:
+  - {apiGroups: [""], resources: ["secrets"], verbs: ["get"]}
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: RoleBinding
+  metadata: {name: mesh-secrets}
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: mesh-secrets}
+  subjects: [{kind: ServiceAccount, name: mesh}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: leader-election, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: extension-apiserver-authentication-reader}
+subjects: [{kind: ServiceAccount, name: mesh, namespace: mesh-system}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mesh-controller}
+`
+	got, err := rbacNeeds([]renderedRelease{{Chart: "mesh", Release: "mesh", Namespace: "mesh-system", Manifest: manifest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"system:auth-delegator"}},
+		{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles"}, Verbs: []string{"bind"}, ResourceNames: []string{"extension-apiserver-authentication-reader"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rbacNeeds =\n%v\nwant\n%v", got, want)
+	}
+	assertNoEscalation(t, got)
+
+	// A role a binding names is the chart's own only in its namespace.
+	other := strings.Replace(manifest, "metadata: {name: mesh-secrets}\n  roleRef", "metadata: {name: mesh-secrets, namespace: elsewhere}\n  roleRef", 1)
+	got, err = rbacNeeds([]renderedRelease{{Chart: "mesh", Release: "mesh", Namespace: "mesh-system", Manifest: other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := validation.Covers(got, []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles"}, Verbs: []string{"bind"}, ResourceNames: []string{"mesh-secrets"}}}); !ok {
+		t.Errorf("a binding of a Role in another namespace than the chart's needs bind on it: %v", got)
+	}
+
+	aggregated := manifest + `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: mesh-view}
+aggregationRule:
+  clusterRoleSelectors: [{matchLabels: {mesh/aggregate-to-view: "true"}}]
+rules: []
+`
+	_, err = rbacNeeds([]renderedRelease{{Chart: "mesh-chart", Release: "mesh", Namespace: "mesh-system", Manifest: aggregated}})
+	if err == nil || !strings.Contains(err.Error(), "chart mesh-chart") || !strings.Contains(err.Error(), "ClusterRole mesh-view") || !strings.Contains(err.Error(), "cluster-admin") {
+		t.Errorf("err = %v, want the chart and its aggregating ClusterRole named", err)
 	}
 }
