@@ -45,7 +45,7 @@ func (b *builder) churn() Section {
 		}
 	}
 	s.Blocks = append(s.Blocks, text("Each mesh at each number of requests a connection carries (conn_requests; 1 opens a connection for every request) against itself with its connections kept open (conn_requests 0), at the same offered rate. "+
-		"The added latency is what opening a connection adds to the requests that open one: its TCP handshake, its acceptance by each proxy it reaches, and whatever upstream connection or mTLS handshake those proxies open for it (an HTTP proxy pools its upstream connections, so a new client connection need not mean a new handshake between proxies); "+
+		"The added latency is what opening a connection adds to the requests that open one: its TCP handshake, its acceptance by each proxy it reaches, and whatever upstream connection or mTLS handshake those proxies open for it (an HTTP proxy pools its upstream connections, and an ambient node proxy its HBONE tunnels, where a new connection is one CONNECT stream on an open mTLS connection, so a new client connection need not mean a new handshake between proxies; the node proxy at the destination opens a TCP connection to the pod for each); "+
 		"\"beyond the baseline\" subtracts what the baseline's own TCP handshakes add. "+
 		"A component's CPU per new connection is its added CPU (cores) over the new connections the generators opened a second; its CPU per request is its CPU with connections kept open over the request rate. "+
 		"Medians over repetitions, with 95% bootstrap intervals."))

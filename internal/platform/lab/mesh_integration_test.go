@@ -6,11 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -438,6 +442,96 @@ func TestIntegrationHBONELogOffUnderLoad(t *testing.T) {
 	if after := size(); after != checked {
 		t.Errorf("the HBONE log is on after the check: %d bytes, then %d", checked, after)
 	}
+}
+
+// TestIntegrationHBONEPooled checks that HBONE tunnels are pooled as
+// ztunnel pools them: new connections from one pod to one destination each
+// become a CONNECT stream on an mTLS connection already open (one per
+// proxy worker at most, as Envoy pools per worker), not a TLS handshake
+// each. With a waypoint, the node proxy pools its tunnels to the waypoint
+// and the waypoint its own to the pods.
+func TestIntegrationHBONEPooled(t *testing.T) {
+	m := newMeshLab(t)
+	svc, ok := m.l.Service("ns-1", m.c.g.Entry)
+	if !ok {
+		t.Fatal("no entry Service")
+	}
+	load := m.pod(t, LoadPodName)
+	origin := "cluster.connect_originate|ns-1/" + LoadPodName
+	const conns, workers = 40, mesh.DefaultNodeProxyWorkers
+	for _, profile := range []string{"ambient", "ambient-waypoint"} {
+		in := m.install(t, profile)
+		src := filepath.Join(m.dir, "ztunnel", "load")
+		dst := filepath.Join(m.dir, "ztunnel", "app")
+		if profile == "ambient-waypoint" {
+			dst = filepath.Join(m.dir, "waypoint", "ns-1", "waypoint-0")
+		}
+		srcBefore, dstBefore := proxyStats(t, src), proxyStats(t, dst)
+		out := m.run(t, load.Netns, "sh", "-c", fmt.Sprintf("for i in $(seq %d); do curl -s -o /dev/null -w '%%{http_code}\\n' http://%s/; done", conns, svc.Addr()))
+		if n := strings.Count(out, "200"); n != conns {
+			t.Fatalf("%s: %d of %d requests answered 200:\n%s", profile, n, conns, out)
+		}
+		srcAfter, dstAfter := proxyStats(t, src), proxyStats(t, dst)
+		delta := func(before, after map[string]int64, name string) int64 {
+			v, ok := after[name]
+			if !ok {
+				t.Fatalf("%s: no stat %s", profile, name)
+			}
+			return v - before[name]
+		}
+		accepted := delta(srcBefore, srcAfter, "listener.0.0.0.0_15001.downstream_cx_total")
+		streams := delta(srcBefore, srcAfter, origin+".upstream_rq_total")
+		opened := delta(srcBefore, srcAfter, origin+".upstream_cx_total")
+		handshakes := delta(dstBefore, dstAfter, "listener.0.0.0.0_15008.ssl.handshake")
+		t.Logf("%s: %d connections accepted, %d CONNECT streams, %d HBONE connections opened, %d TLS handshakes at the destination",
+			profile, accepted, streams, opened, handshakes)
+		if accepted < conns || streams < conns {
+			t.Errorf("%s: %d connections accepted and %d CONNECT streams for %d new connections; want each tunnelled", profile, accepted, streams, conns)
+		}
+		if opened > workers || handshakes > workers {
+			t.Errorf("%s: %d new connections opened %d HBONE connections (%d handshakes at the destination); want at most %d, one per worker", profile, conns, opened, handshakes, workers)
+		}
+		if profile == "ambient-waypoint" {
+			wp := "cluster.connect_originate"
+			if streams, opened := delta(dstBefore, dstAfter, wp+".upstream_rq_total"), delta(dstBefore, dstAfter, wp+".upstream_cx_total"); opened > workers {
+				t.Errorf("the waypoint opened %d HBONE connections to the pods (%d streams); want at most %d", opened, streams, workers)
+			}
+		}
+		m.remove(t, in)
+	}
+}
+
+// proxyStats reads a proxy's connection, request and TLS handshake
+// counters from its admin socket in dir.
+func proxyStats(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", filepath.Join(dir, "admin.sock"))
+	}}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get("http://envoy/stats?filter=" + url.QueryEscape(`(cx_total|rq_total|ssl\.handshake)$`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stats of %s: %d %v", dir, resp.StatusCode, err)
+	}
+	out := map[string]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		name, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("stats of %s: %q", dir, l)
+		}
+		out[name] = n
+	}
+	return out
 }
 
 // wantProxyPrivileges checks that every proxy runs as 1337 and that only
