@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -134,6 +135,7 @@ type churn struct {
 
 	added    []addedPod // pods added and not yet removed
 	services []addedPod // services added (svc holds the name)
+	policies []int      // tiers whose policy a change rewrote
 }
 
 type addedPod struct{ name, ns, svc string }
@@ -262,16 +264,14 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 		needle := []byte(token)
 		w.match[xdsload.TypeListener] = func(r *xdsload.Response) bool { return bytes.Contains(r.Raw, needle) }
 		w.match[xdsload.TypeAuthorization] = w.match[xdsload.TypeListener]
-		caller := c.l.Namespaces[(tier+len(c.l.Namespaces)-1)%len(c.l.Namespaces)]
 		act = func() error {
-			cur, err := c.k.dyn.Resource(gvrAuthz).Namespace(ns).Get(ctx, "tier-allow", metav1.GetOptions{})
-			if err != nil {
+			if err := c.setPolicy(ctx, tier, []string{"cluster.local/ns/" + ns + "/sa/" + token}); err != nil {
 				return err
 			}
-			next := authzPolicy(ns, caller, []string{"cluster.local/ns/" + ns + "/sa/" + token})
-			next.SetResourceVersion(cur.GetResourceVersion())
-			_, err = c.k.dyn.Resource(gvrAuthz).Namespace(ns).Update(ctx, next, metav1.UpdateOptions{})
-			return err
+			if !slices.Contains(c.policies, tier) {
+				c.policies = append(c.policies, tier)
+			}
+			return nil
 		}
 	case ServiceAdd:
 		name := fmt.Sprintf("mbsvc-%05d", seq)
@@ -312,8 +312,31 @@ func (c *churn) make(ctx context.Context, seq int) (*waiter, ChangeResult, error
 	return w, res, nil
 }
 
-// undo deletes what the churn added and did not remove, so that the next
-// mode starts from the same workload.
+// setPolicy rewrites tier's tier-allow policy with extra principals. A
+// rewrite to what the policy already says is refused: the API server
+// stores no such update and tells no watcher, so istiod would push nothing
+// and the change could only time out (or, on a sidecar, match a listener
+// that held the principal before).
+func (c *churn) setPolicy(ctx context.Context, tier int, extra []string) error {
+	ns := c.l.Namespaces[tier]
+	r := c.k.dyn.Resource(gvrAuthz).Namespace(ns)
+	cur, err := r.Get(ctx, "tier-allow", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	next := authzPolicy(ns, c.l.caller(tier), extra)
+	if equality.Semantic.DeepEqual(cur.Object["spec"], next.Object["spec"]) {
+		return fmt.Errorf("AuthorizationPolicy %s/tier-allow already holds principals %v", ns, extra)
+	}
+	next.SetResourceVersion(cur.GetResourceVersion())
+	_, err = r.Update(ctx, next, metav1.UpdateOptions{})
+	return err
+}
+
+// undo deletes what the churn added and did not remove, and restores the
+// policies it changed, so that the next mode starts from the same
+// workload: its changes (whose principals are named by sequence number,
+// the same in every mode) then change the policies again.
 func (c *churn) undo(ctx context.Context) error {
 	for _, a := range c.added {
 		if err := c.k.cs.CoreV1().Pods(a.ns).Delete(ctx, a.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -325,7 +348,12 @@ func (c *churn) undo(ctx context.Context) error {
 			return err
 		}
 	}
-	c.added, c.services = nil, nil
+	for _, tier := range c.policies {
+		if err := c.setPolicy(ctx, tier, nil); err != nil {
+			return err
+		}
+	}
+	c.added, c.services, c.policies = nil, nil, nil
 	return nil
 }
 

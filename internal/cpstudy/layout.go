@@ -78,6 +78,12 @@ func newLayout(pods int) layout {
 	return l
 }
 
+// caller is the namespace of the tier that calls tier, the last tier's
+// for the first.
+func (l *layout) caller(tier int) string {
+	return l.Namespaces[(tier+len(l.Namespaces)-1)%len(l.Namespaces)]
+}
+
 // fqdn is a service's host name.
 func fqdn(name, ns string) string { return name + "." + ns + ".svc.cluster.local" }
 
@@ -188,8 +194,7 @@ func (k kube) create(ctx context.Context, l *layout) error {
 		if _, err := k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create namespace %s: %w", ns, err)
 		}
-		caller := l.Namespaces[(i+len(l.Namespaces)-1)%len(l.Namespaces)]
-		if _, err := k.dyn.Resource(gvrAuthz).Namespace(ns).Create(ctx, authzPolicy(ns, caller, nil), metav1.CreateOptions{}); err != nil {
+		if _, err := k.dyn.Resource(gvrAuthz).Namespace(ns).Create(ctx, authzPolicy(ns, l.caller(i), nil), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create AuthorizationPolicy in %s: %w", ns, err)
 		}
 	}
