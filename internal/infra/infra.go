@@ -24,6 +24,10 @@ type Info struct {
 	CanPinCPUs    bool              `json:"can_pin_cpus"`
 	EnvoyVersion  string            `json:"envoy_version,omitempty"`
 	Versions      map[string]string `json:"versions,omitempty"` // component -> version
+	// OpenFiles is the open-file limit (RLIMIT_NOFILE) the platform's
+	// containers start with, where the platform sets it (the lab): a
+	// generator or a proxy holds at most that many connections.
+	OpenFiles uint64 `json:"open_files,omitempty"`
 }
 
 // NodeRole is what a node is for, as the bookinfo study separated them.

@@ -38,6 +38,26 @@ const (
 	LoadServiceAccount = "load-generator"
 )
 
+// loadPodSysctls are the load pod's network settings, as load testers
+// tune a generator's machine: a connection search holds tens of
+// thousands of connections to one Service address from one pod, and each
+// trial's generator leaves its closed ones in TIME_WAIT for a minute.
+// With the kernel's defaults (28,232 ephemeral ports, TIME_WAIT reused
+// on loopback only) the next trial's connects scan a full port range,
+// costing the generator a CPU, and then fail with EADDRNOTAVAIL. The
+// range starts above every port the lab's proxies listen on (15000 to
+// 15090), so that no connection takes a port a proxy restarting in the
+// pod binds. Kubernetes counts net.ipv4.ip_local_port_range a safe
+// sysctl, which any pod may set, and net.ipv4.tcp_tw_reuse an unsafe one,
+// which a kubelet must allow (--allowed-unsafe-sysctls) before a pod
+// setting it starts.
+func loadPodSysctls() map[string]string {
+	return map[string]string{
+		"net.ipv4.ip_local_port_range": "16384 65535",
+		"net.ipv4.tcp_tw_reuse":        "1",
+	}
+}
+
 // OutsidePodName is each namespace's client outside the cluster, for the
 // ingress path: a host-network pod on the client node (else a load node),
 // which no mesh captures, as LiveWyer's VM calling the gateway was.
@@ -196,7 +216,8 @@ func planPods(w platform.Workload, nodes []cluster.Node, bin, graphFile string, 
 			}
 		}
 		out = append(out, cluster.PodSpec{Namespace: ns, Name: LoadPodName, Node: loadNodes[nsIdx%len(loadNodes)].Name,
-			ServiceAccount: LoadServiceAccount, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})
+			ServiceAccount: LoadServiceAccount, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)},
+			Sysctls: loadPodSysctls()})
 		if len(clientNodes) > 0 {
 			out = append(out, cluster.PodSpec{Namespace: ns, Name: OutsidePodName, Node: clientNodes[nsIdx%len(clientNodes)].Name,
 				HostNetwork: true, Labels: map[string]string{LabelRole: string(metrics.RoleLoad)}})

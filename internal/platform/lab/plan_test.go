@@ -76,6 +76,11 @@ func TestPlanPods(t *testing.T) {
 		if lp.Node != "load-1" || len(lp.Containers) != 0 || lp.ServiceAccount != LoadServiceAccount {
 			t.Errorf("load pod of %s: %+v", ns, lp)
 		}
+		// A connection search holds tens of thousands of connections to
+		// one Service from this pod, trial after trial.
+		if lp.Sysctls["net.ipv4.ip_local_port_range"] != "16384 65535" || lp.Sysctls["net.ipv4.tcp_tw_reuse"] != "1" {
+			t.Errorf("load pod of %s sets sysctls %v, want the wide port range and TIME_WAIT reuse", ns, lp.Sysctls)
+		}
 	}
 	for _, p := range pods {
 		if p.Node == "load-1" && p.Name != LoadPodName && p.Name != OutsidePodName {
@@ -109,7 +114,7 @@ func TestOutsideClientPlacement(t *testing.T) {
 				continue
 			}
 			found = true
-			if p.Node != tt.want || !p.HostNetwork || len(p.Containers) != 0 {
+			if p.Node != tt.want || !p.HostNetwork || len(p.Containers) != 0 || len(p.Sysctls) != 0 {
 				t.Errorf("%s: outside client %+v, want a bare host-network pod on %s", tt.name, p, tt.want)
 			}
 		}

@@ -101,6 +101,9 @@ func (p *labPlatform) Info(ctx context.Context) (infra.Info, error) {
 		in.CanPinCPUs = true
 	}
 	in.EnvoyVersion = p.envoy.get(ctx, p.o.Logger)
+	if files, _, err := cluster.FileLimit(); err == nil {
+		in.OpenFiles = files
+	}
 	return in, ctx.Err()
 }
 

@@ -50,6 +50,8 @@ var (
 	prefixRE = regexp.MustCompile(`^[a-z0-9]{1,8}$`)
 	// Names become parts of namespace, cgroup and interface names.
 	nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
+	// A pod's sysctl names a file under /proc/sys/net, and nothing else.
+	sysctlRE = regexp.MustCompile(`^net(\.[a-z0-9_]+)+$`)
 )
 
 // withDefaults validates the config and fills in its defaults.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,8 +53,9 @@ const (
 // shimScript moves the shell into the container's cgroups before it
 // execs the command, so that every page and CPU cycle of the command is
 // charged to the container from its first instruction (a v1 cgroup does
-// not move charges made before a process joins it).
-const shimScript = `for f in $MB_CGROUP_PROCS; do echo $$ > "$f" || exit 126; done; unset MB_CGROUP_PROCS; exec "$@"`
+// not move charges made before a process joins it). It sets the
+// container's open-file limit, soft and hard, while it is still root.
+const shimScript = `for f in $MB_CGROUP_PROCS; do echo $$ > "$f" || exit 126; done; ulimit -n "$MB_NOFILE" || exit 126; unset MB_CGROUP_PROCS MB_NOFILE; exec "$@"`
 
 // startContainer creates the container's cgroup and starts supervising it;
 // it returns the first start's error.
@@ -172,6 +174,7 @@ func (c *container) start() (*exec.Cmd, error) {
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"MB_CGROUP_PROCS=" + strings.Join(c.procs, " "),
+		"MB_NOFILE=" + strconv.FormatUint(c.lab.files, 10),
 		// The downward API's usual variables.
 		"POD_NAME=" + p.spec.Name, "POD_NAMESPACE=" + p.spec.Namespace, "POD_IP=" + p.ip.String(),
 		"NODE_NAME=" + p.node.Name, "SERVICE_ACCOUNT=" + p.spec.ServiceAccount,

@@ -36,6 +36,9 @@ type Lab struct {
 	closed   bool
 	fastest  map[int]time.Duration // each CPU's fastest speed probe: see slowdown
 
+	// files is every container's open-file limit (see FileLimit).
+	files uint64
+
 	proxy *proxier
 	state *stateWriter
 	wg    sync.WaitGroup // container supervisors and probers
@@ -80,7 +83,11 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 			return nil, fmt.Errorf("%w: cgroup %s exists; run meshbench lab down --prefix %s, or use another prefix", ErrAlreadyUp, d, cfg.Prefix)
 		}
 	}
-	l := &Lab{cfg: cfg, log: cfg.Logger, cg: cg, pods: map[string]*pod{}, services: map[string]*service{}, vips: serviceAllocator()}
+	files, why, err := FileLimit()
+	if err != nil {
+		return nil, err
+	}
+	l := &Lab{cfg: cfg, log: cfg.Logger, cg: cg, pods: map[string]*pod{}, services: map[string]*service{}, vips: serviceAllocator(), files: files}
 	for i, nc := range cfg.Nodes {
 		idx := i + 1
 		cidr := nodePodCIDR(idx)
@@ -101,7 +108,7 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 	l.proxy = newProxier(l)
 	l.proxy.start()
 	l.state.start()
-	cfg.Logger.Info("lab up", "name", cfg.Name, "nodes", len(l.nodes), "state", cfg.StateDir)
+	cfg.Logger.Info("lab up", "name", cfg.Name, "nodes", len(l.nodes), "state", cfg.StateDir, "container_open_files", files, "open_files_why", why)
 	return l, nil
 }
 

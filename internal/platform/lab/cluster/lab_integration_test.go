@@ -293,6 +293,38 @@ func TestIntegrationContainerUserAndCPUs(t *testing.T) {
 	}
 }
 
+// A container starts with the lab's open-file limit, soft and hard,
+// whatever meshbench's own soft limit; a pod's sysctls are its namespace's.
+func TestIntegrationContainerFilesAndPodSysctls(t *testing.T) {
+	l := newTestLab(t, NodeConfig{Name: "a", Role: "app"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out strings.Builder
+	pod := PodSpec{Namespace: "ns-1", Name: "load", Node: "a",
+		Sysctls: map[string]string{"net.ipv4.ip_local_port_range": "16384 65535", "net.ipv4.tcp_tw_reuse": "1"},
+		Containers: []ContainerSpec{{
+			Name: "limits", Command: []string{"sh", "-c", "ulimit -Sn; ulimit -Hn; cat /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/tcp_tw_reuse"},
+			UID: 1337, GID: 1337, Restart: RestartNever, Stdout: &out}}}
+	if err := l.CreatePods(ctx, []PodSpec{pod}); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := l.WaitContainer(ctx, "ns-1", "load", "limits"); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	files, _, err := FileLimit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := fmt.Sprint(files)
+	if want := n + "\n" + n + "\n16384\t65535\n1\n"; out.String() != want {
+		t.Errorf("container saw %q, want %q", out.String(), want)
+	}
+	// The host's own namespace keeps its settings.
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err != nil || strings.Fields(string(b))[0] == "16384" {
+		t.Errorf("host's port range %q (%v): the pod's sysctl leaked out of its namespace", b, err)
+	}
+}
+
 // A second lab with the same prefix is refused and leaves the first alone.
 func TestIntegrationSecondLabRefused(t *testing.T) {
 	l := newTestLab(t, NodeConfig{Name: "a", Role: "app"})

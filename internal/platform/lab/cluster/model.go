@@ -28,8 +28,13 @@ type PodSpec struct {
 	ServiceAccount string            `json:"service_account,omitempty"`
 	// HostNetwork runs the pod in its node's namespace with the node's IP,
 	// as per-node daemons (kube-proxy, ztunnel) do.
-	HostNetwork bool            `json:"host_network,omitempty"`
-	Containers  []ContainerSpec `json:"containers"`
+	HostNetwork bool `json:"host_network,omitempty"`
+	// Sysctls are namespaced net.* kernel settings of the pod's network
+	// namespace ("net.ipv4.tcp_tw_reuse": "1"), set before its containers
+	// start, as a Kubernetes pod's securityContext.sysctls; a host-network
+	// pod shares its node's and may set none.
+	Sysctls    map[string]string `json:"sysctls,omitempty"`
+	Containers []ContainerSpec   `json:"containers"`
 }
 
 // RestartPolicy says when a container that exited is started again.

@@ -129,6 +129,16 @@ func validatePod(s PodSpec) error {
 	if !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Name) {
 		return fmt.Errorf("pod %q in namespace %q: names must be lower-case letters, digits and dashes", s.Name, s.Namespace)
 	}
+	for k, v := range s.Sysctls {
+		switch {
+		case s.HostNetwork:
+			return fmt.Errorf("pod %s/%s: sysctl %s: a host-network pod shares its node's network namespace and may set no sysctl", s.Namespace, s.Name, k)
+		case !sysctlRE.MatchString(k):
+			return fmt.Errorf("pod %s/%s: sysctl %q: want a net.* name such as net.ipv4.tcp_tw_reuse", s.Namespace, s.Name, k)
+		case v == "" || strings.ContainsAny(v, "\n\x00"):
+			return fmt.Errorf("pod %s/%s: sysctl %s: value %q is empty or has a line break", s.Namespace, s.Name, k, v)
+		}
+	}
 	seen := map[string]bool{}
 	for _, c := range s.Containers {
 		if err := validateContainer(c); err != nil {
@@ -168,6 +178,15 @@ func (l *Lab) startPod(ctx context.Context, p *pod) error {
 	if !p.spec.HostNetwork {
 		if err := setupPodNet(p.node.nl, p.netns, p.ip, p.portID); err != nil {
 			return err
+		}
+		if len(p.spec.Sysctls) > 0 {
+			kv := map[string]string{}
+			for k, v := range p.spec.Sysctls {
+				kv[strings.TrimPrefix(k, "net.")] = v
+			}
+			if err := setSysctls(p.netns, kv); err != nil {
+				return fmt.Errorf("pod %s: %w", p.key(), err)
+			}
 		}
 	}
 	f, err := os.OpenFile(l.liveLog(p.spec.Namespace, p.spec.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
