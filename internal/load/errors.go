@@ -34,7 +34,14 @@ const (
 	KindProtocol    = "protocol error"
 	KindTLS         = "tls"
 	KindDNS         = "dns"
-	KindOther       = "other"
+	// KindNoPort is a connect that found no free local port
+	// (EADDRNOTAVAIL): the generator's address had used up its ephemeral
+	// ports to the target. KindNoFiles is a socket the generator could
+	// not open for want of descriptors (EMFILE, ENFILE). Both are the
+	// generator's own limits, not the server's: see Result.OwnLimit.
+	KindNoPort  = "no local port"
+	KindNoFiles = "out of file descriptors"
+	KindOther   = "other"
 	// A gRPC call answered with a status other than OK is of kind "grpc "
 	// and the code's name: "grpc Unavailable", "grpc PermissionDenied".
 )
@@ -69,6 +76,10 @@ func errorKind(err error) string {
 		return KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return KindRefused
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return KindNoPort
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return KindNoFiles
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return KindReset
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -50,9 +51,33 @@ func (r *Result) CPUSaturated() (float64, bool) {
 	return util, util > saturated
 }
 
+// OwnLimit says whether requests failed on the generator's own limits
+// (KindNoPort, KindNoFiles) rather than the server's, and how many: such
+// a result measures the generator, and a connection search that took
+// these failures for the server's would put the system's ceiling at the
+// generator's.
+func (r *Result) OwnLimit() (string, bool) {
+	var why []string
+	if n := r.ErrorKinds[KindNoPort]; n > 0 {
+		why = append(why, fmt.Sprintf("%d requests found no free local port (EADDRNOTAVAIL): the generator's address had used up its ephemeral ports to the target (net.ipv4.ip_local_port_range, and TIME_WAIT unless net.ipv4.tcp_tw_reuse is 1)", n))
+	}
+	if n := r.ErrorKinds[KindNoFiles]; n > 0 {
+		why = append(why, fmt.Sprintf("%d requests could not open a socket (EMFILE or ENFILE): the generator ran out of file descriptors (RLIMIT_NOFILE)", n))
+	}
+	if len(why) == 0 {
+		return "", false
+	}
+	return strings.Join(why, "; ") + "; the generator's limit, not the server's", true
+}
+
 // assess says whether the generator shaped the result: it used (nearly) all
-// its CPU, or could not send at the rate asked.
+// its CPU, could not send at the rate asked, or ran out of ports or
+// descriptors.
 func (r *Result) assess() {
+	if why, own := r.OwnLimit(); own {
+		r.Distorted = true
+		r.Warnings = append(r.Warnings, why)
+	}
 	if util, full := r.CPUSaturated(); full {
 		r.Distorted = true
 		r.Warnings = append(r.Warnings, fmt.Sprintf(

@@ -11,8 +11,8 @@ import (
 
 // Outcome is what a capacity search judges of the results of generators
 // that ran side by side: their merged latency and counts (a request failed
-// when it got no response or a 5xx one), and saturated
-// when any generator ran out of CPU. Falling short of the rate is not
+// when it got no response or a 5xx one), and saturated when any generator
+// ran out of CPU, local ports or descriptors (OwnLimit). Falling short of the rate is not
 // saturation: with every connection busy it is the server that is slow,
 // and latency measured from the intended send times shows it.
 func Outcome(gens []Result) (search.Outcome, *Result) {
@@ -24,6 +24,10 @@ func Outcome(gens []Result) (search.Outcome, *Result) {
 		if util, full := gens[i].CPUSaturated(); full {
 			o.Saturated = true
 			why = append(why, fmt.Sprintf("generator %d at %.0f%% of %d CPUs", i+1, 100*util, gens[i].ClientCores))
+		}
+		if own, limited := gens[i].OwnLimit(); limited {
+			o.Saturated = true
+			why = append(why, fmt.Sprintf("generator %d: %s", i+1, own))
 		}
 	}
 	o.Reason = strings.Join(why, "; ")

@@ -56,6 +56,10 @@ type Check struct {
 	Name   string `json:"name"`
 	Pass   bool   `json:"pass"`
 	Detail string `json:"detail,omitempty"`
+	// Unverified, on a check that did not pass, says why its probes could
+	// not be sent: a reason of the prober's own (the calling pod had no
+	// free local port), which says nothing of the data plane either way.
+	Unverified string `json:"unverified,omitempty"`
 	// ConfigHash, on a check that verified the data plane's configuration,
 	// is a hash of that configuration (every proxy's bootstrap), which the
 	// results' provenance keeps per mesh.

@@ -74,6 +74,11 @@ type Measurement struct {
 	// ns-1/front-0/istio-proxy"). A measurement with faults did not run
 	// on the deployed data plane, and its cell fails.
 	Faults []string `json:"faults,omitempty"`
+	// Limits say what the load side ran out of that is its own, not the
+	// system's, one line each: a load pod with no free local port left
+	// for the check after the measurement. Its cell is distorted, and no
+	// evidence for a search.
+	Limits []string `json:"limits,omitempty"`
 }
 
 // Workload is the application under test: a service graph stamped into

@@ -43,6 +43,12 @@ type fakePlatform struct {
 	// saturateAbove marks every generator CPU-saturated above this total
 	// rate.
 	saturateAbove float64
+	// portsFor, when set, is how many connections a generator can open
+	// before its connects fail with EADDRNOTAVAIL: each request past
+	// that share of its connections fails so, as the engine records it.
+	portsFor int
+	// limits, when set, are the nth measurement's Limits.
+	limits func(profile string, n int) []string
 	// latencyAt, when set, gives the latency of the nth measurement of a
 	// profile, over latency.
 	latencyAt func(profile string, n int) time.Duration
@@ -197,6 +203,9 @@ func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 	if f.host != nil {
 		m.Host = f.host(f.mesh, n)
 	}
+	if f.limits != nil {
+		m.Limits = f.limits(f.mesh, n)
+	}
 	for range gens {
 		h := metrics.NewHistogram()
 		reqs := int64(rate * window.Seconds())
@@ -213,6 +222,18 @@ func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 			fh := metrics.NewHistogram()
 			fh.RecordN(failFast, failed)
 			r.StatusCodes[503], r.ByClass["5xx"] = failed, fh
+		}
+		if c := spec.Options.Connections; f.portsFor > 0 && c > f.portsFor {
+			// The requests of the connections past the ports fail at
+			// once, counted by kind and kept out of Latency.
+			noPort := reqs * int64(c-f.portsFor) / int64(c)
+			r.StatusCodes[200] -= noPort
+			h.Reset()
+			h.RecordN(lat, r.StatusCodes[200])
+			eh := metrics.NewHistogram()
+			eh.RecordN(failFast, noPort)
+			r.Errors, r.ErrorKinds, r.ByClass["error"] = noPort, map[string]int64{load.KindNoPort: noPort}, eh
+			r.Distorted = true
 		}
 		if f.distorted[f.mesh] {
 			r.Distorted, r.Warnings = true, []string{"sent 80% of the target rate"}

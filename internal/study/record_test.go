@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
@@ -109,5 +110,55 @@ order: {shuffle: false}
 	}
 	if g := d.Group("sidecar", d.Representative()); g == nil || len(g.Reps) != 1 {
 		t.Errorf("sidecar keeps %+v; want its other repetition", g)
+	}
+}
+
+// A measurement after which the load side could not check the mesh for a
+// limit of its own (its pod out of local ports) is distorted, not a data
+// plane that failed, and a search takes it as no evidence.
+func TestCellAtTheLoadSidesLimitIsDistortedNotFailed(t *testing.T) {
+	t.Parallel()
+	const src = `apiVersion: meshbench.dev/v1alpha1
+kind: Study
+name: limit
+workload: {graph: small-graph.yaml}
+meshes: [{profile: baseline}, {profile: sidecar}]
+load: {rate: 100, duration: 10s}
+repetitions: 2
+order: {shuffle: false}
+`
+	f := newFake()
+	const limit = "the mesh could not be verified after the measurement: peer-identity (1 of 2 fail: ns-1/load -> ns-1/front: no answer: the calling pod had no free local port (EADDRNOTAVAIL))"
+	var hit bool
+	f.limits = func(profile string, n int) []string {
+		if profile == "sidecar" && !hit {
+			hit = true
+			return []string{limit}
+		}
+		return nil
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	ix := run(t, runOptions(t, src, f, dir, nil))
+	var distorted int
+	for _, s := range ix.Cells {
+		switch s.Status {
+		case results.StatusFailed:
+			t.Errorf("cell %s (%s) failed: %q; the load side's limit is not the data plane's", s.ID, s.Mesh, s.Reason)
+		case results.StatusDistorted:
+			distorted++
+			if s.Mesh != "sidecar" || s.Reason != atOwnLimit+limit {
+				t.Errorf("cell %s (%s) distorted: %q", s.ID, s.Mesh, s.Reason)
+			}
+			cell, err := results.ReadCell(dir, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := trialOutcome(cell, []load.Result{{Requests: 1000, AchievedRate: 100}}); !o.Saturated || o.Unmeasured || !strings.Contains(o.Reason, "EADDRNOTAVAIL") {
+				t.Errorf("as a trial: %+v; want the generator's limit, no evidence", o)
+			}
+		}
+	}
+	if distorted != 1 {
+		t.Fatalf("%d cells distorted, want the one at the load side's limit", distorted)
 	}
 }

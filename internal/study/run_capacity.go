@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,14 +154,23 @@ func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.St
 // trialOutcome is what the search judges of a trial's cell: its
 // generators' merged figures; saturated when any generator's process, or
 // the load node's CPUs, were; noisy when the host noise was over the
-// study's threshold (record decided both). A measurement that failed
-// outright, or on a data plane that did not hold, is no evidence.
+// study's threshold (record decided both); saturated too when the load
+// side reached a limit of its own (record says so in the cell's reason),
+// which is the generator's ceiling and not the system's. A measurement
+// that failed outright, or on a data plane that did not hold, is no
+// evidence.
 func trialOutcome(cell *results.Cell, gens []load.Result) search.Outcome {
 	if len(gens) == 0 || strings.HasPrefix(cell.Reason, notHeld) {
 		return search.Outcome{Unmeasured: true, Reason: cell.Reason}
 	}
 	o, _ := load.Outcome(gens)
 	var why []string
+	if own, ok := strings.CutPrefix(cell.Reason, atOwnLimit); ok && !slices.ContainsFunc(gens, ownLimited) {
+		// Not a generator's failed requests, which load.Outcome names:
+		// what the platform saw (Measurement.Limits).
+		o.Saturated = true
+		why = append(why, own)
+	}
 	if o.Reason != "" {
 		why = append(why, o.Reason)
 	}
@@ -197,6 +207,11 @@ func (s *Study) trialCell(m Mesh, step search.Step, n int) Cell {
 	c.Load.Options.Duration = step.Duration
 	c.Load.Options.Requests = 0
 	return c
+}
+
+func ownLimited(r load.Result) bool {
+	_, own := r.OwnLimit()
+	return own
 }
 
 func verdictText(t search.Trial) string {

@@ -422,3 +422,39 @@ func TestRunCellsThenSearch(t *testing.T) {
 		t.Errorf("progress does not say both were done:\n%s", out)
 	}
 }
+
+// A generator that runs out of local ports is at its own limit, not the
+// mesh's: trials past it are no evidence, and each mesh's ceiling is a
+// lower bound that says why, never a ceiling at the generator's ports.
+func TestRunConnectionSearchGeneratorOutOfPorts(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	f.portsFor = 500
+	dir := filepath.Join(t.TempDir(), "out")
+	run(t, runOptions(t, connSearchSource, f, dir, nil))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ix.Capacity {
+		if !c.LowerBound || c.RPS > 500 || !strings.Contains(c.Note, "could not be measured") || !strings.Contains(c.Note, "no free local port") {
+			t.Errorf("%s: ceiling %.1f (lower bound %v), note %q; want a lower bound at most the generator's 500 connections, saying why", c.Mesh, c.RPS, c.LowerBound, c.Note)
+		}
+		for _, tr := range c.Trials {
+			if tr.Rate > 500 && tr.Verdict != search.Inconclusive {
+				t.Errorf("%s: a trial at %.0f connections, past the generator's ports, is %s (%s)", c.Mesh, tr.Rate, tr.Verdict, tr.Why)
+			}
+			if tr.Rate <= 500 {
+				continue
+			}
+			cell, err := results.ReadCell(dir, results.Summary{ID: tr.ID, File: tr.File})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cell.Status != results.StatusDistorted || !strings.HasPrefix(cell.Reason, atOwnLimit) {
+				t.Errorf("%s: cell %s, %q; want distorted by the load side's own limit", c.Mesh, cell.Status, cell.Reason)
+			}
+		}
+	}
+}

@@ -16,7 +16,9 @@ import (
 // status: failed when the platform saw a fault during it (a proxy
 // restarted), or when more than maxErrorRate of its requests failed (its
 // latency, of the requests that succeeded, would say nothing of the mesh
-// that failed the others), distorted when a generator
+// that failed the others), distorted when the load side reached a limit
+// of its own (a generator out of local ports or descriptors, whose
+// failed requests are not the system's), when a generator
 // says it shaped the result (saturated, or short of its rate), when the
 // load node's CPUs were full or a closed loop fell short of its
 // connections, ok otherwise. A distorted cell keeps its figures, marked,
@@ -46,7 +48,7 @@ func record(cell *results.Cell, m platform.Measurement, noiseThreshold, maxError
 		}
 	}
 	cell.NamespaceLatencyMs = perNamespace(m.Generators)
-	cell.Status, cell.Reason = status(m.Generators, merged, m.Host, m.Faults, maxErrorRate)
+	cell.Status, cell.Reason = status(m.Generators, merged, m.Host, m.Faults, m.Limits, maxErrorRate)
 }
 
 // perNamespace is the mean over several generators (one per namespace)
@@ -88,10 +90,22 @@ func merge(gens []load.Result) *load.Result {
 // data plane fault.
 const notHeld = "the data plane did not hold: "
 
-func status(gens []load.Result, merged *load.Result, host *infra.HostCPU, faults []string, maxErrorRate float64) (string, string) {
+// atOwnLimit begins the reason of a distorted cell whose load side ran
+// out of something of its own, so that its failures say nothing of the
+// system under test.
+const atOwnLimit = "the load side reached a limit of its own: "
+
+func status(gens []load.Result, merged *load.Result, host *infra.HostCPU, faults, limits []string, maxErrorRate float64) (string, string) {
+	for i := range gens {
+		if why, own := gens[i].OwnLimit(); own {
+			limits = append(limits, why)
+		}
+	}
 	switch {
 	case len(faults) > 0:
 		return results.StatusFailed, notHeld + strings.Join(faults, "; ")
+	case len(limits) > 0:
+		return results.StatusDistorted, atOwnLimit + strings.Join(limits, "; ")
 	case merged == nil || merged.Requests == 0:
 		return results.StatusFailed, "no request completed"
 	case merged.Failed() >= merged.Requests:

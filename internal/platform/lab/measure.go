@@ -83,8 +83,9 @@ func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfor
 	m.Faults = faultsSince(l.Pods(), before)
 	if p.msh != nil && p.msh.in != nil && runErr == nil {
 		began := time.Now()
-		m.Faults = append(m.Faults, reverify(ctx, p.msh.in)...)
-		p.o.Logger.Debug("re-verified the mesh after the measurement", "took", time.Since(began), "faults", len(m.Faults))
+		faults, limits := reverify(ctx, p.msh.in)
+		m.Faults, m.Limits = append(m.Faults, faults...), limits
+		p.o.Logger.Debug("re-verified the mesh after the measurement", "took", time.Since(began), "faults", len(m.Faults), "limits", len(limits))
 	}
 	if spec.LogDir != "" {
 		p.keepFaultyLogs(l, before, spec.LogDir)
@@ -113,15 +114,20 @@ func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfor
 
 // reverify checks again, once the measurement is over and outside its
 // window, that the installed mesh still holds; each check that fails is a
-// fault.
-func reverify(ctx context.Context, in *dataplane.Installation) []string {
-	var out []string
+// fault, but for one whose probes could not be sent for the load side's
+// own reason (its pod out of local ports), which is a limit: the mesh is
+// not known to have failed, nor to hold.
+func reverify(ctx context.Context, in *dataplane.Installation) (faults, limits []string) {
 	for _, c := range in.Reverify(ctx) {
-		if !c.Pass {
-			out = append(out, fmt.Sprintf("verification failed after the measurement: %s (%s)", c.Name, c.Detail))
+		switch {
+		case c.Pass:
+		case c.Unverified != "":
+			limits = append(limits, fmt.Sprintf("the mesh could not be verified after the measurement: %s (%s)", c.Name, c.Detail))
+		default:
+			faults = append(faults, fmt.Sprintf("verification failed after the measurement: %s (%s)", c.Name, c.Detail))
 		}
 	}
-	return out
+	return faults, limits
 }
 
 // hostOf converts the lab's host-noise figures for the platform. The

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -54,6 +56,9 @@ func (in *Installation) get(ctx context.Context, r request) (int, error) {
 		req.Header.Set(k, v)
 	}
 	resp, err := tr.RoundTrip(req)
+	if errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return 0, fmt.Errorf("%w: %w", errNoLocalPort, err)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -61,6 +66,11 @@ func (in *Installation) get(ctx context.Context, r request) (int, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, nil
 }
+
+// errNoLocalPort is a probe that could not connect because its pod had
+// used up its ephemeral ports to the address (a generator's connections
+// in TIME_WAIT): the pod's limit, which says nothing of the data plane.
+var errNoLocalPort = errors.New("the calling pod had no free local port (EADDRNOTAVAIL), its own limit and not the data plane's")
 
 func ok(status int) bool { return status >= 200 && status < 400 }
 

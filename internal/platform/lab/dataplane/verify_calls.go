@@ -43,6 +43,7 @@ func (in *Installation) checkIdentity(ctx context.Context) mesh.Check {
 	es := in.edges()
 	var mu sync.Mutex
 	var bad []string
+	var unsent int
 	// Probes may overlap: a sidecar's log lines carry the probe's nonce,
 	// a node proxy's or waypoint's are matched on both the authority and
 	// the expected peer, which only a call along the same edge produces.
@@ -50,10 +51,17 @@ func (in *Installation) checkIdentity(ctx context.Context) mesh.Check {
 		if err := in.probeIdentity(ctx, e); err != nil {
 			mu.Lock()
 			bad = append(bad, fmt.Sprintf("%s -> %s: %v", e.from.Key(), e.to.Key(), err))
+			if errors.Is(err, errNoLocalPort) {
+				unsent++
+			}
 			mu.Unlock()
 		}
 	})
-	return result(CheckIdentity, len(es), bad, "calls carry the caller's identity")
+	c := result(CheckIdentity, len(es), bad, "calls carry the caller's identity")
+	if unsent > 0 && unsent == len(bad) {
+		c.Unverified = errNoLocalPort.Error()
+	}
+	return c
 }
 
 // identityLog is where a call's identity shows: the lines of tail that
