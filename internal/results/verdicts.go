@@ -54,7 +54,11 @@ const LoadNodeBusyLimit = 0.9
 // its generators to be trusted, summing every generator and everything
 // else that ran there; the reason says by how much. Per-process checks
 // miss many generators sharing one CPU: each one is below its own limit
-// while together they fill it.
+// while together they fill it. A meshed load pod's own proxy counts too:
+// a CPU it fills delays the generator's sends and reads as much as one
+// the generators fill, and the window (warm-up and connection opening
+// included) is wider than the containers' sampled one, so its share
+// cannot be taken out.
 func LoadNodeSaturated(h *infra.HostCPU) (string, bool) {
 	if h == nil {
 		return "", false
