@@ -19,7 +19,8 @@ import (
 // on the lab: the host's kernel features, root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
-// the study installs a mesh), each Envoy release its meshes name, and free disk for the lab's state and the results. self names
+// the study installs a mesh), each Envoy release its meshes name, the
+// containers' open-file limit, and free disk for the lab's state and the results. self names
 // the caller's own lab, which is not counted as another.
 func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Finding {
 	var cpus []string
@@ -35,6 +36,7 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	for _, v := range n.ProxyVersions {
 		out = append(out, envoyReleaseFinding(ctx, v))
 	}
+	out = append(out, cluster.FileLimitFinding())
 	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
 	if n.Meshes() {
 		out = append(out, uidFinding("/etc/passwd", "/proc", proxyUser))

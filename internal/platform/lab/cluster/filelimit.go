@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // runtimeFileLimit is the open-file limit a container runtime gives its
@@ -40,9 +42,28 @@ func FileLimit() (limit uint64, why string, err error) {
 		return want, "as a container runtime gives", nil
 	}
 	if !canRaiseLimits() {
-		return cur.Max, fmt.Sprintf("this process's hard limit: without CAP_SYS_RESOURCE it cannot raise it to %d", want), nil
+		return cur.Max, fmt.Sprintf("meshbench's own hard limit: without CAP_SYS_RESOURCE it cannot raise it to %d", want), nil
 	}
 	return want, "as a container runtime gives", nil
+}
+
+// FileLimitFinding says what open-file limit containers will start with:
+// advisory, as only a search over tens of thousands of connections needs
+// more than a host's usual hard limit, and such a search reports the
+// generator's limit as the generator's.
+func FileLimitFinding() platform.Finding {
+	f := platform.Finding{Check: "open-files", Advisory: true}
+	limit, why, err := FileLimit()
+	switch {
+	case err != nil:
+		f.Detail = err.Error()
+	case limit < runtimeFileLimit && strings.Contains(why, "CAP_SYS_RESOURCE"):
+		f.Detail = fmt.Sprintf("containers start with %d open files, %s: a generator or a proxy holds at most about that many connections", limit, why)
+		f.Fix = "run meshbench with CAP_SYS_RESOURCE, or raise its hard limit (ulimit -Hn) before it starts"
+	default:
+		f.OK, f.Detail = true, fmt.Sprintf("containers start with %d open files, %s", limit, why)
+	}
+	return f
 }
 
 // canRaiseLimits says whether this process holds CAP_SYS_RESOURCE, which

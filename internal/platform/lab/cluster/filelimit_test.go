@@ -28,11 +28,18 @@ func TestFileLimit(t *testing.T) {
 			want = min(want, n)
 		}
 	}
+	f := FileLimitFinding()
 	if want > cur.Max && !canRaiseLimits() {
 		if got != cur.Max || !strings.Contains(why, "CAP_SYS_RESOURCE") {
 			t.Errorf("without CAP_SYS_RESOURCE: %d (%s), want the hard limit %d, said", got, why, cur.Max)
 		}
+		if f.OK || !f.Advisory || f.Fix == "" {
+			t.Errorf("doctor's finding %+v, want an advisory warning with a fix", f)
+		}
 		return
+	}
+	if !f.OK {
+		t.Errorf("doctor's finding %+v, want ok", f)
 	}
 	if got != want {
 		t.Errorf("open-file limit %d (%s), want %d", got, why, want)
