@@ -78,8 +78,8 @@ func TestPlanPods(t *testing.T) {
 		}
 		// A connection search holds tens of thousands of connections to
 		// one Service from this pod, trial after trial.
-		if lp.Sysctls["net.ipv4.ip_local_port_range"] != "16384 65535" || lp.Sysctls["net.ipv4.tcp_tw_reuse"] != "1" {
-			t.Errorf("load pod of %s sets sysctls %v, want the wide port range and TIME_WAIT reuse", ns, lp.Sysctls)
+		if lp.Sysctls["net.ipv4.ip_local_port_range"] != "1024 65535" || lp.Sysctls["net.ipv4.ip_local_reserved_ports"] != "15000-15100" || lp.Sysctls["net.ipv4.tcp_tw_reuse"] != "1" {
+			t.Errorf("load pod of %s sets sysctls %v, want the widest port range but the proxies' ports, and TIME_WAIT reuse", ns, lp.Sysctls)
 		}
 	}
 	for _, p := range pods {
