@@ -175,10 +175,12 @@ func (l *loop) stats() *recorder { return l.rec }
 func (l *loop) connect(ctx context.Context) {
 	pending := 0
 	for _, c := range l.conns {
-		if err := l.dial(c); err == nil {
-			c.state = connecting
-			pending++
+		if err := l.dial(c); err != nil {
+			l.rec.unopen(err)
+			continue
 		}
+		c.state = connecting
+		pending++
 	}
 	defer func() {
 		for _, c := range l.conns {
@@ -211,7 +213,8 @@ func (l *loop) connect(ctx context.Context) {
 			if c := l.conns[ev.Fd]; c.state == connecting {
 				c.state = idle
 				pending--
-				if l.connected(c) != nil {
+				if err := l.connected(c); err != nil {
+					l.rec.unopen(err)
 					l.drop(c)
 				}
 			}

@@ -42,6 +42,12 @@ func (r *Result) Merge(other *Result) {
 	for k, n := range other.ErrorKinds {
 		r.ErrorKinds[k] += n
 	}
+	for k, n := range other.Unopened {
+		if r.Unopened == nil {
+			r.Unopened = map[string]int64{}
+		}
+		r.Unopened[k] += n
+	}
 	r.Latency = mergeHist(r.Latency, other.Latency)
 	r.SendLag = mergeHist(r.SendLag, other.SendLag)
 	r.Uncorrected = mergeHist(r.Uncorrected, other.Uncorrected)

@@ -58,6 +58,12 @@ func (r *Result) CPUSaturated() (float64, bool) {
 // generator's.
 func (r *Result) OwnLimit() (string, bool) {
 	var why []string
+	if n := r.Unopened[KindNoPort]; n > 0 {
+		why = append(why, fmt.Sprintf("%d of its %d connections found no free local port before the clock (EADDRNOTAVAIL): it held fewer than asked", n, r.Options.Connections))
+	}
+	if n := r.Unopened[KindNoFiles]; n > 0 {
+		why = append(why, fmt.Sprintf("%d of its %d connections could not be opened before the clock for want of descriptors (EMFILE or ENFILE, RLIMIT_NOFILE): it held fewer than asked", n, r.Options.Connections))
+	}
 	if n := r.ErrorKinds[KindNoPort]; n > 0 {
 		why = append(why, fmt.Sprintf("%d requests found no free local port (EADDRNOTAVAIL): the generator's address had used up its ephemeral ports to the target (net.ipv4.ip_local_port_range, and TIME_WAIT unless net.ipv4.tcp_tw_reuse is 1)", n))
 	}

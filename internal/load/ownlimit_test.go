@@ -43,17 +43,22 @@ func TestOwnLimit(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(0, 0)
 	tests := []struct {
-		name  string
-		kinds map[string]int64
-		want  []string // in the reason; none: not limited
+		name     string
+		kinds    map[string]int64
+		unopened map[string]int64
+		want     []string // in the reason; none: not limited
 	}{
 		{name: "server errors only", kinds: map[string]int64{KindRefused: 5, KindTimeout: 2}},
 		{name: "no local port", kinds: map[string]int64{KindNoPort: 3, KindRefused: 1}, want: []string{"3 requests found no free local port", "not the server's"}},
 		{name: "out of descriptors", kinds: map[string]int64{KindNoFiles: 7}, want: []string{"7 requests could not open a socket", "RLIMIT_NOFILE"}},
+		// An open loop at slow connections may never send on one it
+		// could not open: only the count before the clock shows it.
+		{name: "held fewer than asked", unopened: map[string]int64{KindNoFiles: 10000}, want: []string{"10000 of its 30000 connections could not be opened before the clock", "held fewer than asked"}},
+		{name: "a refused connection before the clock is the server's", unopened: map[string]int64{KindRefused: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Result{Options: Options{Rate: 100}, Requests: 1000, AchievedRate: 100, ClientCores: 1, ErrorKinds: tt.kinds}
+			r := Result{Options: Options{Rate: 100, Connections: 30000}, Requests: 1000, AchievedRate: 100, ClientCores: 1, ErrorKinds: tt.kinds, Unopened: tt.unopened}
 			r.Start, r.End = start, start.Add(10*time.Second)
 			why, own := r.OwnLimit()
 			if own != (len(tt.want) > 0) {
@@ -113,9 +118,9 @@ func TestRunOutOfDescriptors(t *testing.T) {
 	if err := json.NewDecoder(strings.NewReader(string(out[i:]))).Decode(&res); err != nil {
 		t.Fatalf("child's result: %v\n%s", err, out)
 	}
-	t.Logf("child: %d requests, error kinds %v", res.Requests, res.ErrorKinds)
-	if res.ErrorKinds[KindNoFiles] == 0 || res.ErrorKinds[KindOther] != 0 {
-		t.Errorf("error kinds %v, want %q and no %q", res.ErrorKinds, KindNoFiles, KindOther)
+	t.Logf("child: %d requests, error kinds %v, unopened %v", res.Requests, res.ErrorKinds, res.Unopened)
+	if res.ErrorKinds[KindNoFiles] == 0 || res.ErrorKinds[KindOther] != 0 || res.Unopened[KindNoFiles] == 0 {
+		t.Errorf("error kinds %v, unopened %v, want %q in both and no %q", res.ErrorKinds, res.Unopened, KindNoFiles, KindOther)
 	}
 	if !res.Distorted || !strings.Contains(strings.Join(res.Warnings, "; "), "ran out of file descriptors") {
 		t.Errorf("distorted %v, warnings %q: want the generator's own limit named", res.Distorted, res.Warnings)

@@ -109,6 +109,7 @@ type recorder struct {
 	late     int64
 	dials    int64 // connections the measured phase's requests opened
 	errKinds map[string]int64
+	unopened map[string]int64 // connections not opened before the clock, by kind
 	batch    [batchSize]sample
 	status   [600]int64
 }
@@ -166,4 +167,18 @@ func (r *recorder) addTo(res *Result) {
 	for k, n := range r.errKinds {
 		res.ErrorKinds[k] += n
 	}
+	for k, n := range r.unopened {
+		if res.Unopened == nil {
+			res.Unopened = map[string]int64{}
+		}
+		res.Unopened[k] += n
+	}
+}
+
+// unopen counts a connection that could not be opened before the clock.
+func (r *recorder) unopen(err error) {
+	if r.unopened == nil {
+		r.unopened = map[string]int64{}
+	}
+	r.unopened[errorKind(err)]++
 }

@@ -33,6 +33,12 @@ type Result struct {
 	// opened (TCP connected, and TLS shaken hands for https), those
 	// opened before the clock started not included.
 	NewConnections int64 `json:"new_connections"`
+	// Unopened counts, by error kind, the connections the generator could
+	// not open before the clock started. Each one's first request dials
+	// again, but an open loop sends on the connections that are idle, so
+	// a run at many slow connections may never come to it: without this
+	// count it would seem to have held connections it never had.
+	Unopened map[string]int64 `json:"unopened,omitempty"`
 	// Uncorrected holds open-loop latencies measured from the actual send
 	// instead of the intended one: what a tool with coordinated omission
 	// would report. Nil in closed loop, where the two are the same.

@@ -44,7 +44,11 @@ type worker struct {
 	dials   atomic.Int64 // connections its dialer opened
 }
 
-func (w *worker) connect(ctx context.Context) { _ = w.rt.connect(ctx) }
+func (w *worker) connect(ctx context.Context) {
+	if err := w.rt.connect(ctx); err != nil && ctx.Err() == nil {
+		w.rec.unopen(err)
+	}
+}
 
 func (w *worker) stats() *recorder { return w.rec }
 
