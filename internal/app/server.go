@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -93,9 +94,12 @@ func (s *server) acceptLoop(ln net.Listener) error {
 			if s.closing.Load() {
 				return nil
 			}
+			// Out of descriptors (a connection search past the open-file
+			// limit), back off as net/http does: the connections held
+			// stay served, and the server does not exit.
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond) // out of file descriptors: back off
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
 				continue
 			}
 			return err
