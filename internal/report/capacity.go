@@ -110,10 +110,26 @@ func intervalText(c *analysis.CapacityMesh) string {
 	if c.LowerBound {
 		return "none: a lower bound, the rates above could not be measured"
 	}
-	if len(c.Estimates) < 2 {
-		return fmt.Sprintf("none (%s)", plural(len(c.Estimates), "conclusive full-length trial", "conclusive full-length trials"))
+	if !hasInterval(c) {
+		return "none (" + noIntervalWhy(c) + ")"
 	}
 	return fmt.Sprintf("%s to %s", num(c.CILow), num(c.CIHigh))
+}
+
+// hasInterval reports whether a capacity's estimates spread into an
+// interval: two or more that differ. One full-length trial at each end
+// of the bracket gives two estimates read off the one slope between
+// them, the same point, which is no interval.
+func hasInterval(c *analysis.CapacityMesh) bool {
+	return len(c.Estimates) >= 2 && c.CIHigh > c.CILow
+}
+
+// noIntervalWhy says why a capacity has no interval.
+func noIntervalWhy(c *analysis.CapacityMesh) string {
+	if len(c.Estimates) >= 2 {
+		return plural(len(c.Estimates), "full-length trial", "full-length trials") + " giving one estimate, a trial at each end of the bracket on the one slope between them"
+	}
+	return plural(len(c.Estimates), "conclusive full-length trial", "conclusive full-length trials")
 }
 
 func bracketText(c *analysis.CapacityMesh) string {
@@ -257,7 +273,7 @@ func (b *builder) capacityCost() []Block {
 		}
 		at := func(rps float64) float64 { return prices.PerMillionRequests(c.SystemCores(rps), c.MemoryGB, rps) }
 		interval := "—"
-		if len(c.Estimates) >= 2 && c.CILow > 0 {
+		if hasInterval(c) && c.CILow > 0 {
 			a, z := at(c.CIHigh), at(c.CILow)
 			interval = fmt.Sprintf("%s to %s", usd(min(a, z)), usd(max(a, z)))
 		}

@@ -162,3 +162,21 @@ func TestCapacitySectionOverConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestIntervalNeedsSpread: one full-length trial at each end of the
+// bracket gives two estimates read off the one slope between them, the
+// same point: the report shows no interval there, saying why, rather
+// than "14872 to 14872"; estimates that differ make an interval.
+func TestIntervalNeedsSpread(t *testing.T) {
+	t.Parallel()
+	same := &analysis.CapacityMesh{}
+	same.RPS, same.CILow, same.CIHigh, same.Estimates = 14872, 14872, 14872, []float64{14872, 14872}
+	if got := intervalText(same); !strings.HasPrefix(got, "none (2 full-length trials giving one estimate") {
+		t.Errorf("two equal estimates: %q, want no interval", got)
+	}
+	spread := &analysis.CapacityMesh{}
+	spread.RPS, spread.CILow, spread.CIHigh, spread.Estimates = 15000, 14000, 16000, []float64{14500, 15500}
+	if got := intervalText(spread); got != "14000 to 16000" {
+		t.Errorf("two estimates that differ: %q, want 14000 to 16000", got)
+	}
+}

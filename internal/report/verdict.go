@@ -277,10 +277,10 @@ func (b *builder) throughput(mesh string) (figure, ratio string) {
 		switch {
 		case c.LowerBound:
 			figure += " at the SLO (a lower bound)"
-		case len(c.Estimates) >= 2:
+		case hasInterval(c):
 			figure += fmt.Sprintf(" [%s, %s] at the SLO", num(c.CILow), num(c.CIHigh))
 		default:
-			figure += " at the SLO (no interval: " + plural(len(c.Estimates), "conclusive full-length trial", "conclusive full-length trials") + ")"
+			figure += " at the SLO (no interval: " + noIntervalWhy(c) + ")"
 		}
 		ref := b.capacityOf(b.reference())
 		if ref == nil || ref == c || ref.Status != results.StatusOK || ref.RPS <= 0 || ref.LowerBound {
@@ -352,7 +352,7 @@ func capacityDataPlaneCPU(c *analysis.CapacityMesh) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if c.LowerBound || len(c.Estimates) < 2 || c.CILow <= 0 {
+	if c.LowerBound || !hasInterval(c) || c.CILow <= 0 {
 		return num(v) + " (no interval)", true
 	}
 	a, _ := at(c.CILow)
