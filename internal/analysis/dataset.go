@@ -200,8 +200,8 @@ func (d *Dataset) ReplicaSweep() (Param, bool) {
 }
 
 // Overhead is the mesh's difference from the baseline at a configuration
-// for one metric; false when there is no baseline or either group is
-// missing.
+// for one metric, paired by round (see Paired); false when there is no
+// baseline or either group is missing.
 func (d *Dataset) Overhead(mesh string, c LoadConfig, m Metric) (Diff, bool) {
 	if d.Baseline == "" || mesh == d.Baseline {
 		return Diff{}, false
@@ -210,7 +210,17 @@ func (d *Dataset) Overhead(mesh string, c LoadConfig, m Metric) (Diff, bool) {
 	if b == nil || o == nil {
 		return Diff{}, false
 	}
-	return Difference(b.Values(m), o.Values(m)), true
+	return Paired(b.Sample(m), o.Sample(m)), true
+}
+
+// Deployments is how many independent deployments the results' cells ran
+// in: 1 for results before schema 17.
+func (d *Dataset) Deployments() int {
+	seen := map[int]bool{}
+	for _, s := range d.Index.Cells {
+		seen[s.DeploymentOf()] = true
+	}
+	return max(1, len(seen))
 }
 
 // HasPart reports whether any usable repetition of the mesh measured the
