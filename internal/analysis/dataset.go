@@ -254,15 +254,16 @@ func (d *Dataset) Slices(param string) []LoadConfig {
 type Precision struct {
 	Mesh   string
 	Config LoadConfig
-	// Relative is the 95% interval's half-width over the median
-	// overhead's size; +Inf when there is no interval yet or the overhead
-	// is zero.
+	// Relative is the interval's half-width over the overhead's size;
+	// +Inf when there is no interval yet or the overhead is zero.
 	Relative float64
+	// Units is how many units the interval rests on.
+	Units int
 }
 
 // WidestOverhead is the least precise overhead of metric m over every
-// mesh and configuration: the one adaptive repetitions wait for. False
-// when there is no baseline or no other mesh.
+// mesh and configuration: the one a planned count of rounds plans for.
+// False when there is no baseline or no other mesh.
 func (d *Dataset) WidestOverhead(m Metric) (Precision, bool) {
 	var worst Precision
 	found := false
@@ -272,7 +273,7 @@ func (d *Dataset) WidestOverhead(m Metric) (Precision, bool) {
 			if !ok {
 				continue
 			}
-			p := Precision{Mesh: mesh, Config: c, Relative: relativeHalfWidth(o.Delta)}
+			p := Precision{Mesh: mesh, Config: c, Relative: relativeHalfWidth(o.Delta), Units: o.Delta.N}
 			if !found || p.Relative > worst.Relative {
 				worst, found = p, true
 			}

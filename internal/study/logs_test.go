@@ -29,8 +29,13 @@ scaling: {}
 	if want := "open lab " + filepath.Join(dir, "logs", "pods"); !slices.Contains(f.calls, want) {
 		t.Errorf("calls %q, want %q", f.calls, want)
 	}
+	// Each deployment calibrates before its cells; the second measures
+	// the first's reference alone, under a name of its own.
 	want := []string{"calibration-baseline", "calibration-sidecar"}
 	for _, c := range ix.Cells {
+		if c.Deployment == 2 && !strings.HasPrefix(want[len(want)-1], "calibration-d2-") {
+			want = append(want, "calibration-d2-"+ix.Provenance.Deployments[0].Scaling.Reference)
+		}
 		want = append(want, c.ID)
 	}
 	if len(f.logDirs) != len(want) {

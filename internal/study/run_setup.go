@@ -46,6 +46,12 @@ type runner struct {
 	mesh     string        // the mesh installed, "" for none
 	checks   []mesh.Check
 	quiet    quietPolicy
+	prog     *progress // the study's cells, for the progress lines
+	dep      int       // the deployment running, from 1
+	// deployed says a deployment has run on the platform: the next one
+	// brings it up afresh. workApplied says the study's work calibration,
+	// measured or recorded, is in s.
+	deployed, workApplied bool
 }
 
 func newRunner(o Options) (*runner, error) {

@@ -24,7 +24,7 @@ import (
 
 // Defaults a parsed study carries.
 const (
-	DefaultRepetitions = 5
+	DefaultRepetitions = 6
 	// DefaultNoiseRetries is how many more times a noisy cell runs.
 	DefaultNoiseRetries = 2
 	DefaultConnections  = 64
@@ -301,6 +301,9 @@ func (s *Study) defaults(seed uint64) {
 		l.Duration = topology.Duration(s.Search.Config().Full)
 	}
 	s.Repetitions.defaults()
+	if s.Deployments == 0 {
+		s.Deployments = s.Repetitions.Min
+	}
 	if s.MaxErrorRate == nil {
 		s.MaxErrorRate = new(float64(DefaultMaxErrorRate))
 	}

@@ -57,6 +57,7 @@ func (s *Study) validate() FieldErrors {
 	}
 	add(s.Load.validate("load"))
 	add(s.Repetitions.validate())
+	add(s.validateDeployments())
 	if s.Graph != nil && s.Graph.EntryProtocol == topology.ProtocolGRPC && s.Load.KeepAlive != nil {
 		if !*s.Load.KeepAlive {
 			add(fieldError("load.keepalive", "false cannot apply: the graph's entry_protocol is grpc, whose client keeps its connections"))
