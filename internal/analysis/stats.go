@@ -181,13 +181,14 @@ func TQuantile(df int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - (1-Nominal)/2)
 }
 
-// MinBatches and MaxBatches bound the batch means of a time series: fewer
-// batches than the minimum leave too few degrees of freedom for the t
-// quantile to be worth having, more than the maximum make batches too
-// short to outlast the series' correlation (Schmeiser, "Batch size
-// effects in the analysis of simulation output", 1982: 10 to 30 batches).
+// MinBatches and MaxBatches bound the batch means of a time series: two
+// batches are the fewest with a spread (Student's t on one degree of
+// freedom then makes the interval honestly wide), and more than the
+// maximum make batches too short to outlast the series' correlation
+// (Schmeiser, "Batch size effects in the analysis of simulation output",
+// 1982: 10 to 30 batches).
 const (
-	MinBatches = 5
+	MinBatches = 2
 	MaxBatches = 10
 )
 
@@ -195,11 +196,11 @@ const (
 // each correlated with its neighbours) with the batch-means interval: the
 // series is cut into b consecutive batches of equal length, whose means
 // are nearly independent when a batch outlasts the correlation, and the
-// interval is Student's t over the b batch means. b is MaxBatches when
-// the series has at least MaxBatches·minBatchLen samples, fewer for
-// shorter series, and no interval below MinBatches batches of
-// minBatchLen; samples that do not fill the last batch are left out of
-// the interval but not of the mean.
+// interval is Student's t over the b batch means, on b-1 degrees of
+// freedom. b is MaxBatches when the series has at least
+// MaxBatches·minBatchLen samples, fewer for shorter series, and no
+// interval below MinBatches batches of minBatchLen; samples that do not
+// fill the last batch are left out of the interval but not of the mean.
 func BatchMeansCI(xs []float64, minBatchLen int) Estimate {
 	n := len(xs)
 	var mean float64

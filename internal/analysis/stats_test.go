@@ -258,8 +258,12 @@ func TestMeanAndBatchMeans(t *testing.T) {
 	if e.N != 10 || e.Lo != e.Hi-0 && e.Hi-e.Lo > 1e-12 || !near(e.Median, 24.0/25) {
 		t.Errorf("BatchMeansCI: %+v, want 10 batches of mean 1 with no spread, mean 24/25", e)
 	}
-	if e := BatchMeansCI(xs[:9], 2); e.Interval() {
-		t.Errorf("4 batches: %+v, want no interval", e)
+	if e := BatchMeansCI(xs[:3], 2); e.Interval() {
+		t.Errorf("1 batch: %+v, want no interval", e)
+	}
+	// Two batches: Student's t on one degree of freedom.
+	if e := BatchMeansCI([]float64{1, 1, 3, 3}, 2); e.N != 2 || math.Abs(e.Hi-2-12.706204736174698) > 1e-6 {
+		t.Errorf("2 batches of means 1 and 3: %+v, want 2 ± t(0.975, 1)", e)
 	}
 }
 
