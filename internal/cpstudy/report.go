@@ -47,14 +47,14 @@ type Summary struct {
 	// timeout: it took at least that long, so it counts in the
 	// percentiles, and a percentile that falls on one is the timeout, a
 	// lower bound (the AtLeast fields say so).
-	ConvergeP50        Float `json:"converge_p50_s"`
-	ConvergeP99        Float `json:"converge_p99_s"`
-	ConvergeP50AtLeast bool  `json:"converge_p50_at_least,omitempty"`
-	ConvergeP99AtLeast bool  `json:"converge_p99_at_least,omitempty"`
-	Changes     int     `json:"changes"`
-	TimedOut    int     `json:"timed_out"`
-	InitialSync float64 `json:"initial_sync_s"`
-	RestartSync float64 `json:"restart_sync_s"`
+	ConvergeP50        Float   `json:"converge_p50_s"`
+	ConvergeP99        Float   `json:"converge_p99_s"`
+	ConvergeP50AtLeast bool    `json:"converge_p50_at_least,omitempty"`
+	ConvergeP99AtLeast bool    `json:"converge_p99_at_least,omitempty"`
+	Changes            int     `json:"changes"`
+	TimedOut           int     `json:"timed_out"`
+	InitialSync        float64 `json:"initial_sync_s"`
+	RestartSync        float64 `json:"restart_sync_s"`
 	// istiod's own view: mean push time per proxy and type, p99 of its
 	// proxy convergence time, mean config size per push.
 	PushTimeMean   Float   `json:"istiod_push_time_mean_s"`
