@@ -329,6 +329,19 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	if m.AccessLog && platformType != PlatformLab {
 		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)
 	}
+	if m.InjectedWork != 0 {
+		pr, _ := mesh.LookupProfile(m.Profile)
+		switch {
+		case platformType != PlatformLab:
+			return fieldError(mp+".injected_work", "only the lab's sidecars take meshbench's Lua filter; on %s the mesh's own proxies run", platformType)
+		case m.InjectedWork < 0 || m.InjectedWork > mesh.MaxInjectedWork:
+			return fieldError(mp+".injected_work", "want 0 to %d loop iterations, got %d", mesh.MaxInjectedWork, m.InjectedWork)
+		case !pr.Sidecars():
+			return fieldError(mp+".injected_work", "runs in sidecars; profile %q has none", m.Profile)
+		case m.ControlPlane == mesh.ControlPlaneIstiod:
+			return fieldError(mp+".injected_work", "is meshbench's filter; under control_plane istiod, istiod configures the sidecars")
+		}
+	}
 	if m.UseExisting {
 		if platformType != PlatformKubernetes {
 			return fieldError(mp+".use_existing", "only for platform %s: the %s installs its own data plane", PlatformKubernetes, platformType)
