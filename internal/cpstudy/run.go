@@ -31,6 +31,12 @@ const Name = "control-plane"
 // ResultsFile is the raw data's file in the results directory.
 const ResultsFile = "control-plane.json"
 
+// maxResultsBytes bounds the raw data read back from a results directory,
+// which may come from someone else: the default study writes well under
+// 1 MB (a sample of about 80 bytes a second over its 17 minutes, and a
+// few hundred bytes a change).
+const maxResultsBytes = 64 << 20
+
 // Mode is how the mesh's proxies are deployed.
 type Mode string
 
@@ -506,7 +512,7 @@ func (s *sampler) stop() []Sample {
 
 // ReadResults reads a results directory's raw data.
 func ReadResults(dir string) (*Results, error) {
-	b, err := confined.ReadFile(dir, ResultsFile)
+	b, err := confined.ReadFile(dir, ResultsFile, maxResultsBytes)
 	if err != nil {
 		return nil, err
 	}

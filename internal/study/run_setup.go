@@ -116,7 +116,7 @@ func emptyOrNew(dir string) error {
 		return fmt.Errorf("results: %w", err)
 	}
 	for _, e := range entries {
-		if e.Name() != results.LockFile && !strings.HasPrefix(e.Name(), "."+results.IndexFile+".tmp-") {
+		if e.Name() != results.LockFile && !strings.HasPrefix(e.Name(), confined.TempPrefix(results.IndexFile)) {
 			return fmt.Errorf("results directory %s already exists and is not empty: choose another --out, or continue it with --resume", dir)
 		}
 	}
@@ -226,7 +226,7 @@ func (r *runner) openResults() error {
 // the run started with: a study file naming a graph file that has changed
 // since has the same hash.
 func (r *runner) sameGraph() error {
-	was, err := confined.ReadFile(r.dir, results.GraphFile)
+	was, err := confined.ReadFile(r.dir, results.GraphFile, results.MaxStudyBytes)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", r.dir, err)
 	}

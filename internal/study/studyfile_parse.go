@@ -87,7 +87,7 @@ func graphFiles(dir string) func(name string) (*topology.Graph, error) {
 // when the run started; only they can name a kubeconfig.
 func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 	path := filepath.Join(dir, results.StudyFile)
-	data, err := confined.ReadFile(dir, results.StudyFile)
+	data, err := confined.ReadFile(dir, results.StudyFile, results.MaxStudyBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = presetOfRun(dir)
 	}
@@ -102,7 +102,7 @@ func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 		}
 		return g, nil
 	}
-	graph, err := confined.ReadFile(dir, results.GraphFile)
+	graph, err := confined.ReadFile(dir, results.GraphFile, results.MaxStudyBytes)
 	switch {
 	case err == nil:
 		loadGraph = func(string) (*topology.Graph, error) { return topology.Parse(graph) }
