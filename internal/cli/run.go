@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
 
@@ -193,7 +194,7 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 }
 
 // openPlatform returns the platform a study's platform section names.
-func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
+func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir confined.Dir) (platform.Platform, error) {
 	if p.Type == study.PlatformKubernetes {
 		return openKubernetes(p, log)
 	}

@@ -83,6 +83,51 @@ func TestResumeRefusesLinks(t *testing.T) {
 	}
 }
 
+// TestRunRefusesLinksSwappedIn swaps, after the run made them and while
+// it measures, a directory the platform writes logs beneath for a link to
+// a directory outside, as someone sharing the results directory could:
+// every later write of a log is refused, and nothing reaches the
+// directory outside.
+func TestRunRefusesLinksSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, swapped := range []string{"logs", "logs/cells", results.PodLogDir} {
+		t.Run(swapped, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "results")
+			victimDir := t.TempDir()
+			f := newFake()
+			f.writeLogs = true
+			f.onMeasure = func(n int) error {
+				if n == 2 {
+					if err := os.Rename(filepath.Join(dir, swapped), filepath.Join(t.TempDir(), "moved")); err != nil {
+						return err
+					}
+					return os.Symlink(victimDir, filepath.Join(dir, swapped))
+				}
+				return nil
+			}
+			o := runOptions(t, studySource, f, dir, nil)
+			var progress bytes.Buffer
+			o.Progress = &progress
+			ix, err := Run(context.Background(), o)
+			// A log kept at Down is refused with a warning.
+			refused := err != nil && strings.Contains(err.Error(), "refused: a symbolic link") ||
+				strings.Contains(progress.String(), "refused: a symbolic link")
+			if ix != nil {
+				for _, c := range ix.Cells {
+					refused = refused || strings.Contains(c.Reason, "refused: a symbolic link")
+				}
+			}
+			if !refused {
+				t.Errorf("Run: %v; no write was refused at the link", err)
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
+			}
+		})
+	}
+}
+
 // TestSecondRunRefused starts a second run, resumed or with the same
 // --out, while a first, resumed, writes into the directory: each is
 // refused with the first one named, and the first finishes.

@@ -242,10 +242,11 @@ func (r *runner) sameGraph() error {
 
 // setUp opens the platform, records its facts and brings the cluster up.
 func (r *runner) setUp(ctx context.Context) error {
-	if err := results.Mkdir(r.dir, results.PodLogDir); err != nil {
+	podLogs := confined.Dir{Root: r.dir, Name: results.PodLogDir}
+	if err := podLogs.Mkdir(); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	p, err := r.o.Open(ctx, r.s.Platform, r.log, filepath.Join(r.dir, results.PodLogDir))
+	p, err := r.o.Open(ctx, r.s.Platform, r.log, podLogs)
 	if err != nil {
 		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
 	}

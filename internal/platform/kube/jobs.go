@@ -42,7 +42,7 @@ type jobSpec struct {
 	Resources corev1.ResourceRequirements
 	// LogDir, when set, receives the generator's log as
 	// <namespace>-<name>.log.
-	LogDir string
+	LogDir confined.Dir
 	// Control, when set, is run by a second container of the same pod
 	// (controlContainer), sharing its network, identity and node.
 	Control *load.Options
@@ -259,12 +259,12 @@ func (p *kubePlatform) readResult(ctx context.Context, js jobSpec, pod *corev1.P
 	if err != nil {
 		return nil, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
 	}
-	if js.LogDir != "" {
+	if !js.LogDir.IsZero() {
 		name := js.Namespace + "-" + js.Name + ".log"
 		if container != jobContainer {
 			name = js.Namespace + "-" + js.Name + "-" + container + ".log"
 		}
-		if err := confined.WriteFile(js.LogDir, name, logs); err != nil {
+		if err := js.LogDir.WriteFile(name, logs); err != nil {
 			return nil, fmt.Errorf("%s: keep its log: %w", what, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 func TestCopyCapped(t *testing.T) {
@@ -57,10 +59,11 @@ func TestKeepLog(t *testing.T) {
 	if err := os.WriteFile(src, []byte("first lab\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	keptDir := confined.Dir{Root: dir, Name: "kept"}
 	kept := filepath.Join(dir, "kept", "ns-1_app-0.log")
 	// Down adds to a kept log, after a separator.
 	for range 2 {
-		if err := keepLog(src, kept, os.O_APPEND, "==== sep ====\n"); err != nil {
+		if err := keepLog(src, keptDir, "ns-1_app-0.log", os.O_APPEND, "==== sep ====\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,13 +71,13 @@ func TestKeepLog(t *testing.T) {
 		t.Errorf("kept log %q", b)
 	}
 	// A copy for one measurement replaces what was there.
-	if err := keepLog(src, kept, os.O_TRUNC, ""); err != nil {
+	if err := keepLog(src, keptDir, "ns-1_app-0.log", os.O_TRUNC, ""); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(kept); string(b) != "first lab\n" {
 		t.Errorf("replaced log %q", b)
 	}
-	if err := keepLog(filepath.Join(dir, "missing.log"), kept, os.O_TRUNC, ""); err == nil {
+	if err := keepLog(filepath.Join(dir, "missing.log"), keptDir, "ns-1_app-0.log", os.O_TRUNC, ""); err == nil {
 		t.Error("copying a missing log did not fail")
 	}
 }
@@ -87,7 +90,7 @@ func TestLogPath(t *testing.T) {
 		want string
 	}{
 		{name: "live, until Down", cfg: Config{StateDir: "/run/meshbench/x"}, want: "/run/meshbench/x/logs/ns-1_web-0.log"},
-		{name: "kept by Down", cfg: Config{StateDir: "/run/meshbench/x", KeepLogDir: "res/logs/pods"}, want: "res/logs/pods/ns-1_web-0.log"},
+		{name: "kept by Down", cfg: Config{StateDir: "/run/meshbench/x", KeepLogDir: confined.Dir{Root: "res", Name: "logs/pods"}}, want: "res/logs/pods/ns-1_web-0.log"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +98,42 @@ func TestLogPath(t *testing.T) {
 			l := &Lab{cfg: tt.cfg}
 			if got := l.LogPath("ns-1", "web-0"); got != tt.want {
 				t.Errorf("LogPath %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestKeepLogRefusesLinkSwappedIn: the results' logs/pods, or logs, is
+// swapped for a link after the run made it, as someone sharing the
+// results could: keeping a pod's log there is refused, and nothing is
+// written where the link points.
+func TestKeepLogRefusesLinkSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, swapped := range []string{"logs", "logs/pods"} {
+		t.Run(swapped, func(t *testing.T) {
+			t.Parallel()
+			root, victimDir := t.TempDir(), t.TempDir()
+			src := filepath.Join(t.TempDir(), "ns-1_app-0.log")
+			if err := os.WriteFile(src, []byte("a log\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(root, "logs/pods"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(root, swapped)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victimDir, filepath.Join(root, swapped)); err != nil {
+				t.Fatal(err)
+			}
+			for _, flag := range []int{os.O_APPEND, os.O_TRUNC} {
+				err := keepLog(src, confined.Dir{Root: root, Name: "logs/pods"}, "ns-1_app-0.log", flag, "")
+				if err == nil || !strings.Contains(err.Error(), "refused: a symbolic link") {
+					t.Errorf("keepLog(flag %#x): %v, want the link refused", flag, err)
+				}
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
 			}
 		})
 	}
