@@ -255,7 +255,11 @@ func (p *kubePlatform) readResult(ctx context.Context, js jobSpec, pod *corev1.P
 	}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	logs, err := p.c.kube.CoreV1().Pods(js.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container}).DoRaw(lctx)
+	// The API server stops at LimitBytes; the reader refuses a log that
+	// went past it all the same.
+	limit := int64(maxJobLog + 1)
+	logs, err := readStream(lctx, p.c.kube.CoreV1().Pods(js.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, LimitBytes: &limit}),
+		maxJobLog, "the log of pod "+pod.Name)
 	if err != nil {
 		return nil, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
 	}

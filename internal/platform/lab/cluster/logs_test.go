@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -136,5 +137,35 @@ func TestKeepLogRefusesLinkSwappedIn(t *testing.T) {
 				t.Errorf("the directory outside now holds %d entries", len(entries))
 			}
 		})
+	}
+}
+
+// TestLogTailReadsTheEnd: a pod's live log of 10 GB (sparse, as a pod
+// that logs without pause, or a file put in its place, could leave) gives
+// an error message its last bytes, reading no more of it.
+func TestLogTailReadsTheEnd(t *testing.T) {
+	t.Parallel()
+	l := &Lab{cfg: Config{StateDir: t.TempDir()}}
+	path := l.liveLog("ns-1", "web-0")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("exited: exit status 1\n"), 10<<30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := l.logTail("ns-1/web-0")
+	runtime.ReadMemStats(&after)
+	if !strings.HasSuffix(got, "; log ends: "+strings.Repeat("\x00", 400-22)+"exited: exit status 1\n") {
+		t.Errorf("logTail = %.80q..., want the log's last 400 bytes", got)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("logTail allocated %d bytes, want under 1 MiB", grew)
 	}
 }
