@@ -91,3 +91,34 @@ func writeIndex(t *testing.T, dir string, ix *results.Index) {
 		t.Fatal(err)
 	}
 }
+
+// TestResumeRefusesAForeignChart resumes, from the command line, a
+// results directory whose study names a chart repository of its own: it
+// is refused before anything is checked or created, naming the field
+// and --trust-study; --trust-study is refused where no resumed study is
+// read.
+func TestResumeRefusesAForeignChart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src, err := os.ReadFile("../study/testdata/valid-kubernetes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.Replace(src, []byte("    image: registry.example/meshbench:v0.1.0\n"),
+		[]byte("    image: registry.example/meshbench:v0.1.0\n    charts:\n      istiod: {chart: istiod, repo: https://charts.evil.example}\n"), 1)
+	if err := results.WriteFile(dir, results.StudyFile, src); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	streams := Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	err = Run(t.Context(), streams, []string{"run", "--resume", dir, "--context", "mine", "--image", "registry.example/mine:v1"})
+	if err == nil || !strings.Contains(err.Error(), "study.yaml:14:37: platform.kubernetes.charts.istiod.repo: \"https://charts.evil.example\"") || !strings.Contains(err.Error(), "--trust-study") {
+		t.Fatalf("run --resume: %v, want the chart repository refused at its line, naming --trust-study", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the refused resume left %d entries in the directory, want only the study file", len(entries))
+	}
+	if err := Run(t.Context(), streams, []string{"run", "--trust-study", "--validate"}); err == nil || !strings.Contains(err.Error(), "--trust-study is for --resume DIR") {
+		t.Errorf("run --trust-study without --resume: %v, want it refused", err)
+	}
+}
