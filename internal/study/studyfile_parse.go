@@ -106,7 +106,13 @@ func LoadRun(dir string, o PlatformOverride, trust bool) (*Study, []byte, error)
 	graph, err := confined.ReadFile(dir, results.GraphFile, results.MaxStudyBytes)
 	switch {
 	case err == nil:
-		loadGraph = func(string) (*topology.Graph, error) { return topology.Parse(graph) }
+		loadGraph = func(string) (*topology.Graph, error) {
+			g, err := topology.Parse(graph)
+			if fe := (*topology.FieldError)(nil); errors.As(err, &fe) {
+				fe.File = filepath.Join(dir, results.GraphFile)
+			}
+			return g, err
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, nil, err
 	}
