@@ -33,11 +33,11 @@ const (
 	MaxLabNodes     = 250
 	MaxClusterNodes = 5000
 	// MaxConnections bounds a generator's connections: each takes a
-	// local port of its own to the one Service address, and a load pod
-	// has 64,410 (1024-65535, less the proxies' 15000-15100).
+	// local port of its own to the one Service address, and a lab load
+	// pod has 64,411 (1024-65535, less the proxies' 15000-15100).
 	MaxConnections = 64000
-	// MaxRate bounds a generator's open-loop rate, ten times what one
-	// generator process sends on the fastest path here.
+	// MaxRate bounds a generator's open-loop rate: ten million requests
+	// a second is a typing error, not a load one process can send.
 	MaxRate = 1e7
 	// MaxRequests bounds a closed loop's requests: an hour at 280,000 a
 	// second.

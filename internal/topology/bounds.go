@@ -25,8 +25,9 @@ const (
 	MaxCount = 1000
 	// MaxCallsPerRequest bounds the calls downstream that one request to
 	// the entry makes, counts and fan-out multiplied along the tree:
-	// Online Boutique's busiest page makes about 10, and a thousand is a
-	// call storm that measures the test service, not the mesh.
+	// the built-in Online Boutique graph makes 16 (counted with every
+	// call made), and a thousand is a call storm that measures the test
+	// service, not the mesh.
 	MaxCallsPerRequest = 1000
 	// MaxRequestTime bounds a service's busy work and idle delay per
 	// request: longer than a minute is a batch job, not a call, and
