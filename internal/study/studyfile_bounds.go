@@ -120,15 +120,18 @@ func checkPhase(d topology.Duration, what string) error {
 	return nil
 }
 
+// at adds err, when there is one, as the error of the field at path.
+func (es *FieldErrors) at(path string, err error) {
+	if err != nil {
+		*es = append(*es, asFieldError(fieldError(path, "%v", err)))
+	}
+}
+
 // validateSizes checks the study's sizes that are not the load's (which
 // Load.validate checks, as for every cell).
 func (s *Study) validateSizes() FieldErrors {
 	var errs FieldErrors
-	add := func(path string, err error) {
-		if err != nil {
-			errs = append(errs, asFieldError(fieldError(path, "%v", err)))
-		}
-	}
+	add := errs.at
 	add("workload.namespaces", checkNamespaces(s.Workload.Namespaces))
 	if s.Graph != nil {
 		for _, svc := range slices.Sorted(maps.Keys(s.Workload.Replicas)) {
@@ -178,11 +181,7 @@ func (s *Study) validateSizes() FieldErrors {
 
 func (sr *Search) validateSizes() FieldErrors {
 	var errs FieldErrors
-	add := func(path string, err error) {
-		if err != nil {
-			errs = append(errs, asFieldError(fieldError(path, "%v", err)))
-		}
-	}
+	add := errs.at
 	if sr.MaxTrials > MaxSearchTrials {
 		add("search.max_trials", tooMany(sr.MaxTrials, MaxSearchTrials, "trials a search may run per mesh"))
 	}

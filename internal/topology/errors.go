@@ -8,9 +8,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// FieldError is an error in a graph: the field at fault as a path
-// ("services[2].script[0].call.service"), what is wrong, and where the
-// field is in the file, when the graph was read from one.
+// FieldError is an error in a graph (or in a study, which shares the
+// type): the field at fault as a path ("services[2].script[0].call.service"),
+// what is wrong, and where the field is in the file, when it was read from
+// one.
 type FieldError struct {
 	Path, Msg string
 	// File names the graph's file, when known.
@@ -30,6 +31,9 @@ func (e *FieldError) Error() string {
 		loc = e.File + ": "
 	case e.Line > 0:
 		loc = fmt.Sprintf("line %d:%d: ", e.Line, e.Column)
+	}
+	if e.Path == "" {
+		return loc + e.Msg
 	}
 	return loc + e.Path + ": " + e.Msg
 }

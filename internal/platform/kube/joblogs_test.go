@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 // TestJobLogRefusesLinkSwappedIn: a measurement's log directory in a
@@ -23,16 +23,8 @@ func TestJobLogRefusesLinkSwappedIn(t *testing.T) {
 	for _, swapped := range []string{"logs", "logs/cells", "logs/cells/c1"} {
 		t.Run(swapped, func(t *testing.T) {
 			t.Parallel()
-			root, victimDir := t.TempDir(), t.TempDir()
-			if err := os.MkdirAll(filepath.Join(root, "logs/cells/c1"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.RemoveAll(filepath.Join(root, swapped)); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(victimDir, filepath.Join(root, swapped)); err != nil {
-				t.Fatal(err)
-			}
+			root := t.TempDir()
+			victimDir := resultstest.SwapForLink(t, root, "logs/cells/c1", swapped)
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-1", Name: "load-x"}}
 			p := &kubePlatform{c: &clients{kube: fake.NewClientset(pod.DeepCopy())}}
 			js := jobSpec{Namespace: "ns-1", Name: "load", Component: componentLoad, LogDir: confined.Dir{Root: root, Name: "logs/cells/c1"}}

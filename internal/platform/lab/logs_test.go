@@ -10,6 +10,7 @@ import (
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestGeneratorLog(t *testing.T) {
@@ -147,16 +148,8 @@ func TestGeneratorLogRefusesLinkSwappedIn(t *testing.T) {
 	for _, swapped := range []string{"logs", "logs/cells", "logs/cells/c1"} {
 		t.Run(swapped, func(t *testing.T) {
 			t.Parallel()
-			root, victimDir := t.TempDir(), t.TempDir()
-			if err := os.MkdirAll(filepath.Join(root, "logs/cells/c1"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.RemoveAll(filepath.Join(root, swapped)); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(victimDir, filepath.Join(root, swapped)); err != nil {
-				t.Fatal(err)
-			}
+			root := t.TempDir()
+			victimDir := resultstest.SwapForLink(t, root, "logs/cells/c1", swapped)
 			g, err := openGeneratorLog(confined.Dir{Root: root, Name: "logs/cells/c1"}, "ns-1", []string{"/bin/meshbench", "load"})
 			if err == nil {
 				g.close(0)

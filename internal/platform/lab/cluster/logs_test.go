@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestCopyCapped(t *testing.T) {
@@ -113,20 +114,12 @@ func TestKeepLogRefusesLinkSwappedIn(t *testing.T) {
 	for _, swapped := range []string{"logs", "logs/pods"} {
 		t.Run(swapped, func(t *testing.T) {
 			t.Parallel()
-			root, victimDir := t.TempDir(), t.TempDir()
+			root := t.TempDir()
 			src := filepath.Join(t.TempDir(), "ns-1_app-0.log")
 			if err := os.WriteFile(src, []byte("a log\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.MkdirAll(filepath.Join(root, "logs/pods"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.RemoveAll(filepath.Join(root, swapped)); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(victimDir, filepath.Join(root, swapped)); err != nil {
-				t.Fatal(err)
-			}
+			victimDir := resultstest.SwapForLink(t, root, "logs/pods", swapped)
 			for _, flag := range []int{os.O_APPEND, os.O_TRUNC} {
 				err := keepLog(src, confined.Dir{Root: root, Name: "logs/pods"}, "ns-1_app-0.log", flag, "")
 				if err == nil || !strings.Contains(err.Error(), "refused: a symbolic link") {
