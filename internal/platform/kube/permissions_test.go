@@ -37,6 +37,11 @@ func TestWriteRBAC(t *testing.T) {
 	if binding.RoleRef.Name != cr.Name || len(binding.Subjects) != 1 || binding.Subjects[0] != subject {
 		t.Errorf("binding of %s to %v, want %s to %v", binding.RoleRef.Name, binding.Subjects, cr.Name, subject)
 	}
+	// A role that installs charts is cluster-admin in effect, and says so
+	// before anyone applies it.
+	if !strings.Contains(docs[0], "cluster-admin in effect") {
+		t.Errorf("the role for installing meshes does not say it is cluster-admin in effect:\n%s", docs[0])
+	}
 }
 
 // TestNeededCoversCleanUp: what clean-up does, which doctor once missed,
@@ -240,5 +245,41 @@ rules: []
 	_, err = rbacNeeds([]renderedRelease{{Chart: "mesh-chart", Release: "mesh", Namespace: "mesh-system", Manifest: aggregated}})
 	if err == nil || !strings.Contains(err.Error(), "chart mesh-chart") || !strings.Contains(err.Error(), "ClusterRole mesh-view") || !strings.Contains(err.Error(), "cluster-admin") {
 		t.Errorf("err = %v, want the chart and its aggregating ClusterRole named", err)
+	}
+}
+
+// TestRBACNeedsRefusesWideRules: a chart role granting wildcards beyond
+// its mesh's own API, or non-resource URLs, is refused, naming the chart
+// and the role; the wildcards Istio's pinned charts hold (reading every
+// resource of Istio's and the Gateway API's groups, every verb on
+// ingresses/status) are not wide.
+func TestRBACNeedsRefusesWideRules(t *testing.T) {
+	t.Parallel()
+	role := func(name, rules string) renderedRelease {
+		return renderedRelease{Chart: "mesh-chart", Release: "mesh", Namespace: "mesh-system", Manifest: `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ` + name + `}
+rules:
+` + rules}
+	}
+	for _, tc := range []struct{ name, rules string }{
+		{"everything", `- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}` + "\n"},
+		{"urls", `- {nonResourceURLs: ["*"], verbs: ["get"]}` + "\n"},
+		{"read-core", `- {apiGroups: [""], resources: ["*"], verbs: ["get", "list"]}` + "\n"},
+		{"write-groups", `- {apiGroups: ["networking.istio.io"], resources: ["*"], verbs: ["create"]}` + "\n"},
+		{"all-verbs", `- {apiGroups: [""], resources: ["secrets"], verbs: ["*"]}` + "\n"},
+	} {
+		_, err := rbacNeeds([]renderedRelease{role("wide-"+tc.name, tc.rules)})
+		if err == nil || !strings.Contains(err.Error(), "chart mesh-chart") || !strings.Contains(err.Error(), "ClusterRole/wide-"+tc.name) ||
+			!strings.Contains(err.Error(), "--allow-chart-rules") {
+			t.Errorf("%s: err = %v, want a refusal naming the chart, the role and the flag", tc.name, err)
+		}
+	}
+	istio := role("istiod", `- {apiGroups: ["security.istio.io", "networking.istio.io"], resources: ["*"], verbs: ["get", "watch", "list"]}
+- {apiGroups: ["gateway.networking.k8s.io"], resources: ["*"], verbs: ["get", "watch", "list"]}
+- {apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["*"]}
+`)
+	if _, err := rbacNeeds([]renderedRelease{istio}); err != nil {
+		t.Errorf("Istio's wildcards: %v, want them accepted", err)
 	}
 }

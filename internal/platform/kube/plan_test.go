@@ -288,3 +288,37 @@ func TestUseExistingPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestUseExistingTouchesOnlyItsNamespaces: with use_existing, everything
+// meshbench applies goes in the workload's namespaces, which it made; the
+// mesh's own namespace and policies are the cluster's, and a study with
+// an ingress, whose gateway would be the cluster's, is refused with the
+// fix.
+func TestUseExistingTouchesOnlyItsNamespaces(t *testing.T) {
+	t.Parallel()
+	for _, profile := range []string{mesh.ProfileSidecar, mesh.ProfileSidecarL7Policy, mesh.ProfileAmbient, mesh.ProfileAmbientL4Policy,
+		mesh.ProfileAmbientWaypoint, mesh.ProfileWaypointL7Policy, mesh.ProfileLinkerd} {
+		p := testPlatformFor(t, "tiered")
+		pl, err := p.plan(mesh.MeshSpec{Profile: profile, UseExisting: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := map[string]bool{}
+		for _, ns := range p.namespaces {
+			own[ns] = true
+		}
+		for _, o := range pl.Objects {
+			if !own[o.GetNamespace()] {
+				t.Errorf("%s with use_existing applies %s outside the workload's namespaces", profile, describe(o))
+			}
+		}
+	}
+	p := testPlatformFor(t, "tiered")
+	p.opts.Ingress, p.opts.GatewayImage = true, defaultGatewayImage
+	for _, profile := range []string{mesh.ProfileSidecar, mesh.ProfileAmbientWaypoint} {
+		_, err := p.plan(mesh.MeshSpec{Profile: profile, UseExisting: true})
+		if err == nil || !strings.Contains(err.Error(), "use_existing") || !strings.Contains(err.Error(), "ingress") {
+			t.Errorf("%s with use_existing and an ingress: %v, want a refusal naming both", profile, err)
+		}
+	}
+}
