@@ -120,7 +120,9 @@ func escalations(t *testing.T, ctx context.Context, c *testCluster, kubeContext,
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherTeam}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), otherTeam, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), otherTeam, metav1.DeleteOptions{})
+	})
 	pod := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "meshbench.test/x"}}}
 	privileged := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever, HostPID: true,

@@ -90,8 +90,8 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ` + tenantUse
 `
 	forged := &helmrelease.Release{
 		Name: "istiod", Namespace: tenantNS, Version: 1,
-		Info:  &helmrelease.Info{Status: helmrelease.StatusDeployed},
-		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "istiod", Version: "1.29.0", APIVersion: "v2"}},
+		Info:     &helmrelease.Info{Status: helmrelease.StatusDeployed},
+		Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "istiod", Version: "1.29.0", APIVersion: "v2"}},
 		Manifest: "---\n# Source: istiod/templates/configmap.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + victim + "\n  namespace: kube-system\n",
 		Hooks: []*helmrelease.Hook{{Name: grant, Kind: "ClusterRoleBinding", Path: "istiod/templates/grant.yaml", Manifest: hook,
 			Events: []helmrelease.HookEvent{helmrelease.HookPreDelete}}},

@@ -162,7 +162,9 @@ func TestIntegrationDownHoldsLease(t *testing.T) {
 	t.Cleanup(func() { removeLockNamespace(t, c) })
 
 	down := make(chan error, 1)
-	go func() { down <- Teardown(ctx, Options{Kubeconfig: c.Kubeconfig, Context: runnerContext, Timeout: 2 * time.Minute}, killed) }()
+	go func() {
+		down <- Teardown(ctx, Options{Kubeconfig: c.Kubeconfig, Context: runnerContext, Timeout: 2 * time.Minute}, killed)
+	}()
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
 		ns, err := nss.Get(ctx, left.Name, metav1.GetOptions{})
 		return err == nil && ns.DeletionTimestamp != nil, nil
