@@ -68,7 +68,7 @@ func TestIstioPlan(t *testing.T) {
 				"global.proxy.resources.requests.cpu": "100m", "global.proxy.resources.requests.memory": "128Mi",
 				"meshConfig.defaultConfig.concurrency": 2, "pilot.nodeSelector": map[string]any{labelRole: "mesh"}, "profile": nil,
 			}},
-			objects: 1, // PeerAuthentication
+			objects: 2, // a PeerAuthentication per namespace
 		},
 		{
 			name: "ambient with settings", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbient, Workers: 4, NodeProxyCPU: "1", NodeProxyMemory: "1Gi"},
@@ -78,19 +78,19 @@ func TestIstioPlan(t *testing.T) {
 				"ztunnel":   {"resources.requests.cpu": "1", "resources.requests.memory": "1Gi", "env.ZTUNNEL_WORKER_THREADS": "4"},
 				"istio-cni": {"profile": "ambient", "cni.resources.requests.cpu": "100m", "cni.resources.requests.memory": "100Mi"},
 			},
-			objects: 1,
+			objects: 2,
 		},
 		{
 			name: "ambient defaults for ztunnel", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbientL4Policy},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient"},
 			values:  map[string]map[string]any{"ztunnel": {"resources.requests.cpu": "200m", "resources.requests.memory": "512Mi"}},
-			objects: 1 + 2*4, // a policy per service per namespace
+			objects: 2 + 2*4, // and a policy per service per namespace
 		},
 		{
 			name: "waypoint", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbientWaypoint},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient", labelUseWaypoint: waypointName},
 			values:  map[string]map[string]any{"istiod": {"global.waypoint.resources.requests.cpu": "100m"}},
-			objects: 1 + 2,
+			objects: 2 + 2,
 		},
 	}
 	for _, tc := range tests {
