@@ -35,10 +35,11 @@ func openKubernetes(p study.Platform, log *slog.Logger) (platform.Platform, erro
 	return kube.New(o)
 }
 
-// kubernetesFindings is the Kubernetes platform's preflight for a study.
-func kubernetesFindings(ctx context.Context, p study.Platform) []platform.Finding {
+// kubernetesFindings is the Kubernetes platform's preflight for a study,
+// accepting the wide chart rules allow names.
+func kubernetesFindings(ctx context.Context, p study.Platform, allow []string) []platform.Finding {
 	o := kubeOptions(p.Kubernetes)
-	o.Ingress, o.Meshes = p.Ingress, p.Meshes
+	o.Ingress, o.Meshes, o.AllowChartRules = p.Ingress, p.Meshes, allow
 	return kube.Doctor(ctx, o, infra.ClusterSpec{Nodes: p.Nodes})
 }
 
@@ -134,6 +135,7 @@ they change (the role's meshbench.io/charts annotation names the charts).`,
 				o.Meshes, o.Ingress = st.Platform.Meshes, st.Platform.Ingress
 				fix = ""
 			}
+			o.AllowChartRules = f.allowChartRules
 			role, err := kube.RBAC(cmd.Context(), o, kubeVersion)
 			if err != nil {
 				return fmt.Errorf("kubernetes rbac: reading the RBAC the meshes' charts install: %w%s", err, fix)
@@ -147,6 +149,7 @@ they change (the role's meshbench.io/charts annotation names the charts).`,
 	fl.StringVar(&serviceAccount, "service-account", "", "bind the role to this service account, NAMESPACE/NAME")
 	fl.StringVar(&f.preset, "study", "", "the role for a built-in study's meshes (see 'meshbench studies'); default every mesh with charts")
 	fl.StringVar(&kubeVersion, "kube-version", kube.DefaultKubeVersion, "the cluster's Kubernetes version, which charts may render for")
+	addAllowChartRulesFlag(fl, &f.allowChartRules)
 	return cmd
 }
 

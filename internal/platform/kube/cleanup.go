@@ -245,6 +245,9 @@ func openAdmin(opts Options, run string) (*kubePlatform, error) {
 // liveHolder is the holder of the cluster's Lease while it is renewed,
 // or "".
 func (p *kubePlatform) liveHolder(ctx context.Context) (string, error) {
+	if there, err := p.lockNamespaceExists(ctx); err != nil || !there {
+		return "", err
+	}
 	l, err := p.c.kube.CoordinationV1().Leases(lockNamespace).Get(ctx, lockName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", nil

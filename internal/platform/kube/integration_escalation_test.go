@@ -291,6 +291,7 @@ func escalations(t *testing.T, ctx context.Context, c *testCluster, kubeContext,
 	}
 	for _, a := range attempts {
 		err := a.try()
+		t.Logf("escalation %q: %v", a.name, err)
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("escalation %q as the namespaced role: %v, want the API server to refuse it (forbidden)", a.name, err)
 		}
@@ -311,10 +312,6 @@ func escalations(t *testing.T, ctx context.Context, c *testCluster, kubeContext,
 		}
 	}
 }
-
-// namespaceRoleName is the ClusterRole meshbench binds itself to in the
-// namespaces it makes, under the namespaced role.
-const namespaceRoleName = "meshbench-namespace"
 
 // dynamic is a dynamic client of the test cluster as its admin.
 func (c *testCluster) dynamic(t *testing.T) dynamic.Interface {

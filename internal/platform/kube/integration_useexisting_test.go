@@ -151,6 +151,11 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 	}
 	bindPrinted(t, ctx, c, role, smallUser)
 	p := newTestPlatformWith(t, c, func(o *Options) { o.Meshes, o.Context = []mesh.MeshSpec{existing}, smallContext })
+	for _, f := range p.permissionFindings(ctx, DefaultKubeVersion) {
+		if !f.OK {
+			t.Fatalf("doctor's permissions as the namespaced role: %s", f.Detail)
+		}
+	}
 	if err := p.Up(ctx, testClusterSpec); err != nil {
 		t.Fatal(err)
 	}
@@ -214,4 +219,15 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	survives("after Down")
+
+	// Without its admission policy the role could bind itself anywhere:
+	// doctor refuses it.
+	adm := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	if err := adm.Delete(ctx, policyName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fs := p.permissionFindings(ctx, DefaultKubeVersion)
+	if len(fs) != 1 || fs[0].OK || !strings.Contains(fs[0].Detail, "admission policy binding "+policyName) {
+		t.Errorf("doctor's permissions without the admission policy's binding: %+v, want it named", fs)
+	}
 }

@@ -78,8 +78,37 @@ func (p *kubePlatform) selector(component string) string {
 // apply applies objects as this run's: each carries the run's label, and
 // an object that exists and is not this run's (a namespace, or anything
 // in a namespace the run did not make) is refused, not adopted:
-// server-side apply would take its fields over.
+// server-side apply would take its fields over. Namespaces go first, each
+// with the rights meshbench takes in them (bindSelf).
 func (p *kubePlatform) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	var nss, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" {
+			nss = append(nss, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	if err := p.claim(ctx, nss); err != nil {
+		return err
+	}
+	if err := p.c.apply(ctx, nss, false); err != nil {
+		return err
+	}
+	for _, ns := range nss {
+		if err := p.bindSelf(ctx, ns.GetName()); err != nil {
+			return err
+		}
+	}
+	if err := p.claim(ctx, rest); err != nil {
+		return err
+	}
+	return p.c.apply(ctx, rest, false)
+}
+
+// claim labels objects as this run's, and refuses those that exist and
+// are not.
+func (p *kubePlatform) claim(ctx context.Context, objs []*unstructured.Unstructured) error {
 	ours := map[string]bool{} // namespace -> made by this run
 	for _, o := range objs {
 		l := o.GetLabels()
@@ -99,7 +128,7 @@ func (p *kubePlatform) apply(ctx context.Context, objs []*unstructured.Unstructu
 			return err
 		}
 	}
-	return p.c.apply(ctx, objs, false)
+	return nil
 }
 
 // claimObject refuses an object in a namespace this run did not make
@@ -303,11 +332,13 @@ func (p *kubePlatform) acquire(ctx context.Context, holder string) error {
 		// RenewTime and AcquireTime are informational: expiry is judged
 		// by the server's timestamps, never by this machine's clock.
 		now := metav1.NewMicroTime(time.Now())
+		// The namespace first: under the namespaced role, meshbench may
+		// read nothing in it before it made it.
+		if err := p.ensureLockNamespace(ctx); err != nil {
+			return false, err
+		}
 		l, err := leases.Get(ctx, lockName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			if err := p.ensureLockNamespace(ctx); err != nil {
-				return false, err
-			}
 			l := &coordinationv1.Lease{
 				ObjectMeta: objMeta(lockNamespace, lockName, map[string]string{labelComponent: componentLock}),
 				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(holder), LeaseDurationSeconds: ptr(int32(leaseDuration / time.Second)),
@@ -560,6 +591,20 @@ func (p *kubePlatform) deleteLockNamespace(ctx context.Context) error {
 	return nil
 }
 
+// lockNamespaceExists says whether the Lease's namespace is there: under
+// the namespaced role, reading in a namespace that is not gives
+// forbidden, not not-found.
+func (p *kubePlatform) lockNamespaceExists(ctx context.Context) (bool, error) {
+	_, err := p.c.kube.CoreV1().Namespaces().Get(ctx, lockNamespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("namespace %s: %w", lockNamespace, err)
+	}
+	return true, nil
+}
+
 // ensureLockNamespace creates the Lease's namespace unless it exists, and
 // refuses one meshbench did not create.
 func (p *kubePlatform) ensureLockNamespace(ctx context.Context) error {
@@ -579,7 +624,10 @@ func (p *kubePlatform) ensureLockNamespace(ctx context.Context) error {
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return p.bindSelf(ctx, lockNamespace)
 }
 
 // isTerminating says whether err refuses a create in a namespace that is

@@ -50,6 +50,9 @@ type installedRelease struct {
 // run's), in install order, from the cluster rather than memory, so that
 // what a crashed run left can be removed.
 func (p *kubePlatform) installedReleases(ctx context.Context, run string) ([]installedRelease, error) {
+	if there, err := p.lockNamespaceExists(ctx); err != nil || !there {
+		return nil, err
+	}
 	list, err := p.c.kube.CoreV1().Secrets(lockNamespace).List(ctx, metav1.ListOptions{LabelSelector: runSelector(run) + "," + labelComponent + "=" + componentRecord})
 	if err != nil {
 		return nil, fmt.Errorf("list the runs' records in %s: %w", lockNamespace, err)
