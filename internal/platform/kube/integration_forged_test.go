@@ -15,19 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // clientAs is a client of the test cluster acting as a kubeconfig
 // context's user.
 func clientAs(t *testing.T, c *testCluster, kubeContext string) kubernetes.Interface {
 	t.Helper()
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kubernetes.NewForConfig(cfg)
+	k, err := kubernetes.NewForConfig(configAs(t, c, kubeContext))
 	if err != nil {
 		t.Fatal(err)
 	}
