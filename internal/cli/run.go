@@ -32,6 +32,9 @@ type runFlags struct {
 	scale      float64
 	platform   study.PlatformOverride
 	sharedHost bool
+	// allowChartRules accepts the wide rules of the charts' roles they
+	// name (kube.AllowChartRulesFlag).
+	allowChartRules []string
 
 	controlPlane controlPlaneFlags
 }
@@ -166,7 +169,7 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	// Before anything exists: a missing prerequisite found now costs
 	// nothing to fix, found in the third cell it costs a run.
-	fs := preflight(ctx, st, o.Dir, f.sharedHost)
+	fs := preflight(ctx, st, o.Dir, f)
 	if err := platform.Problems(fs); err != nil {
 		return err
 	}
