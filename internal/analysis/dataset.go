@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -65,8 +67,11 @@ func Load(dir string, opts Options) (*Dataset, error) {
 		return nil, &results.DamagedError{Dir: dir, Cells: damaged}
 	}
 	d := &Dataset{Dir: dir, Index: ix, groups: map[string]*Group{}}
-	if b, err := confined.ReadFile(dir, results.StudyFile); err == nil {
+	switch b, err := confined.ReadFile(dir, results.StudyFile, results.MaxStudyBytes); {
+	case err == nil:
 		d.StudyFile = b
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	}
 	appNodes := appNodesOf(ix.Provenance.Cluster)
 	values := map[string]map[string]bool{}

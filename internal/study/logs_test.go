@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // TestRunGivesEachMeasurementALogDir checks that the platform keeps its
@@ -42,7 +44,7 @@ scaling: {}
 		t.Fatalf("%d measurements with log directories %q, want %d", len(f.logDirs), f.logDirs, len(want))
 	}
 	for i, id := range want {
-		if f.logDirs[i] != filepath.Join(dir, "logs", "cells", id) {
+		if f.logDirs[i] != (confined.Dir{Root: dir, Name: filepath.Join("logs", "cells", id)}) {
 			t.Errorf("measurement %d (%s) logs to %q", i+1, id, f.logDirs[i])
 		}
 	}

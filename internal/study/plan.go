@@ -215,6 +215,9 @@ func (s *Study) points(axes []axis) ([]point, error) {
 		if err := pts[i].setting.Load.validate("load (with sweep values " + pts[i].label() + ")"); err != nil {
 			return nil, err
 		}
+		if err := s.checkPods(pts[i].setting); err != nil {
+			return nil, fieldError("sweeps", "with sweep values %s: %v", pts[i].label(), err)
+		}
 		pts[i].note = s.fitPhase(&pts[i].setting.Load)
 	}
 	return pts, nil
@@ -285,7 +288,7 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
-	g := s.graphVariant(pt.setting.Payload, pt.setting.Protocol, pt.setting.Fanout)
+	g := graphVariant(s.Graph, pt.setting.Payload, pt.setting.Protocol, pt.setting.Fanout)
 	w := platform.Workload{Graph: g, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
 	// The generator calls the entry as the graph says: gRPC keeps its
 	// connections and is HTTP/2 already, so keepalive and http2 (checked
@@ -333,7 +336,7 @@ func loadedOf(st setting) int {
 
 // WorkloadOf is what the platform deploys for a cell.
 func (s *Study) WorkloadOf(c Cell) platform.Workload {
-	return platform.Workload{Graph: s.graphVariant(c.Payload, c.Protocol, c.Fanout), Namespaces: c.Namespaces, Replicas: c.Replicas}
+	return platform.Workload{Graph: graphVariant(s.Graph, c.Payload, c.Protocol, c.Fanout), Namespaces: c.Namespaces, Replicas: c.Replicas}
 }
 
 // DefaultDir is where a run's results go without --out:

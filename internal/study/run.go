@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // cleanupTimeout bounds tearing the platform down after a run, interrupted
@@ -26,7 +27,7 @@ type Options struct {
 	// its logs should go to log, which also writes the results' run log,
 	// and the logs of its pods, kept when it goes down, to podLogDir in
 	// the results.
-	Open func(ctx context.Context, p Platform, log *slog.Logger, podLogDir string) (platform.Platform, error)
+	Open func(ctx context.Context, p Platform, log *slog.Logger, podLogDir confined.Dir) (platform.Platform, error)
 	// Dir is the results directory: new, or with Resume the directory of an
 	// interrupted run to continue.
 	Dir    string

@@ -3,13 +3,13 @@ package study
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // execute runs the plan's cells that are not done yet, writing each as it
@@ -98,10 +98,10 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 // platform writes its files into a plain directory of the results.
 func (r *runner) withLogDir(c Cell) (infra.LoadSpec, error) {
 	l := c.Load
-	if err := results.Mkdir(r.dir, results.CellLogDir(c.ID)); err != nil {
+	l.LogDir = confined.Dir{Root: r.dir, Name: results.CellLogDir(c.ID)}
+	if err := l.LogDir.Mkdir(); err != nil {
 		return l, fmt.Errorf("results: %w", err)
 	}
-	l.LogDir = filepath.Join(r.dir, results.CellLogDir(c.ID))
 	return l, nil
 }
 

@@ -224,7 +224,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 	// Resume as `meshbench run --resume DIR` does: from the results' own
 	// study.yaml and graph.yaml.
 	f2 := newFake()
-	st, src, err := LoadRun(dir, PlatformOverride{})
+	st, src, err := LoadRun(dir, PlatformOverride{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,9 +99,13 @@ func (s *Study) validate() FieldErrors {
 		}
 	}
 	add(s.validateSearch())
+	add(s.validateSizes())
 	if s.Graph != nil {
-		_, err := s.axes()
+		axes, err := s.axes()
 		add(err)
+		if err == nil {
+			add(s.checkCells(axes))
+		}
 	}
 	add(s.validatePublished())
 	return errs
@@ -405,6 +409,18 @@ func (l Load) validate(path string) error {
 		return fieldError(path+".conn_requests", "must not be negative, got %d (0 keeps connections open)", l.ConnRequests)
 	case l.ConnRequests > 0 && l.HTTP2:
 		return fieldError(path+".conn_requests", "applies to HTTP/1.1 only; http2 keeps its connections")
+	case l.Connections > MaxConnections:
+		return fieldError(path+".connections", "%v", checkConnections(l.Connections))
+	case l.Rate > MaxRate:
+		return fieldError(path+".rate", "%v", checkRate(l.Rate))
+	case l.Duration > MaxPhase:
+		return fieldError(path+".duration", "%v", checkPhase(l.Duration, "a measured phase may last"))
+	case l.Requests > MaxRequests:
+		return fieldError(path+".requests", "%v", checkRequests(l.Requests))
+	case l.Warmup > MaxPhase:
+		return fieldError(path+".warmup", "%v", checkPhase(l.Warmup, "a warm-up may last"))
+	case l.Timeout > MaxTimeout:
+		return fieldError(path+".timeout", "%s, more than the %s a request may wait", l.Timeout, MaxTimeout)
 	case l.Upload < 0 || l.Upload > load.MaxBodySize:
 		return fieldError(path+".upload", "want bytes from 0 (no upload) to %d, got %d", load.MaxBodySize, l.Upload)
 	case l.Path != infra.PathService && l.Path != infra.PathIngress:
