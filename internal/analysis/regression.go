@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -17,6 +18,10 @@ import (
 // difference excludes zero, and the median change is at least
 // RegressionMinPct percent: an interval narrow enough to exclude zero can
 // still hold a change too small to act on.
+
+// ErrRegression is returned, wrapped, by a gate that found a regression:
+// a comparison with --fail-on-regression, or a history's check.
+var ErrRegression = errors.New("regression")
 
 // RegressionMinPct is the smallest median change, in percent of the old
 // figure, that the gate counts as a regression.
@@ -119,7 +124,7 @@ func (d *Dataset) ReleasePairs() []ReleasePair {
 			if a.spec != b.spec || a.release == b.release {
 				continue
 			}
-			if compareReleases(a.release, b.release) > 0 {
+			if CompareReleases(a.release, b.release) > 0 {
 				a, b = b, a
 			}
 			out = append(out, ReleasePair{Older: a.name, Newer: b.name, OlderRelease: a.release, NewerRelease: b.release})
@@ -128,9 +133,9 @@ func (d *Dataset) ReleasePairs() []ReleasePair {
 	return out
 }
 
-// compareReleases orders releases such as 1.38.3 and 1.40.0 by their
+// CompareReleases orders releases such as 1.38.3 and 1.40.0 by their
 // numbers, part by part.
-func compareReleases(a, b string) int {
+func CompareReleases(a, b string) int {
 	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
 	for i := range min(len(pa), len(pb)) {
 		na, ea := strconv.Atoi(pa[i])

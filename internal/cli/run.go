@@ -145,7 +145,7 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	o := study.Options{
 		Study: st, Source: src, Open: openPlatform, Dir: f.out, Resume: f.resume != "", ResumeAnyway: f.anyway,
-		Scale: f.scale, SharedHost: f.sharedHost, Version: Version, Progress: s.ErrOut, Logger: g.logger(s),
+		Scale: f.scale, SharedHost: f.sharedHost, Version: Version, Commit: buildCommit(), Progress: s.ErrOut, Logger: g.logger(s),
 	}
 	if g.quiet {
 		o.Progress = io.Discard

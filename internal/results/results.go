@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the results format written here; what
 // each version added, all of it optional, is listed in docs/results.md.
-const SchemaVersion = 16
+const SchemaVersion = 17
 
 // OldestSchema is the oldest version ReadIndex reads: older versions
 // only lack fields, so they are read as they are; their cell files go
@@ -83,10 +83,13 @@ type NoiseGuard struct {
 
 // Provenance is everything recorded about how the results were made.
 type Provenance struct {
-	MeshbenchVersion string            `json:"meshbench_version"`
-	GoVersion        string            `json:"go_version"`
-	Platform         infra.Info        `json:"platform"`
-	Cluster          infra.ClusterSpec `json:"cluster"`
+	MeshbenchVersion string `json:"meshbench_version"`
+	// MeshbenchCommit is the commit meshbench was built from, where the
+	// build recorded it.
+	MeshbenchCommit string            `json:"meshbench_commit,omitempty"`
+	GoVersion       string            `json:"go_version"`
+	Platform        infra.Info        `json:"platform"`
+	Cluster         infra.ClusterSpec `json:"cluster"`
 	// EnvoyConfigHashes maps a mesh (by its name in the study) to the hash
 	// of the configuration its latest installation ran, as a check's
 	// ConfigHash reports it (the lab: every Envoy bootstrap; Kubernetes:

@@ -84,7 +84,24 @@ func OpenFile(root, name string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// ReadFile reads the file name beneath root, refusing a link.
+// MaxRead is the largest file ReadFile reads: a results directory may
+// come from someone else, and a file the size of the disk must not take
+// the memory with it. A study's largest files, the cells of a
+// 50-namespace study, are a few MB.
+const MaxRead = 256 << 20
+
+// TooLargeError refuses a file larger than MaxRead.
+type TooLargeError struct {
+	Path string
+	Size int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: refused: %d bytes, more than the %d MiB meshbench reads from a results directory", e.Path, e.Size, MaxRead>>20)
+}
+
+// ReadFile reads the file name beneath root, refusing a link and a file
+// larger than MaxRead.
 func ReadFile(root, name string) ([]byte, error) {
 	dir, base, err := split(name)
 	if err != nil {
@@ -109,7 +126,15 @@ func ReadFile(root, name string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &LinkError{Path: path, Reason: "not a regular file"}
 	}
-	return io.ReadAll(f)
+	if st.Size() > MaxRead {
+		return nil, &TooLargeError{Path: path, Size: st.Size()}
+	}
+	// The file may grow after the stat: read one byte past the limit.
+	b, err := io.ReadAll(io.LimitReader(f, MaxRead+1))
+	if err == nil && len(b) > MaxRead {
+		return nil, &TooLargeError{Path: path, Size: int64(len(b))}
+	}
+	return b, err
 }
 
 // tmpSeq makes WriteFile's temporary names unique within the process; the
