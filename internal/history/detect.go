@@ -166,5 +166,5 @@ func (a *Analysis) Describe(c ChangePoint) string {
 		size += fmt.Sprintf(", no interval (fewer than %d points on a side)", analysis.MinRunsForDifference)
 	}
 	p := a.Points[c.At]
-	return fmt.Sprintf("from %s (run %s, mesh %s): %s, p = %.3f; %s", p.Label(), p.Run.ID, p.Mesh.Name, size, c.P, strings.Join(c.Provenance, "; "))
+	return fmt.Sprintf("from %s (run %s, mesh %s): %s, p = %.3f; %s", a.PointLabel(c.At), p.Run.ID, p.Mesh.Name, size, c.P, strings.Join(c.Provenance, "; "))
 }

@@ -454,7 +454,7 @@ func TestReadFigures(t *testing.T) {
 	}
 	var added, cpu bool
 	for _, f := range r.Figures {
-		added = added || f.Metric == Added(analysis.P50) && f.Level == Level95
+		added = added || f.Metric == AddedMetric(analysis.P50) && f.Level == Level95
 		cpu = cpu || f.Metric == string(analysis.CPUPerRequest) && f.N >= 3
 	}
 	if !added || !cpu {

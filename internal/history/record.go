@@ -129,9 +129,9 @@ const (
 	Level95 = 0.95
 )
 
-// Added is the metric name of what a mesh adds to the baseline's figure,
+// AddedMetric is the metric name of what a mesh adds to the baseline's figure,
 // as published figures name it ("added:p50").
-func Added(m analysis.Metric) string { return results.RelationAdded + ":" + string(m) }
+func AddedMetric(m analysis.Metric) string { return results.RelationAdded + ":" + string(m) }
 
 // Bounds on what a run may hold. A results directory is untrusted input:
 // one meshbench wrote stays far inside them.
@@ -369,7 +369,7 @@ func (r *Run) addFigures(d *analysis.Dataset) error {
 				if o, ok := d.Overhead(name, cfg, m); ok && o.Delta.Valid() {
 					e := o.Delta
 					e.N = min(o.Base.N, o.Other.N)
-					r.add(name, cfg, Added(m), e, levelOf(e.N >= analysis.MinRunsForDifference))
+					r.add(name, cfg, AddedMetric(m), e, levelOf(e.N >= analysis.MinRunsForDifference))
 				}
 			}
 		}

@@ -52,10 +52,15 @@ type Point struct {
 // repetitions.
 func (p Point) Value() float64 { return p.Figure.Median }
 
-// Label names the point in a list: its release, else its run's start.
-func (p Point) Label() string {
-	if p.Mesh.Release != "" {
-		return p.Mesh.Release
+// PointLabel names point i as a chart's axis and a change point do: by
+// its release where the series' points differ in release, else by its
+// run's start.
+func (s *Series) PointLabel(i int) string {
+	p := s.Points[i]
+	for _, q := range s.Points {
+		if q.Mesh.Release != p.Mesh.Release {
+			return p.Mesh.Release
+		}
 	}
 	return p.Run.Start.Format("2006-01-02 15:04")
 }

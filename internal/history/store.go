@@ -155,6 +155,51 @@ func (s *Store) Add(ctx context.Context, r *Run) (added bool, err error) {
 // Load reads every run with its meshes, oldest first, and the figures of
 // the metrics named (every figure when none are).
 func (s *Store) Load(ctx context.Context, metrics ...string) ([]*Run, error) {
+	runs, err := s.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Run{}
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	q := `SELECT run_id, mesh, config, params, metric, median, lo, hi, n, level FROM figures`
+	var args []any
+	if len(metrics) > 0 {
+		ph := make([]string, len(metrics))
+		for i, m := range metrics {
+			ph[i] = fmt.Sprintf("$%d", i+1)
+			args = append(args, m)
+		}
+		q += " WHERE metric IN (" + strings.Join(ph, ", ") + ")"
+	}
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY run_id, mesh, config, metric", args...)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", s.where, err)
+	}
+	for rows.Next() {
+		var id, params string
+		var f Figure
+		if err := rows.Scan(&id, &f.Mesh, &f.Config, &params, &f.Metric, &f.Median, &f.Lo, &f.Hi, &f.N, &f.Level); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("history %s: %w", s.where, err)
+		}
+		if err := json.Unmarshal([]byte(params), &f.Params); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("history %s: run %s: %w", s.where, id, err)
+		}
+		if r := byID[id]; r != nil {
+			r.Figures = append(r.Figures, f)
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("history %s: %w", s.where, err)
+	}
+	return runs, nil
+}
+
+// Runs reads every run with its meshes, oldest first, without figures.
+func (s *Store) Runs(ctx context.Context) ([]*Run, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, index_sha256, study, study_sha256, config_sha256, host_class, started, ended, added, dir,
 		meshbench_version, meshbench_commit, go_version, platform, noise, excluded_cells FROM runs ORDER BY started, id`)
 	if err != nil {
@@ -206,37 +251,6 @@ func (s *Store) Load(ctx context.Context, metrics ...string) ([]*Run, error) {
 		}
 		if r := byID[id]; r != nil {
 			r.Meshes = append(r.Meshes, m)
-		}
-	}
-	if err := closeRows(rows); err != nil {
-		return nil, fmt.Errorf("history %s: %w", s.where, err)
-	}
-	q := `SELECT run_id, mesh, config, params, metric, median, lo, hi, n, level FROM figures`
-	var args []any
-	if len(metrics) > 0 {
-		ph := make([]string, len(metrics))
-		for i, m := range metrics {
-			ph[i] = fmt.Sprintf("$%d", i+1)
-			args = append(args, m)
-		}
-		q += " WHERE metric IN (" + strings.Join(ph, ", ") + ")"
-	}
-	if rows, err = s.db.QueryContext(ctx, q+" ORDER BY run_id, mesh, config, metric", args...); err != nil {
-		return nil, fmt.Errorf("history %s: %w", s.where, err)
-	}
-	for rows.Next() {
-		var id, params string
-		var f Figure
-		if err := rows.Scan(&id, &f.Mesh, &f.Config, &params, &f.Metric, &f.Median, &f.Lo, &f.Hi, &f.N, &f.Level); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("history %s: %w", s.where, err)
-		}
-		if err := json.Unmarshal([]byte(params), &f.Params); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("history %s: run %s: %w", s.where, id, err)
-		}
-		if r := byID[id]; r != nil {
-			r.Figures = append(r.Figures, f)
 		}
 	}
 	if err := closeRows(rows); err != nil {
