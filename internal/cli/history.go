@@ -41,7 +41,7 @@ without its list of meshes), the same class of host (platform, CPU model
 and count, cgroup version), the same mesh settings but the proxy release,
 the same load configuration and metric. A series reads in proxy-release
 order, then in time order. Change points are found by E-divisive means with
-a permutation test (p <= 0.05), each with its size and 95% interval and what
+a permutation test (p <= 0.04), each with its size and 95% interval and what
 changed in provenance across it; see docs/history.md.`,
 		Args: cobra.NoArgs,
 	}

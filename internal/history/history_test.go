@@ -159,6 +159,7 @@ func TestStoreSQLite(t *testing.T) { storeSuite(t, openSQLite) }
 
 func TestIntegrationStorePostgres(t *testing.T) {
 	testenv.Integration(t)
+	testenv.Need(t, os.Getenv(PostgresEnv) != "", "a PostgreSQL server in %s (scripts/test.sh starts one; scripts/setup.sh test installs postgresql)", PostgresEnv)
 	storeSuite(t, openPostgres)
 }
 
