@@ -57,9 +57,17 @@ changed in provenance across it; see docs/history.md.`,
 	return cmd
 }
 
-// openHistory opens the history the flags name.
-func openHistory(ctx context.Context, f *historyFlags) (*history.Store, error) {
-	return history.Open(ctx, f.db)
+// with checks -o, opens the history the flags name, and calls fn with it.
+func (f *historyFlags) with(ctx context.Context, fn func(*history.Store) error) error {
+	if err := checkOutput(f.output, outText, outJSON); err != nil {
+		return err
+	}
+	st, err := history.Open(ctx, f.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
 }
 
 func newHistoryAddCmd(s Streams, f *historyFlags) *cobra.Command {
@@ -76,26 +84,20 @@ another study.json is refused.`,
   meshbench history add results/* --history postgres://bench@db.internal/meshbench`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output, outText, outJSON); err != nil {
-				return err
-			}
-			st, err := openHistory(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			added, err := history.AddDirs(cmd.Context(), st, args)
-			if f.output == outJSON && err == nil {
-				return writeJSON(s, added)
-			}
-			for _, a := range added {
-				what := "added"
-				if !a.New {
-					what = "already in the history"
+			return f.with(cmd.Context(), func(st *history.Store) error {
+				added, err := history.AddDirs(cmd.Context(), st, args)
+				if f.output == outJSON && err == nil {
+					return writeJSON(s, added)
 				}
-				fmt.Fprintf(s.Out, "%s: run %s, %d figures, %s (%s)\n", a.Dir, a.ID, a.Figures, what, st)
-			}
-			return err
+				for _, a := range added {
+					what := "added"
+					if !a.New {
+						what = "already in the history"
+					}
+					fmt.Fprintf(s.Out, "%s: run %s, %d figures, %s (%s)\n", a.Dir, a.ID, a.Figures, what, st)
+				}
+				return err
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", outText, "output: text or json")
@@ -108,22 +110,16 @@ func newHistoryListCmd(s Streams, f *historyFlags) *cobra.Command {
 		Short: "List the runs in the history, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.output, outText, outJSON); err != nil {
-				return err
-			}
-			st, err := openHistory(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			runs, err := st.Load(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if f.output == outJSON {
-				return writeJSON(s, runs)
-			}
-			return history.WriteRuns(s.Out, runs)
+			return f.with(cmd.Context(), func(st *history.Store) error {
+				runs, err := st.Load(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if f.output == outJSON {
+					return writeJSON(s, runs)
+				}
+				return history.WriteRuns(s.Out, runs)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", outText, "output: text or json (every run with its meshes and figures)")
@@ -140,32 +136,26 @@ func newHistorySeriesCmd(s Streams, f *historyFlags) *cobra.Command {
   meshbench history series --metric dp_cpu_us_per_req --metric added:p50 --study envoy-releases -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.output, outText, outJSON); err != nil {
-				return err
-			}
-			st, err := openHistory(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			runs, err := st.Load(cmd.Context(), metrics...)
-			if err != nil {
-				return err
-			}
-			var as []*history.Analysis
-			for _, se := range history.Build(runs) {
-				if study == "" || se.Study == study {
-					as = append(as, history.Analyze(se))
+			return f.with(cmd.Context(), func(st *history.Store) error {
+				runs, err := st.Load(cmd.Context(), metrics...)
+				if err != nil {
+					return err
 				}
-			}
-			if f.output == outJSON {
-				out := make([]history.SeriesSummary, 0, len(as))
-				for _, a := range as {
-					out = append(out, a.Summary())
+				var as []*history.Analysis
+				for _, se := range history.Build(runs) {
+					if study == "" || se.Study == study {
+						as = append(as, history.Analyze(se))
+					}
 				}
-				return writeJSON(s, out)
-			}
-			return history.WriteSeries(s.Out, as)
+				if f.output == outJSON {
+					out := make([]history.SeriesSummary, 0, len(as))
+					for _, a := range as {
+						out = append(out, a.Summary())
+					}
+					return writeJSON(s, out)
+				}
+				return history.WriteSeries(s.Out, as)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -193,33 +183,27 @@ fails the gate once later runs confirm it. Unstable series (noise above
 		Example: `  meshbench run --study envoy-releases --history results/history.db && meshbench history check`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.output, outText, outJSON); err != nil {
-				return err
-			}
 			if newest < 1 {
 				return usageErrorf("--new %d: want 1 or more runs", newest)
 			}
-			st, err := openHistory(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			runs, err := st.Load(cmd.Context(), history.PrimaryMetrics...)
-			if err != nil {
-				return err
-			}
-			if len(runs) == 0 {
-				return fmt.Errorf("history %s holds no run: add one with meshbench history add DIR", st)
-			}
-			v := history.Check(runs, newest)
-			if f.output == outJSON {
-				if err := writeJSON(s, v.Summary()); err != nil {
+			return f.with(cmd.Context(), func(st *history.Store) error {
+				runs, err := st.Load(cmd.Context(), history.PrimaryMetrics...)
+				if err != nil {
 					return err
 				}
-			} else if err := v.WriteText(s.Out); err != nil {
-				return err
-			}
-			return v.Err()
+				if len(runs) == 0 {
+					return fmt.Errorf("history %s holds no run: add one with meshbench history add DIR", st)
+				}
+				v := history.Check(runs, newest)
+				if f.output == outJSON {
+					if err := writeJSON(s, v.Summary()); err != nil {
+						return err
+					}
+				} else if err := v.WriteText(s.Out); err != nil {
+					return err
+				}
+				return v.Err()
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", outText, "output: text or json")
@@ -244,13 +228,11 @@ from elsewhere and runs no script.`,
   meshbench history serve --listen 127.0.0.1:0   # any free port; the URL is printed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openHistory(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return dashboard.Serve(cmd.Context(), dashboard.New(st, g.logger(s)), listen, func(url string) {
-				fmt.Fprintln(s.Out, url)
+			f.output = outText // serve prints only its URL
+			return f.with(cmd.Context(), func(st *history.Store) error {
+				return dashboard.Serve(cmd.Context(), dashboard.New(st, g.logger(s)), listen, func(url string) {
+					fmt.Fprintln(s.Out, url)
+				})
 			})
 		},
 	}
