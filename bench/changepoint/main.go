@@ -54,7 +54,7 @@ func main() {
 
 	fmt.Println()
 	rng := rand.New(rand.NewPCG(*seed, 2))
-	for _, n := range []int{10, 100, history.MaxSeries} {
+	for _, n := range []int{10, 50, history.MaxSeries} {
 		xs := make([]float64, n)
 		for i := range xs {
 			xs[i] = rng.NormFloat64()

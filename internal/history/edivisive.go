@@ -51,8 +51,9 @@ const (
 	MinSegment = 2
 	// MaxSeries is the most points a series is searched over: the newest
 	// ones (the dashboard still shows older points). It bounds the
-	// search, whose time grows with the square of the points.
-	MaxSeries = 500
+	// search, whose time grows with the square of the points and the
+	// permutations: a second or so for 200 points (bench/changepoint).
+	MaxSeries = 200
 )
 
 // stopAt is the count of permutations scoring at least as high at which

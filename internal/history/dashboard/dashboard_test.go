@@ -53,7 +53,7 @@ func fixture(t *testing.T) (*history.Store, []string) {
 			return
 		}
 		for i := range fixtureRuns {
-			o := resultstest.Options{Seed: uint64(i + 1), Start: resultstest.Start.Add(time.Duration(i) * 24 * time.Hour), Requests: 3000, EnvoyRelease: "1.39.1"}
+			o := resultstest.Options{Seed: uint64(i + 1), Start: resultstest.Start.Add(time.Duration(i) * 24 * time.Hour), Requests: 1200, EnvoyRelease: "1.39.1"}
 			if i >= stepAt {
 				o.EnvoyRelease, o.Slowdown = "1.39.3", map[string]float64{resultstest.Sidecar: 1.4}
 			}
