@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -47,7 +48,7 @@ changed in provenance across it; see docs/history.md.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.db, "history", history.DefaultDB, "the history: a SQLite file, or a postgres:// URL")
 	cmd.AddCommand(
-		newHistoryAddCmd(s, &f),
+		newHistoryAddCmd(s, g, &f),
 		newHistoryListCmd(s, &f),
 		newHistorySeriesCmd(s, &f),
 		newHistoryCheckCmd(s, &f),
@@ -70,7 +71,7 @@ func (f *historyFlags) with(ctx context.Context, fn func(*history.Store) error) 
 	return fn(st)
 }
 
-func newHistoryAddCmd(s Streams, f *historyFlags) *cobra.Command {
+func newHistoryAddCmd(s Streams, g *globals, f *historyFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add DIR...",
 		Short: "Add finished runs' results directories to the history; adding a run again is a no-op",
@@ -85,7 +86,11 @@ another study.json is refused.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.with(cmd.Context(), func(st *history.Store) error {
-				added, err := history.AddDirs(cmd.Context(), st, args)
+				var progress io.Writer = s.ErrOut
+				if g.quiet {
+					progress = nil
+				}
+				added, err := history.AddDirs(cmd.Context(), st, args, progress)
 				if f.output == outJSON && err == nil {
 					return writeJSON(s, added)
 				}

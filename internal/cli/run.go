@@ -185,7 +185,7 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	if _, err = fmt.Fprintf(s.Out, "%s\n", o.Dir); err != nil || hist == nil {
 		return err
 	}
-	added, err := history.AddDirs(ctx, hist, []string{o.Dir})
+	added, err := history.AddDirs(ctx, hist, []string{o.Dir}, nil)
 	if err != nil {
 		return fmt.Errorf("the run finished in %s, but adding it to the history failed (add it with meshbench history add %s --history %s): %w", o.Dir, o.Dir, hist, err)
 	}

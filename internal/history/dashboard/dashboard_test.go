@@ -64,7 +64,7 @@ func fixture(t *testing.T) (*history.Store, []string) {
 		if fixtureDB, fixtureErr = history.Open(context.Background(), filepath.Join(fixtureDir, "history.db")); fixtureErr != nil {
 			return
 		}
-		_, fixtureErr = history.AddDirs(context.Background(), fixtureDB, fixtureDirs())
+		_, fixtureErr = history.AddDirs(context.Background(), fixtureDB, fixtureDirs(), nil)
 	})
 	if fixtureErr != nil {
 		t.Fatal(fixtureErr)
