@@ -80,7 +80,8 @@ checked first, and none is added when one fails: a run that is not
 complete, whose cell files are not what the run wrote (the integrity check
 'meshbench report' makes), or whose kept study file is not the one it ran
 is refused. Adding a run the history holds is a no-op; one it holds with
-another study.json is refused.`,
+another study.json replaces it when it ended later (resumed since) and is
+refused otherwise.`,
 		Example: `  meshbench history add results/quick-20261201-100000
   meshbench history add results/* --history postgres://bench@db.internal/meshbench`,
 		Args: cobra.MinimumNArgs(1),

@@ -225,6 +225,45 @@ func storeSuite(t *testing.T, open func(*testing.T) *Store) {
 		}
 	})
 
+	// `run --resume` measures again the cells a finished run left out
+	// (noisy ones): the run keeps its ID and start, and its study.json
+	// changes and ends later. Adding it again replaces what the history
+	// held of it.
+	t.Run("a run resumed since it was added replaces it", func(t *testing.T) {
+		s := open(t)
+		r := read(t, aaDirs[2])
+		if _, err := s.Add(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		resumed := read(t, aaDirs[2])
+		resumed.IndexSHA256 = strings.Repeat("1", 64)
+		resumed.End = r.End.Add(time.Hour)
+		resumed.Excluded = r.Excluded + 1
+		resumed.Figures = slices.Clone(r.Figures)
+		resumed.Figures[0].Median *= 2
+		added, err := s.Add(ctx, resumed)
+		if err != nil || !added {
+			t.Fatalf("adding the resumed run: added %v, err %v; want it added in place of the first", added, err)
+		}
+		runs, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 || runs[0].IndexSHA256 != resumed.IndexSHA256 || !runs[0].End.Equal(resumed.End) || runs[0].Excluded != resumed.Excluded {
+			t.Fatalf("after adding the resumed run the history holds %d runs, the first %+v", len(runs), runs[0])
+		}
+		got, want := runs[0].Figures, slices.Clone(resumed.Figures)
+		sortFigures(got)
+		sortFigures(want)
+		if !slices.EqualFunc(got, want, figureEqual) || !slices.EqualFunc(runs[0].Meshes, resumed.Meshes, meshEqual) {
+			t.Errorf("the resumed run's figures or meshes were not what the history holds now")
+		}
+		// The first state again, which ended earlier, is not the newer one.
+		if _, err := s.Add(ctx, r); !errors.Is(err, ErrChanged) {
+			t.Errorf("adding the run as it was before its resumption: err %v, want ErrChanged", err)
+		}
+	})
+
 	t.Run("a newer schema is refused", func(t *testing.T) {
 		s := open(t)
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied) VALUES ($1, $2)`, SchemaVersion+1, stamp(time.Now())); err != nil {

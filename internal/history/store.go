@@ -85,8 +85,11 @@ func (s *Store) String() string { return s.where }
 var ErrChanged = errors.New("the history holds this run with other contents")
 
 // Add stores a run, with its meshes and figures, in one transaction.
-// Adding a run the history already holds is a no-op (added false); one it
-// holds with another study.json is refused.
+// Adding a run the history already holds is a no-op (added false). One it
+// holds with another study.json replaces it when it ended later (`run
+// --resume` measured again the cells it had left out, keeping its ID and
+// start) and is refused otherwise: an older or an edited state must not
+// overwrite what the history holds.
 func (s *Store) Add(ctx context.Context, r *Run) (added bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -101,25 +104,45 @@ func (s *Store) Add(ctx context.Context, r *Run) (added bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, index_sha256, study, study_sha256, config_sha256, host_class, started, ended, added, dir,
+	insertRun := func() (int64, error) {
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, index_sha256, study, study_sha256, config_sha256, host_class, started, ended, added, dir,
 		meshbench_version, meshbench_commit, go_version, platform, noise, excluded_cells)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`,
-		r.ID, r.IndexSHA256, r.Study, r.StudyHash, r.ConfigHash, r.HostClass, stamp(r.Start), stamp(r.End), stamp(time.Now()), r.Dir,
-		r.Provenance.MeshbenchVersion, r.Provenance.MeshbenchCommit, r.Provenance.GoVersion, string(platform), string(noise), r.Excluded)
-	if err != nil {
-		return false, fmt.Errorf("history %s: add run %s: %w", s.where, r.ID, err)
+			r.ID, r.IndexSHA256, r.Study, r.StudyHash, r.ConfigHash, r.HostClass, stamp(r.Start), stamp(r.End), stamp(time.Now()), r.Dir,
+			r.Provenance.MeshbenchVersion, r.Provenance.MeshbenchCommit, r.Provenance.GoVersion, string(platform), string(noise), r.Excluded)
+		if err != nil {
+			return 0, fmt.Errorf("history %s: add run %s: %w", s.where, r.ID, err)
+		}
+		return res.RowsAffected()
 	}
-	if n, err := res.RowsAffected(); err != nil {
+	n, err := insertRun()
+	if err != nil {
 		return false, err
-	} else if n == 0 {
-		var have, dir string
-		if err := tx.QueryRowContext(ctx, `SELECT index_sha256, dir FROM runs WHERE id = $1`, r.ID).Scan(&have, &dir); err != nil {
+	}
+	if n == 0 {
+		var have, dir, ended string
+		if err := tx.QueryRowContext(ctx, `SELECT index_sha256, dir, ended FROM runs WHERE id = $1`, r.ID).Scan(&have, &dir, &ended); err != nil {
 			return false, fmt.Errorf("history %s: run %s: %w", s.where, r.ID, err)
 		}
-		if have != r.IndexSHA256 {
-			return false, fmt.Errorf("%s: %w (added from %s): study.json changed since", r.Dir, ErrChanged, dir)
+		switch {
+		case have == r.IndexSHA256:
+			return false, nil
+		case stamp(r.End) <= ended:
+			return false, fmt.Errorf("%s: %w (added from %s): study.json changed since, and the run did not end later", r.Dir, ErrChanged, dir)
 		}
-		return false, nil
+		// Stamps sort as text in time order: this state is the newer one.
+		// The deletes name every table, as SQLite enforces no foreign key
+		// (and so no cascade) unless asked on each connection.
+		for _, del := range []string{`DELETE FROM figures WHERE run_id = $1`, `DELETE FROM meshes WHERE run_id = $1`, `DELETE FROM runs WHERE id = $1`} {
+			if _, err := tx.ExecContext(ctx, del, r.ID); err != nil {
+				return false, fmt.Errorf("history %s: replace run %s: %w", s.where, r.ID, err)
+			}
+		}
+		if n, err = insertRun(); err != nil {
+			return false, err
+		} else if n != 1 {
+			return false, fmt.Errorf("history %s: replace run %s: %d rows inserted", s.where, r.ID, n)
+		}
 	}
 	for i, m := range r.Meshes {
 		facts, err := json.Marshal(m.Facts)
