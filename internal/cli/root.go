@@ -62,7 +62,9 @@ func Run(ctx context.Context, s Streams, args []string) error {
 		Long: `Measure what a service mesh costs: latency, throughput, CPU, memory and money.
 
 Exit codes: 0 success; 1 failure; 2 a command line meshbench does not
-accept; 3 a comparison found a measurable regression (--fail-on-regression).`,
+accept; 3 a regression: a comparison found a measurable one
+(--fail-on-regression), or 'history check' a change point that made a
+primary metric worse.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -87,6 +89,7 @@ accept; 3 a comparison found a measurable regression (--fail-on-regression).`,
 		newPredictCmd(s, g),
 		newXDSLoadCmd(s, g),
 		newCompareCmd(s, g),
+		newHistoryCmd(s, g),
 		newVersionCmd(s),
 	)
 	if labOnly {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshbench/meshbench/internal/history"
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
 	"github.com/meshbench/meshbench/internal/results/confined"
@@ -35,6 +36,7 @@ type runFlags struct {
 	// allowChartRules accepts the wide rules of the charts' roles they
 	// name (kube.AllowChartRulesFlag).
 	allowChartRules []string
+	history         string
 
 	controlPlane controlPlaneFlags
 }
@@ -108,6 +110,7 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 	fl.BoolVar(&f.trust, "trust-study", false, "with --resume, honour what the results directory's study names outside it (a cluster, images, charts, a Prometheus URL, a kubeconfig): only for a directory you trust")
 	fl.BoolVar(&f.anyway, "resume-anyway", false, "with --resume, continue on another host, CPU, kernel, Envoy or Kubernetes context than the run started on (each cell then records its own)")
 	fl.Float64Var(&f.scale, "scale", 0, "scale open-loop rates and request counts by this factor instead of calibrating")
+	fl.StringVar(&f.history, "history", "", "add the finished run to this history: a SQLite file or a postgres:// URL (see meshbench history)")
 	addPlatformFlags(cmd, &f)
 	addControlPlaneFlags(fl, &f.controlPlane)
 	return cmd
@@ -116,6 +119,9 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 // runStudy maps the flags onto the study package: validate, plan or run.
 func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	if f.preset == controlPlaneStudy || (f.preset == "" && f.file == "" && f.resume != "" && isControlPlaneResults(f.resume)) {
+		if f.history != "" {
+			return usageErrorf("--history keeps data-plane studies' figures; the control-plane study's are not kept there")
+		}
 		return runControlPlane(ctx, s, g, f)
 	}
 	if f.output != "text" && f.output != "json" {
@@ -157,7 +163,7 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	o := study.Options{
 		Study: st, Source: src, Open: openPlatform, Dir: f.out, Resume: f.resume != "", ResumeAnyway: f.anyway,
-		Scale: f.scale, SharedHost: f.sharedHost, Version: Version, Progress: s.ErrOut, Logger: g.logger(s),
+		Scale: f.scale, SharedHost: f.sharedHost, Version: Version, Commit: buildCommit(), Progress: s.ErrOut, Logger: g.logger(s),
 	}
 	if g.quiet {
 		o.Progress = io.Discard
@@ -176,11 +182,27 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	for _, w := range platform.Warnings(fs) {
 		fmt.Fprintf(s.ErrOut, "warning: %s\n", w.Line())
 	}
+	// The history is opened before the run, so that a history that cannot
+	// be written costs nothing.
+	var hist *history.Store
+	if f.history != "" {
+		if hist, err = history.Open(ctx, f.history); err != nil {
+			return err
+		}
+		defer hist.Close()
+	}
 	if _, err := study.Run(ctx, o); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(s.Out, "%s\n", o.Dir)
-	return err
+	if _, err = fmt.Fprintf(s.Out, "%s\n", o.Dir); err != nil || hist == nil {
+		return err
+	}
+	added, err := history.AddDirs(ctx, hist, []string{o.Dir}, nil)
+	if err != nil {
+		return fmt.Errorf("the run finished in %s, but adding it to the history failed (add it with meshbench history add %s --history %s): %w", o.Dir, o.Dir, hist, err)
+	}
+	fmt.Fprintf(s.ErrOut, "added run %s (%d figures) to the history %s\n", added[0].ID, added[0].Figures, hist)
+	return nil
 }
 
 // loadStudy finds the study: a file, a built-in, or the study of the run

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,17 +34,31 @@ type VersionInfo struct {
 	Pins map[string]string `json:"pins"`
 }
 
+// buildCommit is the commit this meshbench was built from: Commit as the
+// Makefile sets it, else the Go toolchain's VCS stamp, else "".
+func buildCommit() string {
+	if Commit != "" {
+		return Commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
+}
+
 // versionInfo reads the build's own facts and looks for Envoy.
 func versionInfo(ctx context.Context) VersionInfo {
-	v := VersionInfo{Version: Version, Commit: Commit, GoVersion: runtime.Version(), BuildTags: []string{}, Platforms: buildPlatforms(), Pins: map[string]string{}}
+	v := VersionInfo{Version: Version, Commit: buildCommit(), GoVersion: runtime.Version(), BuildTags: []string{}, Platforms: buildPlatforms(), Pins: map[string]string{}}
 	for _, p := range versions.Table {
 		v.Pins[p.Name] = p.Version
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
-			case "vcs.revision":
-				v.Commit = cmp.Or(v.Commit, s.Value)
 			case "vcs.modified":
 				v.Modified = s.Value == "true"
 			case "-tags":

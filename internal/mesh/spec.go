@@ -102,9 +102,14 @@ const (
 	FactRelayChanges  = "xds_relay_changes"
 )
 
-// FactEnvoyVersion is the fact, on the check that verified a lab data
-// plane's configuration, naming the Envoy release its proxies ran.
-const FactEnvoyVersion = "envoy_version"
+// FactEnvoyVersion and FactEnvoyBuild are facts, on the check that
+// verified a lab data plane's configuration, naming the Envoy release its
+// proxies ran and that binary's build as `envoy --version` gives it
+// (commit/version/status/build type/TLS library).
+const (
+	FactEnvoyVersion = "envoy_version"
+	FactEnvoyBuild   = "envoy_build"
+)
 
 // EnvoyVersion returns the Envoy release the checks record (a lab mesh's
 // FactEnvoyVersion), or "".

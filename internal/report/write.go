@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,7 +71,7 @@ type Options struct {
 
 // ErrRegression is returned, wrapped, by a comparison with
 // FailOnRegression that found a regression.
-var ErrRegression = errors.New("regression")
+var ErrRegression = analysis.ErrRegression
 
 // Generate writes the reports the options ask for and returns the paths
 // it wrote.

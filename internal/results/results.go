@@ -102,10 +102,13 @@ type NoiseGuard struct {
 
 // Provenance is everything recorded about how the results were made.
 type Provenance struct {
-	MeshbenchVersion string            `json:"meshbench_version"`
-	GoVersion        string            `json:"go_version"`
-	Platform         infra.Info        `json:"platform"`
-	Cluster          infra.ClusterSpec `json:"cluster"`
+	MeshbenchVersion string `json:"meshbench_version"`
+	// MeshbenchCommit is the commit meshbench was built from, where the
+	// build recorded it.
+	MeshbenchCommit string            `json:"meshbench_commit,omitempty"`
+	GoVersion       string            `json:"go_version"`
+	Platform        infra.Info        `json:"platform"`
+	Cluster         infra.ClusterSpec `json:"cluster"`
 	// EnvoyConfigHashes maps a mesh (by its name in the study) to the hash
 	// of the configuration its latest installation ran, as a check's
 	// ConfigHash reports it (the lab: every Envoy bootstrap; Kubernetes:

@@ -43,6 +43,8 @@ type Options struct {
 	// contended host to quiet before a noisy cell runs again.
 	SharedHost bool
 	Version    string
+	// Commit is the commit meshbench was built from, or "".
+	Commit string
 	// Command names the run in the results directory's lock, for another
 	// run that finds it held; nil is os.Args.
 	Command  []string

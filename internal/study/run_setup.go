@@ -141,7 +141,7 @@ func (r *runner) createResults() error {
 		Schema: results.SchemaVersion, Study: r.s.Name, StudyHash: r.s.SHA256,
 		Start: time.Now().UTC(), Seed: r.s.Order.Seed, Cells: []results.Summary{},
 		Provenance: results.Provenance{
-			MeshbenchVersion: r.o.Version, GoVersion: runtime.Version(),
+			MeshbenchVersion: r.o.Version, MeshbenchCommit: r.o.Commit, GoVersion: runtime.Version(),
 			Cluster:   infra.ClusterSpec{Nodes: r.s.Platform.Nodes},
 			Published: r.s.Published,
 		},

@@ -33,6 +33,18 @@ func elements(t *testing.T, svg string) map[string]int {
 	}
 }
 
+func TestLineMarks(t *testing.T) {
+	t.Parallel()
+	l := Line{Title: "p50 by release", X: Axis{Label: "release"}, Y: Axis{Label: "ms"},
+		Series: []Series{{Name: "sidecar", Points: []Point{{X: 0, Y: 1}, {X: 1, Y: 1.1}, {X: 2, Y: 2}, {X: 3, Y: 2.1}}}},
+		Marks:  []Mark{{X: 1.5, Label: "+90% from 1.39.3"}, {X: 9, Label: "off the axis"}}}
+	svg := l.SVG()
+	n := elements(t, svg)
+	if n[".marker"] != 1 || !strings.Contains(svg, "+90% from 1.39.3") || strings.Contains(svg, "off the axis") {
+		t.Errorf("%d markers drawn, want the one on the axis, labelled:\n%s", n[".marker"], svg)
+	}
+}
+
 func TestLineSVG(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

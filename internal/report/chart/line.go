@@ -25,6 +25,15 @@ type Line struct {
 	Title  string
 	X, Y   Axis
 	Series []Series
+	// Marks are vertical lines across the plot at positions on the X
+	// axis, each labelled: events such as a change point.
+	Marks []Mark
+}
+
+// Mark is one labelled position on the X axis.
+type Mark struct {
+	X     float64
+	Label string
 }
 
 // maxMarkers is the most points a series may have and still get a marker
@@ -65,6 +74,16 @@ func (l Line) SVG() string {
 		}
 		names[i], colours[i], dashed[i] = s.Name, col, s.Dashed
 		l.drawSeries(c, xm, ym, s, col)
+	}
+	for _, m := range l.Marks {
+		if m.X < x0 || m.X > x1 || math.IsNaN(m.X) {
+			continue
+		}
+		px := xm.at(m.X)
+		c.raw(fmt.Sprintf(`<g class="marker"><title>%s</title>`, esc(m.Label)))
+		c.line(px, marginTop, px, marginTop+plotHeight, `stroke="#b00" stroke-width="1.5" stroke-dasharray="4 3"`)
+		c.text(px+3, marginTop+12, "start", `fill="#b00" font-size="11"`, m.Label)
+		c.raw("</g>")
 	}
 	c.legend(names, colours, dashed)
 	return c.String()

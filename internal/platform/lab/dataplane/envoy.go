@@ -66,32 +66,32 @@ func InstallCommand(versions ...string) string {
 	return "scripts/setup.sh envoy " + strings.Join(versions, " ")
 }
 
-// EnvoyFor returns the Envoy binary of a release, and the release it
-// reports: the default Envoy (FindEnvoy) for "" or when it is that
-// release, else the one scripts/setup.sh installed under VersionsDir.
-func EnvoyFor(ctx context.Context, version string) (bin, got string, err error) {
+// EnvoyFor returns the Envoy binary of a release, and what it reports:
+// the default Envoy (FindEnvoy) for "" or when it is that release, else
+// the one scripts/setup.sh installed under VersionsDir.
+func EnvoyFor(ctx context.Context, version string) (bin string, got Release, err error) {
 	def, defErr := FindEnvoy()
 	if defErr == nil {
-		got, err = EnvoyVersion(ctx, def)
-		if err == nil && (version == "" || got == version) {
+		got, err = EnvoyRelease(ctx, def)
+		if err == nil && (version == "" || got.Version == version) {
 			return def, got, nil
 		}
 	}
 	if version == "" {
 		if defErr != nil {
-			return "", "", defErr
+			return "", Release{}, defErr
 		}
-		return "", "", err
+		return "", Release{}, err
 	}
 	bin = findUp(filepath.Join(VersionsDir, version, "envoy", "_bin", "envoy"))
 	if bin == "" {
-		return "", "", fmt.Errorf("no Envoy %s (%w): run %s", version, ErrReleaseMissing, InstallCommand(version))
+		return "", Release{}, fmt.Errorf("no Envoy %s (%w): run %s", version, ErrReleaseMissing, InstallCommand(version))
 	}
-	if got, err = EnvoyVersion(ctx, bin); err != nil {
-		return "", "", err
+	if got, err = EnvoyRelease(ctx, bin); err != nil {
+		return "", Release{}, err
 	}
-	if got != version {
-		return "", "", fmt.Errorf("%s is Envoy %s, not %s: run %s", bin, got, version, InstallCommand(version))
+	if got.Version != version {
+		return "", Release{}, fmt.Errorf("%s is Envoy %s, not %s: run %s", bin, got.Version, version, InstallCommand(version))
 	}
 	return bin, got, nil
 }
@@ -162,16 +162,31 @@ func unwrapEnvoy(path string) (string, error) {
 // EnvoyVersion runs `envoy --version` and returns the version field
 // ("1.40.0/Clean/RELEASE/BoringSSL" becomes "1.40.0").
 func EnvoyVersion(ctx context.Context, bin string) (string, error) {
+	r, err := EnvoyRelease(ctx, bin)
+	return r.Version, err
+}
+
+// Release is what an Envoy binary says it is: its release, such as
+// 1.40.0, and its whole build line, such as
+// 9e55809.../1.40.0/Clean/RELEASE/BoringSSL (commit, release, tree
+// status, build type, TLS library).
+type Release struct {
+	Version, Build string
+}
+
+// EnvoyRelease runs `envoy --version` and reads the release and build.
+func EnvoyRelease(ctx context.Context, bin string) (Release, error) {
 	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("envoy --version: %w: %s", err, bytes.TrimSpace(out))
+		return Release{}, fmt.Errorf("envoy --version: %w: %s", err, bytes.TrimSpace(out))
 	}
 	_, v, ok := strings.Cut(string(out), "version: ")
-	fields := strings.Split(v, "/")
+	build := strings.TrimSpace(v)
+	fields := strings.Split(build, "/")
 	if !ok || len(fields) < 2 {
-		return "", fmt.Errorf("envoy --version: unexpected output %q", out)
+		return Release{}, fmt.Errorf("envoy --version: unexpected output %q", out)
 	}
-	return fields[1], nil
+	return Release{Version: fields[1], Build: build}, nil
 }
 
 // command is how Istio's agent starts Envoy, less what the lab has no use

@@ -50,8 +50,11 @@ func TestEnvoyFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bin != tt.wantBin || got != tt.wantVersion {
-				t.Errorf("EnvoyFor(%q) = %s, %s; want %s, %s", tt.version, bin, got, tt.wantBin, tt.wantVersion)
+			if bin != tt.wantBin || got.Version != tt.wantVersion {
+				t.Errorf("EnvoyFor(%q) = %s, %s; want %s, %s", tt.version, bin, got.Version, tt.wantBin, tt.wantVersion)
+			}
+			if want := "0ebfcfe5/" + tt.wantVersion + "/Clean/RELEASE/BoringSSL"; got.Build != want {
+				t.Errorf("EnvoyFor(%q)'s build is %q, want %q", tt.version, got.Build, want)
 			}
 		})
 	}

@@ -37,6 +37,7 @@ type Installation struct {
 	ca       *CA
 	envoy    string
 	version  string
+	build    string // the Envoy build line (Release.Build)
 	inv      *view
 
 	mu        sync.Mutex
@@ -109,12 +110,14 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 		sidecars: map[string]*proxy{}, nodes: map[string]*proxy{}, waypoints: map[string][]*Pod{}, wpProxies: map[string]*proxy{},
 		validated: map[string]*validation{},
 	}
+	var rel Release
 	if o.Envoy == "" {
-		in.envoy, in.version, err = EnvoyFor(ctx, spec.ProxyVersion)
+		in.envoy, rel, err = EnvoyFor(ctx, spec.ProxyVersion)
 	} else {
 		in.envoy = o.Envoy
-		in.version, err = EnvoyVersion(ctx, o.Envoy)
+		rel, err = EnvoyRelease(ctx, o.Envoy)
 	}
+	in.version, in.build = rel.Version, rel.Build
 	if err != nil {
 		return nil, nil, fmt.Errorf("mesh install: %w", err)
 	}

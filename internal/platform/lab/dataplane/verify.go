@@ -104,7 +104,7 @@ func (in *Installation) checkConfig(context.Context) mesh.Check {
 		fmt.Fprintf(h, "%s %s\n", r.Name, r.ConfigSHA256)
 	}
 	hash := hex.EncodeToString(h.Sum(nil))[:16]
-	return mesh.Check{Name: CheckConfig, Pass: true, ConfigHash: hash, Facts: map[string]string{mesh.FactEnvoyVersion: in.version},
+	return mesh.Check{Name: CheckConfig, Pass: true, ConfigHash: hash, Facts: map[string]string{mesh.FactEnvoyVersion: in.version, mesh.FactEnvoyBuild: in.build},
 		Detail: fmt.Sprintf("profile %s, envoy %s, %d proxies, bootstrap sha256 %s", in.settings.Profile, in.version, len(recs), hash)}
 }
 
