@@ -104,8 +104,14 @@ cgroups, state files) and removes nothing.`,
 				if name == "" {
 					name = platlab.DefaultName
 				}
+				if err := platlab.CheckName(name); err != nil {
+					return fmt.Errorf("--name: %w", err)
+				}
 				if dryRun {
 					r, err := platlab.Inventory(cmd.Context(), name, prefix)
+					if err != nil && len(r) == 0 {
+						return err // refused, or nothing found: say nothing would be removed only when that is known
+					}
 					printRemoval(s, name, r)
 					return err
 				}

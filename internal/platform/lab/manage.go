@@ -15,18 +15,36 @@ import (
 // that runs it, for `meshbench lab`, so that no caller outside the lab
 // provider reaches into its cluster package.
 
-// stateDir is where the lab named name keeps its state.
-func stateDir(name string) string { return filepath.Join(cluster.DefaultStateRoot, name) }
+// CheckName refuses a lab name that is not one: lower-case letters,
+// digits and dashes; never a path such as "..".
+func CheckName(name string) error { return cluster.CheckName(name) }
+
+// stateDir is where the lab named name keeps its state; a name that is
+// not a lab's (a path such as "..") is refused.
+func stateDir(name string) (string, error) {
+	if err := cluster.CheckName(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(cluster.DefaultStateRoot, name), nil
+}
 
 // Status writes the state of the lab named name to w.
 func Status(ctx context.Context, name string, w io.Writer) error {
-	return cluster.Status(ctx, stateDir(name), w)
+	dir, err := stateDir(name)
+	if err != nil {
+		return err
+	}
+	return cluster.Status(ctx, dir, w)
 }
 
 // Exec runs argv inside a pod's (or, as "node/NAME", a node's) network
 // namespace of the lab named name, with the Services' environment.
 func Exec(ctx context.Context, name, target string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return cluster.Exec(ctx, cluster.ExecOptions{StateDir: stateDir(name), Target: target, Argv: argv,
+	dir, err := stateDir(name)
+	if err != nil {
+		return err
+	}
+	return cluster.Exec(ctx, cluster.ExecOptions{StateDir: dir, Target: target, Argv: argv,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }
 
@@ -49,7 +67,7 @@ func Inventory(ctx context.Context, name, prefix string) ([]string, error) {
 func InventoryAll(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
-	if st, err := cluster.ReadState(stateDir(DefaultName)); err == nil && st.Supervisor {
+	if st, err := cluster.ReadState(filepath.Join(cluster.DefaultStateRoot, DefaultName)); err == nil && st.Supervisor {
 		r, err := Inventory(ctx, DefaultName, "")
 		errs = append(errs, err)
 		out[DefaultName] = r
@@ -78,7 +96,7 @@ const DefaultName = "mb"
 func TeardownAll(ctx context.Context, log *slog.Logger) ([]string, error) {
 	var removed []string
 	var errs []error
-	if st, err := cluster.ReadState(stateDir(DefaultName)); err == nil && st.Supervisor {
+	if st, err := cluster.ReadState(filepath.Join(cluster.DefaultStateRoot, DefaultName)); err == nil && st.Supervisor {
 		if err := Teardown(ctx, DefaultName, "", log); err != nil {
 			errs = append(errs, err)
 		} else {
