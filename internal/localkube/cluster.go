@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshbench/meshbench/internal/hostsafe"
 )
 
 // K8sVersion is the Kubernetes version scripts/k8s-testbin.sh builds; its
@@ -59,11 +61,16 @@ func cacheDir(env, name, version string) string {
 	return filepath.Join(cache, "meshbench", name, version)
 }
 
+// binaries are the control plane's programs in BinDir's bin/.
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"}
+
 // CheckBinaries reports, as one error naming the fix, which of the
-// control plane's binaries and kwok's stage files are missing from dir.
+// control plane's binaries and kwok's stage files are missing from dir,
+// or could have been changed by another user: they run as root's
+// children, from a cache or a directory an environment variable names.
 func CheckBinaries(dir string) error {
 	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
+	for _, b := range binaries {
 		if st, err := os.Stat(filepath.Join(dir, "bin", b)); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, b)
 		}
@@ -74,6 +81,18 @@ func CheckBinaries(dir string) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("local Kubernetes control plane: %s missing in %s; build it with scripts/k8s-testbin.sh (or set %s)",
 			strings.Join(missing, ", "), dir, BinDirEnv)
+	}
+	var errs []error
+	for _, b := range binaries {
+		if _, err := hostsafe.Executable(filepath.Join(dir, "bin", b)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := hostsafe.Dir(filepath.Join(dir, "stages")); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("local Kubernetes control plane in %s: %w; %s", dir, err, hostsafe.Fix)
 	}
 	return nil
 }

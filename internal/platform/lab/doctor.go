@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
@@ -65,6 +66,9 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	bin, err := dataplane.FindEnvoy()
 	if err != nil {
 		f.Detail, f.Fix = strings.TrimPrefix(err.Error(), "envoy: "), fix
+		if errors.As(err, new(*hostsafe.UntrustedError)) {
+			f.Fix = hostsafe.Fix + ", or set " + dataplane.EnvoyEnv + " to an Envoy only root can change"
+		}
 		return f
 	}
 	if err := dataplane.CheckUnprivileged(bin); err != nil {
