@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/meshbench/meshbench/internal/infra"
@@ -110,20 +111,63 @@ func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Pro
 	return pl, nil
 }
 
-// serveSocket listens on a Unix socket any proxy user can connect to and
-// serves it in the background.
+// serveSocket listens on a Unix socket for the proxies and serves it in
+// the background. SDS hands a proxy's private key to whoever names its
+// node id, and the relay forwards to istiod: the socket is the proxies'
+// user's, mode 0600, and a connection from any other user (root's
+// included, which file modes do not stop) is closed before it is served.
 func serveSocket(path string, serve func(net.Listener) error) error {
 	_ = os.Remove(path)
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		return fmt.Errorf("control_plane istiod: %w", err)
 	}
-	if err := os.Chmod(path, 0o666); err != nil {
+	if err := os.Chmod(path, 0o600); err == nil {
+		err = os.Chown(path, proxyUID, proxyUID)
+	}
+	if err != nil {
 		l.Close()
 		return fmt.Errorf("control_plane istiod: %w", err)
 	}
-	go func() { _ = serve(l) }() // returns when the server stops
+	go func() { _ = serve(peerListener{l.(*net.UnixListener), proxyUID}) }() // returns when the server stops
 	return nil
+}
+
+// peerListener accepts only connections whose peer (SO_PEERCRED, the
+// credentials it connected with) runs as uid.
+type peerListener struct {
+	*net.UnixListener
+	uid int
+}
+
+func (l peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			return nil, err
+		}
+		if uid, err := peerUID(c); err == nil && uid == l.uid {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+// peerUID is the user a Unix socket's peer connected as.
+func peerUID(c *net.UnixConn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return -1, err
+	}
+	if cerr != nil {
+		return -1, cerr
+	}
+	return int(cred.Uid), nil
 }
 
 // meshConfig is Istio's defaults plus the access log providers of the
