@@ -3,6 +3,8 @@ package localkube
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,25 @@ func TestCheckBinariesRefusesWhatOthersCanChange(t *testing.T) {
 				t.Errorf("CheckBinaries: %v; want the binaries refused", err)
 			}
 		})
+	}
+}
+
+// etcd's command line carries the quota it is given and the WAL count
+// EtcdWALBound assumes; no quota is DefaultEtcdQuota.
+func TestEtcdArgsBoundTheDisk(t *testing.T) {
+	t.Parallel()
+	flag := func(args []string, name string) string {
+		i := slices.Index(args, name)
+		if i < 0 || i+1 >= len(args) {
+			return ""
+		}
+		return args[i+1]
+	}
+	a := etcdArgs("/d", 128<<20)
+	if flag(a, "--quota-backend-bytes") != "134217728" || flag(a, "--max-wals") != strconv.Itoa(etcdMaxWALs) || flag(a, "--data-dir") != "/d" {
+		t.Errorf("etcd args %v", a)
+	}
+	if q := flag(etcdArgs("/d", 0), "--quota-backend-bytes"); q != strconv.Itoa(DefaultEtcdQuota) {
+		t.Errorf("default quota %s", q)
 	}
 }

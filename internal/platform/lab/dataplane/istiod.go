@@ -42,6 +42,17 @@ type istiodPlane struct {
 	version string // istio.io/istio module version istiod was built from
 }
 
+// IstiodEtcdQuota bounds the database of the local API server istiod
+// reads. Its data is in the lab's state directory, under /run, a tmpfs
+// the host's services share: the lab's mirror (its pods, Services and
+// policies, and Istio's and the Gateway API's CRDs) needs a few MiB, and
+// the API server compacts it every 5 minutes.
+const IstiodEtcdQuota = 128 << 20
+
+// IstiodStateBound is at most what that etcd takes of the state
+// directory: doctor and the preflight ask for it beside the lab's own.
+const IstiodStateBound = IstiodEtcdQuota + localkube.EtcdWALBound
+
 // IstiodPrerequisites reports what control_plane istiod needs and is
 // missing: istiod's build and the local API server's binaries, each with
 // the script that builds it.
@@ -73,7 +84,7 @@ func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Pro
 		return nil, err
 	}
 	pl := &istiodPlane{dir: dir, c: c, version: build.Version}
-	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, Log: log})
+	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, EtcdQuota: IstiodEtcdQuota, Log: log})
 	if err != nil {
 		return pl, fmt.Errorf("control_plane istiod: API server: %w", err)
 	}
@@ -224,14 +235,11 @@ func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, node
 	if err != nil {
 		return err
 	}
-	// Joining the API server's namespace takes CAP_SYS_ADMIN, and opening
-	// it (a thread of meshbench's, which holds more capabilities than the
-	// container) CAP_SYS_PTRACE; setpriv then empties the bounding set
-	// (CAP_SETPCAP), so istiod itself runs as root with no capability.
-	cmd := append([]string{"nsenter", "--net=" + pl.kube.Netns.Path(), "--",
-		"setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"}, d.Command()...)
+	// The container starts as root with what joining the API server's
+	// namespace and dropping to the control plane's user take; istiod
+	// itself runs as that user with no capability (localkube.UserCommand).
 	spec := PodSpec{Namespace: systemNamespace, Name: istiodPod, Node: node.Name, ServiceAccount: "istiod", HostNetwork: true,
-		Containers: []Container{{Name: istiodContainer, Command: cmd, Caps: []string{"sys_admin", "sys_ptrace", "setpcap"},
+		Containers: []Container{{Name: istiodContainer, Command: d.Command(), Caps: localkube.LauncherCaps,
 			Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
 	pl.istiod = true // recorded first: a pod that half started is removed too
 	if _, err := pl.c.AddPod(ctx, spec); err != nil {
