@@ -119,7 +119,9 @@ type Cluster struct {
 // Options configure Start.
 type Options struct {
 	BinDir string // see BinDir
-	Dir    string // working directory; a new temporary one when empty
+	// Dir is the working directory, which the caller made (and, to find
+	// it after a kill, recorded) and Stop removes.
+	Dir string
 	// EtcdQuota bounds etcd's database (--quota-backend-bytes); 0 is
 	// DefaultEtcdQuota. Its write-ahead logs take EtcdWALBound more.
 	EtcdQuota int64
@@ -167,19 +169,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	dir := o.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "meshbench-localkube-")
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+	if o.Dir == "" {
+		return nil, errors.New("local Kubernetes control plane: no working directory")
 	}
 	ns, err := NewNetns()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Netns: ns, log: o.Log}
+	c := &Cluster{Dir: o.Dir, Kubeconfig: filepath.Join(o.Dir, "kubeconfig"), Netns: ns, log: o.Log}
 	return c, c.start(ctx, o)
 }
 

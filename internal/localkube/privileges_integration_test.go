@@ -73,7 +73,12 @@ func TestIntegrationStartRunsAsItsOwnUser(t *testing.T) {
 	testenv.Need(t, err == nil, "the local control plane's binaries (scripts/k8s-testbin.sh): %v", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{BinDir: BinDir()})
+	dir, err := os.MkdirTemp("", "mb-localkube-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	c, err := Start(ctx, Options{BinDir: BinDir(), Dir: dir})
 	if c != nil {
 		defer c.Stop(false)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ func TestIntegrationTeardownOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := os.Getpid()
-	selfStart, err := procStart(self)
+	selfStart, err := hostsafe.ProcStart(self)
 	if err != nil {
 		t.Fatal(err)
 	}

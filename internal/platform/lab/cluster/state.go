@@ -7,10 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/hostsafe"
 )
 
 // stateFileName is the lab's state in its state directory: enough for
@@ -76,36 +77,7 @@ func (st State) check(root string) error {
 
 // ownerAlive reports whether the lab's owner process still runs: same
 // PID, same start time, and not a zombie waiting for its parent.
-func (st State) ownerAlive() bool {
-	start, err := procStart(st.Owner)
-	return err == nil && start == st.OwnerStart
-}
-
-// procStart is a running process's start time in clock ticks since boot
-// (field 22 of /proc/PID/stat); a zombie is an error.
-func procStart(pid int) (uint64, error) {
-	if pid <= 0 {
-		return 0, errors.New("no pid")
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces; fields count from after its ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("bad stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, errors.New("bad stat")
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return 0, errors.New("process exited")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
+func (st State) ownerAlive() bool { return hostsafe.Alive(st.Owner, st.OwnerStart) }
 
 // stateWriter rewrites the state file after changes, at most a few times
 // a second.
@@ -177,7 +149,7 @@ func (w *stateWriter) write() error {
 	l := w.l
 	st := State{Name: l.cfg.Name, Prefix: l.cfg.Prefix, StateDir: l.cfg.StateDir, Owner: os.Getpid(),
 		Supervisor: l.cfg.Supervisor, Cgroups: l.cg, Nodes: l.Nodes(), Updated: time.Now()}
-	st.OwnerStart, _ = procStart(st.Owner)
+	st.OwnerStart, _ = hostsafe.ProcStart(st.Owner)
 	st.Pods, st.Services = l.Pods(), l.Services()
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
