@@ -3,16 +3,14 @@
 package cli
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshbench/meshbench/internal/cpstudy"
 	"github.com/meshbench/meshbench/internal/istiod"
@@ -37,7 +35,7 @@ func TestIntegrationLabDownRemovesKilledControlPlaneStudy(t *testing.T) {
 	testenv.Need(t, istiodErr == nil, "%v", istiodErr)
 
 	cmd := exec.Command(bin, "run", "--study", cpstudy.Name, "--cp-pods", "100", "--out", filepath.Join(t.TempDir(), "cp"), "-v")
-	out := killOutput(t, cmd, regexp.MustCompile(`msg="local control plane up"`))
+	out := strings.Join(signalOnLine(t, cmd, regexp.MustCompile(`msg="local control plane up"`), 0, syscall.SIGKILL), "\n")
 	m := regexp.MustCompile(`msg="local control plane up" dir=(\S+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no working directory in the study's log:\n%s", out)
@@ -80,35 +78,6 @@ func TestIntegrationLabDownRemovesKilledControlPlaneStudy(t *testing.T) {
 			}
 		}
 	}
-}
-
-// killOutput starts cmd, SIGKILLs it once a stderr line matches trigger,
-// waits for it, and returns its stderr to then.
-func killOutput(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp) string {
-	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	never := time.AfterFunc(3*time.Minute, func() { _ = cmd.Process.Kill() }) // never hang on a trigger not seen
-	defer never.Stop()
-	var seen []string
-	hit := false
-	sc := bufio.NewScanner(stderr)
-	for !hit && sc.Scan() {
-		seen = append(seen, sc.Text())
-		hit = trigger.MatchString(sc.Text())
-	}
-	_ = cmd.Process.Kill()
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	_ = cmd.Wait()
-	if !hit {
-		t.Fatalf("the study never reached %q:\n%s", trigger, strings.Join(seen, "\n"))
-	}
-	return strings.Join(seen, "\n")
 }
 
 // studyCgroups are where the study pid made its top cgroups: below the
