@@ -19,18 +19,7 @@ import (
 func TestIntegrationLabIstiodCannotWriteRootFiles(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
-	dir, err := os.MkdirTemp("", "mb-istiod-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	victim := filepath.Join(dir, "victim")
-	if err := os.WriteFile(victim, []byte("root's\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, victim := testenv.RootVictim(t)
 	closed := filepath.Join(dir, "cache")
 	if err := os.Mkdir(closed, 0o700); err != nil { // as /root/.cache is to others
 		t.Fatal(err)
@@ -63,7 +52,7 @@ func TestIntegrationLabIstiodCannotWriteRootFiles(t *testing.T) {
 	}
 	argv := d.Command()
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if b, _ := os.ReadFile(victim); string(b) != "root's\n" {
+	if b, _ := os.ReadFile(victim); string(b) != testenv.VictimContent {
 		t.Errorf("istiod's command wrote a root-owned 0644 file: %q (%s)", b, out)
 	}
 	if !strings.HasPrefix(string(out), "65533\nCapEff:\t0000000000000000\n1\n") {

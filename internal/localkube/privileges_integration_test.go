@@ -21,18 +21,7 @@ import (
 func TestIntegrationControlPlaneCannotWriteRootFiles(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
-	dir, err := os.MkdirTemp("", "mb-localkube-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	victim := filepath.Join(dir, "victim")
-	if err := os.WriteFile(victim, []byte("root's\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, victim := testenv.RootVictim(t)
 	// The program sits in a directory only root may enter, as the cache
 	// under /root does.
 	closed := filepath.Join(dir, "closed")
@@ -54,7 +43,7 @@ func TestIntegrationControlPlaneCannotWriteRootFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if b, _ := os.ReadFile(victim); string(b) != "root's\n" {
+	if b, _ := os.ReadFile(victim); string(b) != testenv.VictimContent {
 		t.Errorf("a control-plane process wrote a root-owned 0644 file: %q", b)
 	}
 	out := c.LogTail("prog", 10)
