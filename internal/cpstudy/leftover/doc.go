@@ -2,6 +2,6 @@
 // control-plane study holds on the host (its cgroups and the local
 // control plane's working directory, with etcd's data and the API
 // server's keys), so that `meshbench lab down` can find and remove what a
-// study killed outright left behind. It needs no Kubernetes library, so a
+// study killed outright left behind. It needs no Kubernetes client, so a
 // lab-only meshbench removes them too.
 package leftover

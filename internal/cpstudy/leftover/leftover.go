@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/hostsafe"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
 // Record is what a running study holds on the host.
@@ -156,7 +157,7 @@ func List(root string) ([]Found, error) {
 		for _, d := range r.Cgroups {
 			if _, err := os.Stat(d); err == nil {
 				f.Present = append(f.Present, d)
-				f.Processes = append(f.Processes, pidsBelow(d)...)
+				f.Processes = append(f.Processes, cluster.PidsBelow(d)...)
 			}
 		}
 		if _, err := os.Lstat(r.Dir); r.Dir != "" && err == nil {
@@ -194,7 +195,7 @@ func remove(ctx context.Context, f Found, root string) error {
 	for {
 		var pids []int
 		for _, d := range f.Cgroups {
-			pids = append(pids, pidsBelow(d)...)
+			pids = append(pids, cluster.PidsBelow(d)...)
 		}
 		if len(pids) == 0 {
 			break
@@ -208,7 +209,7 @@ func remove(ctx context.Context, f Found, root string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for _, d := range f.Cgroups {
-		if err := removeCgroup(d); err != nil {
+		if err := cluster.RemoveCgroupTree(d); err != nil {
 			return err
 		}
 	}
@@ -219,50 +220,6 @@ func remove(ctx context.Context, f Found, root string) error {
 	}
 	if err := os.Remove(recordPath(root, f.PID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
-	}
-	return nil
-}
-
-// pidsBelow lists the processes in a cgroup directory and below it.
-func pidsBelow(dir string) []int {
-	var out []int
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				out = append(out, pid)
-			}
-		}
-		return nil
-	})
-	return out
-}
-
-// removeCgroup removes a cgroup directory and those below it, deepest
-// first, waiting a little for processes that are still exiting.
-func removeCgroup(dir string) error {
-	var dirs []string
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	for i := len(dirs) - 1; i >= 0; i-- {
-		var err error
-		for try := 0; try < 50; try++ {
-			if err = os.Remove(dirs[i]); err == nil || errors.Is(err, os.ErrNotExist) {
-				err = nil
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil {
-			return fmt.Errorf("remove cgroup %s: %w", dirs[i], err)
-		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/hostsafe"
+	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 
@@ -77,7 +78,7 @@ func TestIntegrationRemoveAfterKill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _ = removeCgroup(tops[0]) })
+	t.Cleanup(func() { _ = cluster.RemoveCgroupTree(tops[0]) })
 	left := exec.Command("sleep", "60")
 	if err := left.Start(); err != nil {
 		t.Fatal(err)
