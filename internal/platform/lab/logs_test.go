@@ -12,6 +12,8 @@ import (
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestGeneratorLog(t *testing.T) {
@@ -30,8 +32,7 @@ func TestGeneratorLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			g, err := openGeneratorLog(dir, "ns-1", []string{"/bin/meshbench", "load", "http://10.96.0.1:8080/"})
+			g, err := openGeneratorLog(confined.Dir{Root: t.TempDir(), Name: "logs"}, "ns-1", []string{"/bin/meshbench", "load", "http://10.96.0.1:8080/"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,5 +159,30 @@ func TestIstiodStateFitsTheCheck(t *testing.T) {
 	want := uint64(MinFreeState) + uint64(dataplane.IstiodEtcdQuota) + uint64(localkube.EtcdWALBound)
 	if got := stateNeed(withIstiod); got < want {
 		t.Errorf("a study with istiod asks for %d MiB; its etcd alone may take %d MiB", got>>20, (want-MinFreeState)>>20)
+	}
+}
+
+// TestGeneratorLogRefusesLinkSwappedIn: a measurement's log directory in
+// a results directory has a directory on its way swapped for a link, as
+// someone sharing the results could mid-run: the log is refused, and
+// nothing is written where the link points.
+func TestGeneratorLogRefusesLinkSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, swapped := range []string{"logs", "logs/cells", "logs/cells/c1"} {
+		t.Run(swapped, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			victimDir := resultstest.SwapForLink(t, root, "logs/cells/c1", swapped)
+			g, err := openGeneratorLog(confined.Dir{Root: root, Name: "logs/cells/c1"}, "ns-1", []string{"/bin/meshbench", "load"})
+			if err == nil {
+				g.close(0)
+				t.Error("the generator's log was opened through the link")
+			} else if !strings.Contains(err.Error(), "refused: a symbolic link") {
+				t.Errorf("openGeneratorLog: %v, want the link refused", err)
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
+			}
+		})
 	}
 }

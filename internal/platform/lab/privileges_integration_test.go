@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -43,7 +44,7 @@ func TestIntegrationGeneratorCannotWriteRootFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := &generator{namespace: "ns-1", pod: LoadPodName, container: "probe", opts: load.Options{URL: "http://127.0.0.1:1/"}}
-	_, err = p.runGenerator(ctx, p.lab, prog, filepath.Join(p.lab.StateDir(), "load"), logDir, gen)
+	_, err = p.runGenerator(ctx, p.lab, prog, filepath.Join(p.lab.StateDir(), "load"), confined.Dir{Root: dir, Name: "logs"}, gen)
 	if err == nil {
 		t.Fatal("the fake generator gave a result")
 	}
