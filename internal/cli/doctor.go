@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
 	"github.com/meshbench/meshbench/internal/study"
@@ -120,6 +121,7 @@ func preflight(ctx context.Context, st *study.Study, resultsDir string, f runFla
 	n := platform.Needs{Nodes: st.Platform.Nodes, ResultsDir: resultsDir, SharedHost: f.sharedHost}
 	for _, m := range st.Meshes {
 		n.Profiles = append(n.Profiles, m.Profile)
+		n.Istiod = n.Istiod || m.ControlPlane == mesh.ControlPlaneIstiod
 		if m.ProxyVersion != "" && !slices.Contains(n.ProxyVersions, m.ProxyVersion) {
 			n.ProxyVersions = append(n.ProxyVersions, m.ProxyVersion)
 		}

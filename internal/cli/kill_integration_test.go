@@ -142,6 +142,22 @@ func killAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Dura
 // run's lab.
 func signalAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Duration, sig syscall.Signal) string {
 	t.Helper()
+	seen := signalOnLine(t, cmd, trigger, after, sig)
+	nameRE := regexp.MustCompile(`msg="the run's lab" name=(\w+)`)
+	for _, line := range seen {
+		if m := nameRE.FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("the run never named its lab:\n%s", strings.Join(seen, "\n"))
+	return ""
+}
+
+// signalOnLine starts cmd, sends it sig once a stderr line matches
+// trigger and after has passed, waits for it to exit, and returns its
+// stderr lines to the trigger's.
+func signalOnLine(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Duration, sig syscall.Signal) []string {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -155,17 +171,12 @@ func signalAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Du
 		<-ctx.Done()
 		_ = cmd.Process.Kill() // never hang the suite on a trigger not seen
 	}()
-	nameRE := regexp.MustCompile(`msg="the run's lab" name=(\w+)`)
-	var name string
 	var seen []string
 	hit := false
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
 		seen = append(seen, line)
-		if m := nameRE.FindStringSubmatch(line); m != nil {
-			name = m[1]
-		}
 		if trigger.MatchString(line) {
 			hit = true
 			time.Sleep(after)
@@ -175,10 +186,10 @@ func signalAt(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after time.Du
 	}
 	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 	_ = cmd.Wait()
-	if !hit || ctx.Err() != nil || name == "" {
-		t.Fatalf("the run never reached %q (lab %q):\n%s", trigger, name, strings.Join(seen, "\n"))
+	if !hit || ctx.Err() != nil {
+		t.Fatalf("the run never reached %q:\n%s", trigger, strings.Join(seen, "\n"))
 	}
-	return name
+	return seen
 }
 
 // assertNoProcesses waits a little for the parent-death signal to end

@@ -90,9 +90,10 @@ func newLabDownCmd(s Streams, g *globals) *cobra.Command {
 		Short: "Remove every process, namespace, cgroup and rule of a lab, even after a crash",
 		Long: `Remove a lab: --name (its state names everything it made), or --prefix for
 leftovers whose state is gone. With neither, remove the lab 'lab up' made
-(named mb) and every lab whose owner is gone, such as a 'meshbench run'
-killed outright, and list them; a lab whose owner still runs (another
-run's) is left alone. That is what 'kubernetes down --all' is to a
+(named mb), every lab whose owner is gone, such as a 'meshbench run'
+killed outright, and what a control-plane study killed outright left (its
+cgroups and its local control plane's directory), and list them; a lab or
+study whose owner still runs (another run's) is left alone. That is what 'kubernetes down --all' is to a
 cluster, so lab down takes no --all. --dry-run lists what would be removed
 (processes, network namespaces with their veths and iptables chains,
 cgroups, state files) and removes nothing.`,
@@ -104,9 +105,15 @@ cgroups, state files) and removes nothing.`,
 				if name == "" {
 					name = platlab.DefaultName
 				}
+				if err := platlab.CheckName(name); err != nil {
+					return fmt.Errorf("--name: %w", err)
+				}
 				if dryRun {
 					r, err := platlab.Inventory(cmd.Context(), name, prefix)
-					printRemoval(s, name, r)
+					if err != nil && len(r) == 0 {
+						return err // refused, or nothing found: say nothing would be removed only when that is known
+					}
+					printRemoval(s, "lab "+name, r)
 					return err
 				}
 				return platlab.Teardown(cmd.Context(), name, prefix, g.logger(s))
@@ -131,14 +138,15 @@ cgroups, state files) and removes nothing.`,
 	return cmd
 }
 
-// printRemoval lists what lab down would remove of one lab, a line each.
-func printRemoval(s Streams, name string, lines []string) {
+// printRemoval lists what lab down would remove of one lab ("lab NAME")
+// or killed control-plane study, a line each.
+func printRemoval(s Streams, what string, lines []string) {
 	if len(lines) == 0 {
-		fmt.Fprintf(s.Out, "lab %s: nothing to remove\n", name)
+		fmt.Fprintf(s.Out, "%s: nothing to remove\n", what)
 		return
 	}
 	for _, l := range lines {
-		fmt.Fprintf(s.Out, "would remove lab %s: %s\n", name, l)
+		fmt.Fprintf(s.Out, "would remove %s: %s\n", what, l)
 	}
 }
 

@@ -23,10 +23,9 @@ type cgroups struct {
 
 var controllers = []string{"cpuset", "cpuacct", "memory"}
 
-// newCgroups creates <own cgroup>/<name>/{istiod,rest} in each hierarchy,
-// pins istiod to the last CPU and the rest to the others, and moves this
-// process into rest.
-func newCgroups(name string) (*cgroups, error) {
+// planCgroups finds where <own cgroup>/<name>/{istiod,rest} go in each
+// hierarchy and which CPUs each gets, creating nothing (create does).
+func planCgroups(name string) (*cgroups, error) {
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, err
@@ -67,16 +66,31 @@ func newCgroups(name string) (*cgroups, error) {
 		rest[i] = strconv.Itoa(c)
 	}
 	cg.Rest = strings.Join(rest, ",")
+	return cg, nil
+}
+
+// tops are the study's top directories, one per hierarchy.
+func (cg *cgroups) tops() []string {
+	var out []string
+	for _, c := range controllers {
+		out = append(out, cg.dirs[c])
+	}
+	return out
+}
+
+// create makes the groups, pins istiod to its CPU and the rest to the
+// others, and moves this process into rest.
+func (cg *cgroups) create() error {
 	mems, err := os.ReadFile(filepath.Join(cg.orig["cpuset"], "cpuset.mems"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, c := range controllers {
 		for _, sub := range []string{"", "istiod", "rest"} {
 			d := filepath.Join(cg.dirs[c], sub)
 			if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 				cg.remove()
-				return nil, fmt.Errorf("create cgroup %s: %w", d, err)
+				return fmt.Errorf("create cgroup %s: %w", d, err)
 			}
 			if c != "cpuset" {
 				continue
@@ -84,19 +98,19 @@ func newCgroups(name string) (*cgroups, error) {
 			cpus := map[string]string{"": cg.Istiod + "," + cg.Rest, "istiod": cg.Istiod, "rest": cg.Rest}[sub]
 			if err := write(filepath.Join(d, "cpuset.cpus"), cpus); err != nil {
 				cg.remove()
-				return nil, err
+				return err
 			}
 			if err := write(filepath.Join(d, "cpuset.mems"), strings.TrimSpace(string(mems))); err != nil {
 				cg.remove()
-				return nil, err
+				return err
 			}
 		}
 	}
 	if err := cg.join("rest", os.Getpid()); err != nil {
 		cg.remove()
-		return nil, err
+		return err
 	}
-	return cg, nil
+	return nil
 }
 
 // join moves a process, with all its threads, into one of the groups.

@@ -80,7 +80,7 @@ func resumable(c Config, build istiod.Build) (*Results, Config, map[pointKey]boo
 	// The study's own settings come from the run; where to find the
 	// binaries, whether to keep logs and where to log, from this one.
 	cfg := res.Config
-	cfg.Dir, cfg.K8sBinDir, cfg.IstiodDir, cfg.Keep, cfg.Log, cfg.Resume = c.Dir, c.K8sBinDir, c.IstiodDir, c.Keep, c.Log, true
+	cfg.Dir, cfg.K8sBinDir, cfg.IstiodDir, cfg.Keep, cfg.StateRoot, cfg.Log, cfg.Resume = c.Dir, c.K8sBinDir, c.IstiodDir, c.Keep, c.StateRoot, c.Log, true
 	if err := cfg.validate(); err != nil {
 		return nil, c, nil, fmt.Errorf("%s: %w", c.Dir, err)
 	}

@@ -18,8 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/meshbench/meshbench/internal/cpstudy/leftover"
+	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/istiod"
 	"github.com/meshbench/meshbench/internal/localkube"
+	labcluster "github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/xdsload"
@@ -70,11 +73,14 @@ type Config struct {
 	SampleInterval time.Duration `json:"sample_interval"`
 	SyncTimeout    time.Duration `json:"sync_timeout"`
 
-	Dir       string       `json:"-"` // results directory
-	Resume    bool         `json:"-"` // continue the run in Dir, skipping the points it finished
-	K8sBinDir string       `json:"-"`
-	IstiodDir string       `json:"-"`
-	Keep      bool         `json:"-"` // keep the cluster's working directory
+	Dir       string `json:"-"` // results directory
+	Resume    bool   `json:"-"` // continue the run in Dir, skipping the points it finished
+	K8sBinDir string `json:"-"`
+	IstiodDir string `json:"-"`
+	Keep      bool   `json:"-"` // keep the cluster's working directory
+	// StateRoot is where the run records what it makes on the host
+	// (leftover.Register), for lab down: the lab's state root.
+	StateRoot string       `json:"-"`
 	Log       *slog.Logger `json:"-"`
 }
 
@@ -88,7 +94,7 @@ func DefaultConfig() Config {
 		Scales: []int{100, 1000, 5000}, Modes: DefaultModes, Changes: 16,
 		ChangeInterval: time.Second, ChangeTimeout: 20 * time.Second, Idle: 5 * time.Second,
 		SampleInterval: time.Second, SyncTimeout: 10 * time.Minute,
-		K8sBinDir: localkube.BinDir(), IstiodDir: localkube.IstiodDir(),
+		K8sBinDir: localkube.BinDir(), IstiodDir: localkube.IstiodDir(), StateRoot: labcluster.DefaultStateRoot,
 	}
 }
 
@@ -223,12 +229,39 @@ func Run(ctx context.Context, c Config) (*Results, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	cg, err := newCgroups(fmt.Sprintf("mbcp-%d", os.Getpid()))
+	cg, err := planCgroups(leftover.CgroupName(os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
+	// What the study makes on the host is recorded before it is made, so
+	// that lab down removes it after a kill -9.
+	work, err := os.MkdirTemp("", leftover.DirPrefix)
+	if err != nil {
+		return nil, err
+	}
+	start, err := hostsafe.ProcStart(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	rec := leftover.Record{PID: os.Getpid(), Start: start, Cgroups: cg.tops(), Dir: work}
+	if c.Keep {
+		rec.Dir = "" // a directory the user asked to keep is theirs: lab down leaves it
+	}
+	release, err := leftover.Register(c.StateRoot, rec)
+	if err != nil {
+		_ = os.Remove(work)
+		return nil, err
+	}
+	defer func() {
+		if err := release(); err != nil {
+			c.Log.Warn("control-plane study: remove its record", "err", err)
+		}
+	}()
+	if err := cg.create(); err != nil {
+		return nil, err
+	}
 	defer cg.remove()
-	cluster, err := localkube.Start(ctx, localkube.Options{BinDir: c.K8sBinDir, Log: c.Log})
+	cluster, err := localkube.Start(ctx, localkube.Options{BinDir: c.K8sBinDir, Dir: work, Log: c.Log})
 	if cluster != nil {
 		defer cluster.Stop(c.Keep)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/localkube"
 )
 
@@ -35,6 +36,10 @@ func Find(dir string) (Build, error) {
 	_, gerr := os.Stat(b.GatewayCRDs)
 	if err != nil || serr != nil || st.Mode()&0o111 == 0 || cerr != nil || gerr != nil {
 		return b, fmt.Errorf("istiod is not built in %s; build it with scripts/istiod-build.sh (or set %s)", dir, localkube.IstiodDirEnv)
+	}
+	// It runs as root's child: one another user could have changed is refused.
+	if _, err := hostsafe.Executable(b.Binary); err != nil {
+		return b, fmt.Errorf("istiod in %s: %w; %s, or build it again with scripts/istiod-build.sh", dir, err, hostsafe.Fix)
 	}
 	b.Version = string(bytes.TrimSpace(v))
 	return b, nil

@@ -18,6 +18,8 @@ func TestFind(t *testing.T) {
 		{name: "complete"},
 		{name: "no binary", missing: "bin/pilot-discovery"},
 		{name: "binary not executable", mode: 0o644},
+		// Run as root's child: one another user could replace is refused.
+		{name: "binary others can write", mode: 0o777},
 		{name: "no Istio CRDs", missing: "crds.yaml"},
 		{name: "no Gateway API CRDs", missing: "gateway-crds.yaml"},
 		{name: "no version", missing: "version"},
@@ -37,6 +39,9 @@ func TestFind(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(p, []byte("v0.0.0-test\n"), mode); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(p, mode); err != nil { // the umask narrows WriteFile's mode
 					t.Fatal(err)
 				}
 			}

@@ -61,8 +61,13 @@ func New(b Build, o Options) (*Istiod, error) {
 	if err := os.WriteFile(mesh, []byte(mc), 0o644); err != nil {
 		return nil, err
 	}
+	// istiod may run as the control plane's user: the log it names and
+	// its home (Command, Start) are that user's.
+	if _, err := o.Cluster.UserFile("istiod.log"); err != nil {
+		return nil, err
+	}
 	env := append([]string{
-		"PATH=/usr/bin:/bin", "HOME=" + o.Dir,
+		"PATH=/usr/bin:/bin", "HOME=" + o.Cluster.Home(),
 		"POD_NAMESPACE=" + SystemNamespace, "POD_NAME=istiod-0", "REVISION=default", "CLUSTER_ID=Kubernetes",
 		// No webhooks: istiod must not patch configurations that do not exist.
 		"VALIDATION_WEBHOOK_CONFIG_NAME=", "INJECTION_WEBHOOK_CONFIG_NAME=",
@@ -94,14 +99,13 @@ func (d *Istiod) Start(ctx context.Context) error {
 }
 
 // Command is istiod's command line for a launcher of its own, such as the
-// lab, which runs istiod as one of its pods to measure it: istiod with its
-// environment alone, logging where Start's istiod logs. The launcher runs
-// it in the cluster's network namespace (Cluster.Netns), which holds only
-// loopback, stops it, and learns from WaitReady when it serves.
+// lab, which runs istiod as one of its pods to measure it, as root with
+// localkube.LauncherCaps: istiod with its environment alone, in the
+// cluster's network namespace (which holds only loopback) as the control
+// plane's user, logging where Start's istiod logs. The launcher stops it,
+// and learns from WaitReady when it serves.
 func (d *Istiod) Command() []string {
-	argv := append([]string{"env", "-i", "-C", d.o.Cluster.Dir}, d.env...)
-	argv = append(argv, d.build.Binary)
-	return append(append(argv, d.args...), "--log_target", filepath.Join(d.o.Cluster.Dir, "istiod.log"))
+	return d.o.Cluster.UserCommand(d.build.Binary, d.env, append(d.args, "--log_target", filepath.Join(d.o.Cluster.Dir, "istiod.log"))...)
 }
 
 // WaitReady waits until istiod is ready to serve.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshbench/meshbench/internal/hostsafe"
 )
 
 // K8sVersion is the Kubernetes version scripts/k8s-testbin.sh builds; its
@@ -59,11 +62,16 @@ func cacheDir(env, name, version string) string {
 	return filepath.Join(cache, "meshbench", name, version)
 }
 
+// binaries are the control plane's programs in BinDir's bin/.
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"}
+
 // CheckBinaries reports, as one error naming the fix, which of the
-// control plane's binaries and kwok's stage files are missing from dir.
+// control plane's binaries and kwok's stage files are missing from dir,
+// or could have been changed by another user: they run as root's
+// children, from a cache or a directory an environment variable names.
 func CheckBinaries(dir string) error {
 	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
+	for _, b := range binaries {
 		if st, err := os.Stat(filepath.Join(dir, "bin", b)); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, b)
 		}
@@ -75,8 +83,27 @@ func CheckBinaries(dir string) error {
 		return fmt.Errorf("local Kubernetes control plane: %s missing in %s; build it with scripts/k8s-testbin.sh (or set %s)",
 			strings.Join(missing, ", "), dir, BinDirEnv)
 	}
+	var errs []error
+	for _, b := range binaries {
+		if _, err := hostsafe.Executable(filepath.Join(dir, "bin", b)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := hostsafe.Dir(filepath.Join(dir, "stages")); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("local Kubernetes control plane in %s: %w; %s", dir, err, hostsafe.Fix)
+	}
 	return nil
 }
+
+// UID is the user (and group) every process of the local control plane
+// runs as, with no capability: none needs any, and a process left as root
+// with no capability could still write every file root owns. The
+// cluster's directory is root's and its group's (0750); what the
+// processes read and write in it is the user's.
+const UID = 65533
 
 // Cluster is a running local control plane.
 type Cluster struct {
@@ -92,8 +119,44 @@ type Cluster struct {
 // Options configure Start.
 type Options struct {
 	BinDir string // see BinDir
-	Dir    string // working directory; a new temporary one when empty
-	Log    *slog.Logger
+	// Dir is the working directory, which the caller made (and, to find
+	// it after a kill, recorded) and Stop removes.
+	Dir string
+	// EtcdQuota bounds etcd's database (--quota-backend-bytes); 0 is
+	// DefaultEtcdQuota. Its write-ahead logs take EtcdWALBound more.
+	EtcdQuota int64
+	Log       *slog.Logger
+}
+
+// DefaultEtcdQuota is etcd's database bound for the control-plane study,
+// whose 5,000 pods and their churn need room (its working directory is on
+// disk, not /run).
+const DefaultEtcdQuota = 8 << 30
+
+// etcdMaxWALs is how many write-ahead log files etcd keeps (each
+// preallocated to etcdWALSize), and etcdWALSize etcd's segment size.
+const (
+	etcdMaxWALs = 2
+	etcdWALSize = 64 << 20
+)
+
+// EtcdWALBound is what etcd's write-ahead logs take at most beside its
+// database (whose writes beyond the quota are refused): it keeps
+// etcdMaxWALs files once it snapshots, every 10,000 writes.
+const EtcdWALBound = etcdMaxWALs * etcdWALSize
+
+// etcdArgs is etcd's command line with its data in dataDir and its
+// database bounded by quota (0: DefaultEtcdQuota). The API server
+// compacts every 5 minutes, so the database does not grow with revisions.
+func etcdArgs(dataDir string, quota int64) []string {
+	if quota == 0 {
+		quota = DefaultEtcdQuota
+	}
+	return []string{"--data-dir", dataDir,
+		"--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
+		"--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
+		"--initial-cluster", "default=http://127.0.0.1:2380", "--unsafe-no-fsync", "--log-level", "warn",
+		"--quota-backend-bytes", strconv.FormatInt(quota, 10), "--max-wals", strconv.Itoa(etcdMaxWALs)}
 }
 
 // Start creates the namespace and starts etcd, kube-apiserver,
@@ -106,23 +169,95 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	dir := o.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "meshbench-localkube-")
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+	if o.Dir == "" {
+		return nil, errors.New("local Kubernetes control plane: no working directory")
 	}
 	ns, err := NewNetns()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Netns: ns, log: o.Log}
-	return c, c.start(ctx, o.BinDir)
+	c := &Cluster{Dir: o.Dir, Kubeconfig: filepath.Join(o.Dir, "kubeconfig"), Netns: ns, log: o.Log}
+	return c, c.start(ctx, o)
 }
 
-func (c *Cluster) start(ctx context.Context, root string) error {
+// prepare makes the cluster's directory root's and UID's group's alone
+// (0750), with the data directory and home UID's, and copies kwok's stage
+// files in from binDir, which UID may not be able to reach (a cache under
+// /root).
+func (c *Cluster) prepare(binDir string) error {
+	if err := os.Chown(c.Dir, 0, UID); err != nil {
+		return err
+	}
+	if err := os.Chmod(c.Dir, 0o750); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Join(c.Dir, "etcd"), c.Home()} {
+		if err := c.userDir(d); err != nil {
+			return err
+		}
+	}
+	stages, err := filepath.Glob(filepath.Join(binDir, "stages", "*.yaml"))
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(c.Dir, "stages"), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	for _, st := range stages {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(c.Dir, "stages", filepath.Base(st)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Home is the control plane's processes' working directory, the one
+// directory in the cluster's they may create files in.
+func (c *Cluster) Home() string { return filepath.Join(c.Dir, "home") }
+
+// userDir creates a directory of UID's alone (0700), if missing.
+func (c *Cluster) userDir(d string) error {
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return os.Chown(d, UID, UID)
+}
+
+// own gives files to UID, for its processes to read (0600 stays).
+func (c *Cluster) own(paths ...string) error {
+	for _, p := range paths {
+		if err := os.Chown(p, UID, UID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UserFile creates (empty, if missing) a file in the cluster's directory
+// that the control plane's user may write, such as a log a process opens
+// by name, and Home, and returns the file's path.
+func (c *Cluster) UserFile(name string) (string, error) {
+	if err := c.userDir(c.Home()); err != nil {
+		return "", err
+	}
+	p := filepath.Join(c.Dir, name)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return p, c.own(p)
+}
+
+func (c *Cluster) start(ctx context.Context, o Options) error {
+	root := o.BinDir
+	if err := c.prepare(root); err != nil {
+		return err
+	}
 	p, err := writePKI(c.Dir)
 	if err != nil {
 		return err
@@ -130,12 +265,11 @@ func (c *Cluster) start(ctx context.Context, root string) error {
 	if err := writeKubeconfig(c.Kubeconfig, p); err != nil {
 		return err
 	}
+	if err := c.own(p.CA, p.ServerCert, p.ServerKey, p.AdminCert, p.AdminKey, p.SAKey, p.SAPub, c.Kubeconfig); err != nil {
+		return err
+	}
 	bin := func(name string) string { return filepath.Join(root, "bin", name) }
-	if _, err := c.StartProcess("etcd", bin("etcd"), nil, "--data-dir", filepath.Join(c.Dir, "etcd"),
-		"--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
-		"--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
-		"--initial-cluster", "default=http://127.0.0.1:2380", "--unsafe-no-fsync", "--log-level", "warn",
-		"--quota-backend-bytes", "8589934592"); err != nil {
+	if _, err := c.StartProcess("etcd", bin("etcd"), nil, etcdArgs(filepath.Join(c.Dir, "etcd"), o.EtcdQuota)...); err != nil {
 		return err
 	}
 	if err := c.waitHTTP(ctx, "http://127.0.0.1:2379/health", 30*time.Second); err != nil {
@@ -179,7 +313,7 @@ func (c *Cluster) start(ctx context.Context, root string) error {
 		"--kube-api-qps", "500", "--kube-api-burst", "1000", "--concurrent-service-endpoint-syncs", "10"); err != nil {
 		return err
 	}
-	stages, err := filepath.Glob(filepath.Join(root, "stages", "*.yaml"))
+	stages, err := filepath.Glob(filepath.Join(c.Dir, "stages", "*.yaml"))
 	if err != nil || len(stages) == 0 {
 		return fmt.Errorf("kwok stages missing in %s", root)
 	}
@@ -198,25 +332,62 @@ func (c *Cluster) start(ctx context.Context, root string) error {
 	})
 }
 
-// StartProcess runs a process in the namespace, its output to
-// <Dir>/<name>.log, and stops it with the cluster. env, when not nil,
-// replaces the environment.
+// StartProcess runs a process in the namespace as UID with no
+// capability, in Home, its output to <Dir>/<name>.log, and stops it with
+// the cluster. env, when not nil, replaces the environment. The program is
+// opened here, as root, and run from that descriptor: it may sit where UID
+// cannot reach (a cache under /root), and CheckBinaries has checked it.
 func (c *Cluster) StartProcess(name, path string, env []string, args ...string) (*exec.Cmd, error) {
+	if err := c.userDir(c.Home()); err != nil {
+		return nil, err
+	}
 	logf, err := os.OpenFile(filepath.Join(c.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(path, args...)
+	prog, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	defer prog.Close()
+	cmd := &exec.Cmd{Path: "/proc/self/fd/3", Args: append([]string{name}, args...), ExtraFiles: []*os.File{prog}}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = env
-	cmd.Dir = c.Dir
+	cmd.Dir = c.Home()
+	// Switching from root to UID clears every capability; Go sets the
+	// parent-death signal after it switches, so it holds.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: UID, Gid: UID, Groups: []uint32{}}}
 	if err := c.Netns.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	c.procs = append(c.procs, cmd)
 	c.log.Debug("started", "process", name, "pid", cmd.Process.Pid)
 	return cmd, nil
+}
+
+// LauncherCaps are the capabilities a launcher of its own that runs as
+// root (the lab's container for istiod) needs to start UserCommand: join
+// the namespace (sys_admin, and sys_ptrace to open it from a thread of
+// meshbench's), then become UID (setuid, setgid) and empty the bounding
+// set (setpcap).
+var LauncherCaps = []string{"sys_admin", "sys_ptrace", "setuid", "setgid", "setpcap"}
+
+// UserCommand is a command line that, started as root with LauncherCaps,
+// runs bin with args in the cluster's namespace as StartProcess runs its
+// processes: as UID with no capability, in Home, with env as its whole
+// environment. bin is opened as root first, as StartProcess opens it. The
+// namespace must stay open while it runs.
+func (c *Cluster) UserCommand(bin string, env []string, args ...string) []string {
+	uid := strconv.Itoa(UID)
+	argv := []string{"/bin/sh", "-c", `exec 3<"$0" && exec "$@"`, bin,
+		"nsenter", "--net=" + c.Netns.Path(), "--",
+		// The kernel clears the parent-death signal when the user
+		// changes; setpriv sets it again.
+		"setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig=KILL", "--",
+		"env", "-i", "-C", c.Home()}
+	argv = append(argv, env...)
+	return append(append(argv, "/proc/self/fd/3"), args...)
 }
 
 // StopProcess ends one process the cluster started: SIGTERM, then SIGKILL
@@ -257,9 +428,22 @@ func (c *Cluster) Stop(keep bool) {
 	}
 }
 
-// LogTail returns the last lines of a process's log.
+// maxLogTail bounds what LogTail reads: a log may be the control plane
+// user's file, as large as it made it.
+const maxLogTail = 64 << 10
+
+// LogTail returns the last lines of a process's log, from its last
+// maxLogTail bytes.
 func (c *Cluster) LogTail(name string, lines int) string {
-	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+	var b []byte
+	if f, err := os.Open(filepath.Join(c.Dir, name+".log")); err == nil {
+		if st, err := f.Stat(); err == nil {
+			b = make([]byte, min(st.Size(), maxLogTail))
+			n, _ := f.ReadAt(b, st.Size()-int64(len(b)))
+			b = b[:n]
+		}
+		f.Close()
+	}
 	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(ls) > lines {
 		ls = ls[len(ls)-lines:]

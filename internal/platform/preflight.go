@@ -40,6 +40,9 @@ type Needs struct {
 	// hypervisor that takes a share of them, for development hosts where
 	// measurements are not meant to be clean.
 	SharedHost bool
+	// Istiod says a mesh takes its configuration from istiod
+	// (control_plane: istiod), which runs a local control plane with it.
+	Istiod bool
 }
 
 // Meshes says whether any of the profiles installs a mesh.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/hostsafe"
+	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
@@ -37,9 +39,12 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 		out = append(out, envoyReleaseFinding(ctx, v))
 	}
 	out = append(out, cluster.FileLimitFinding())
-	out = append(out, stateDiskFinding(cluster.DefaultStateRoot))
+	out = append(out, stateDiskFinding(cluster.DefaultStateRoot, stateNeed(n)))
 	if n.Meshes() {
 		out = append(out, uidFinding("/etc/passwd", "/proc", proxyUser))
+	}
+	if n.Istiod {
+		out = append(out, uidFinding("/etc/passwd", "/proc", controlPlaneUser))
 	}
 	out = append(out, uidFinding("/etc/passwd", "/proc", appUser))
 	return append(out, platform.DiskFinding(n.ResultsDir, platform.MinFreeDisk))
@@ -50,10 +55,21 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 // at most 16 MiB with access logs on.
 const MinFreeState = 128 << 20
 
+// stateNeed is the free space a study's lab wants for its state: with
+// control_plane istiod, also what the local API server's etcd may take
+// there (its quota and write-ahead logs).
+func stateNeed(n platform.Needs) uint64 {
+	need := uint64(MinFreeState)
+	if n.Istiod {
+		need += uint64(dataplane.IstiodStateBound)
+	}
+	return need
+}
+
 // stateDiskFinding checks the free space where the lab keeps its state
 // (under /run: a tmpfs the host's services share, on most hosts).
-func stateDiskFinding(root string) platform.Finding {
-	return platform.SpaceFinding("state-disk", root, MinFreeState, "make "+root+" a directory on a mounted file system",
+func stateDiskFinding(root string, need uint64) platform.Finding {
+	return platform.SpaceFinding("state-disk", root, need, "make "+root+" a directory on a mounted file system",
 		"free space under "+root+" (on a tmpfs, grow it: mount -o remount,size=<more> /run)")
 }
 
@@ -65,6 +81,9 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	bin, err := dataplane.FindEnvoy()
 	if err != nil {
 		f.Detail, f.Fix = strings.TrimPrefix(err.Error(), "envoy: "), fix
+		if errors.As(err, new(*hostsafe.UntrustedError)) {
+			f.Fix = hostsafe.Fix + ", or set " + dataplane.EnvoyEnv + " to an Envoy only root can change"
+		}
 		return f
 	}
 	if err := dataplane.CheckUnprivileged(bin); err != nil {
@@ -119,8 +138,10 @@ type labUser struct {
 var (
 	proxyUser = labUser{check: "proxy-uid", who: "the proxies", uid: dataplane.ProxyUID,
 		risk: "it could read the proxies' keys and signal them"}
-	appUser = labUser{check: "app-uid", who: "the apps", uid: AppUID,
+	appUser = labUser{check: "app-uid", who: "the apps and load generators", uid: AppUID,
 		risk: "it could signal or trace the apps"}
+	controlPlaneUser = labUser{check: "control-plane-uid", who: "the control-plane processes", uid: localkube.UID,
+		risk: "it could read the local API server's keys and signal istiod"}
 )
 
 // uidFinding warns when a UID the lab runs containers as is not free on

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/localkube"
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
@@ -100,7 +103,7 @@ func TestFaultsSince(t *testing.T) {
 func TestStateDiskFinding(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	f := stateDiskFinding(filepath.Join(dir, "not-yet"))
+	f := stateDiskFinding(filepath.Join(dir, "not-yet"), MinFreeState)
 	if f.Check != "state-disk" || !strings.Contains(f.Detail, "MiB free under "+dir) {
 		t.Errorf("finding %+v", f)
 	}
@@ -134,8 +137,28 @@ func TestProxyUIDFinding(t *testing.T) {
 	if f.OK || f.Fix == "" || !strings.Contains(f.Detail, "UID 1337, which the proxies run as, is user istio, running processes 42") {
 		t.Errorf("taken UID: %+v", f)
 	}
-	if f := uidFinding(passwd, proc, appUser); !f.OK || !strings.Contains(f.Detail, "UID 65532 (the apps' user) is free") {
+	if f := uidFinding(passwd, proc, appUser); !f.OK || !strings.Contains(f.Detail, "UID 65532 (the apps and load generators' user) is free") {
 		t.Errorf("the apps' UID: %+v", f)
+	}
+	if f := uidFinding(passwd, proc, controlPlaneUser); !f.OK || !strings.Contains(f.Detail, "UID 65533 (the control-plane processes' user) is free") {
+		t.Errorf("the control plane's UID: %+v", f)
+	}
+}
+
+// With control_plane istiod the local API server's etcd keeps its data in
+// the lab's state directory; doctor and the preflight ask for room for
+// all it may take there (its quota and write-ahead logs) beside the lab's
+// own, where they asked for 128 MiB while etcd's quota was 8 GiB.
+func TestIstiodStateFitsTheCheck(t *testing.T) {
+	t.Parallel()
+	plain := platform.Needs{Profiles: []string{"sidecar"}}
+	if got := stateNeed(plain); got != MinFreeState {
+		t.Errorf("a study without istiod asks for %d MiB, want %d", got>>20, MinFreeState>>20)
+	}
+	withIstiod := platform.Needs{Profiles: []string{"sidecar"}, Istiod: true}
+	want := uint64(MinFreeState) + uint64(dataplane.IstiodEtcdQuota) + uint64(localkube.EtcdWALBound)
+	if got := stateNeed(withIstiod); got < want {
+		t.Errorf("a study with istiod asks for %d MiB; its etcd alone may take %d MiB", got>>20, (want-MinFreeState)>>20)
 	}
 }
 

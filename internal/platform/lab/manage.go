@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
+	"github.com/meshbench/meshbench/internal/cpstudy/leftover"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 )
 
@@ -15,18 +17,36 @@ import (
 // that runs it, for `meshbench lab`, so that no caller outside the lab
 // provider reaches into its cluster package.
 
-// stateDir is where the lab named name keeps its state.
-func stateDir(name string) string { return filepath.Join(cluster.DefaultStateRoot, name) }
+// CheckName refuses a lab name that is not one: lower-case letters,
+// digits and dashes; never a path such as "..".
+func CheckName(name string) error { return cluster.CheckName(name) }
+
+// stateDir is where the lab named name keeps its state; a name that is
+// not a lab's (a path such as "..") is refused.
+func stateDir(name string) (string, error) {
+	if err := cluster.CheckName(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(cluster.DefaultStateRoot, name), nil
+}
 
 // Status writes the state of the lab named name to w.
 func Status(ctx context.Context, name string, w io.Writer) error {
-	return cluster.Status(ctx, stateDir(name), w)
+	dir, err := stateDir(name)
+	if err != nil {
+		return err
+	}
+	return cluster.Status(ctx, dir, w)
 }
 
 // Exec runs argv inside a pod's (or, as "node/NAME", a node's) network
 // namespace of the lab named name, with the Services' environment.
 func Exec(ctx context.Context, name, target string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return cluster.Exec(ctx, cluster.ExecOptions{StateDir: stateDir(name), Target: target, Argv: argv,
+	dir, err := stateDir(name)
+	if err != nil {
+		return err
+	}
+	return cluster.Exec(ctx, cluster.ExecOptions{StateDir: dir, Target: target, Argv: argv,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }
 
@@ -44,17 +64,23 @@ func Inventory(ctx context.Context, name, prefix string) ([]string, error) {
 	return r.Lines(), err
 }
 
-// InventoryAll lists, per lab, what TeardownAll would remove, and
-// removes nothing: the lab `lab up` made and every lab whose owner is gone.
+// InventoryAll lists, per lab ("lab NAME") and per killed control-plane
+// study ("control-plane study pid N"), what TeardownAll would remove, and
+// removes nothing: the lab `lab up` made, every lab whose owner is gone,
+// and what each control-plane study killed outright left.
 func InventoryAll(ctx context.Context) (map[string][]string, error) {
+	return inventoryAll(ctx, cluster.DefaultStateRoot)
+}
+
+func inventoryAll(ctx context.Context, root string) (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
-	if st, err := cluster.ReadState(stateDir(DefaultName)); err == nil && st.Supervisor {
-		r, err := Inventory(ctx, DefaultName, "")
+	if st, err := cluster.ReadState(filepath.Join(root, DefaultName)); err == nil && st.Supervisor {
+		r, err := cluster.Inventory(ctx, cluster.TeardownOptions{Name: DefaultName, StateDir: filepath.Join(root, DefaultName)})
 		errs = append(errs, err)
-		out[DefaultName] = r
+		out["lab "+DefaultName] = r.Lines()
 	}
-	others, err := cluster.Others(cluster.DefaultStateRoot, "")
+	others, err := cluster.Others(root, "")
 	errs = append(errs, err)
 	for _, o := range others {
 		if o.OwnerAlive {
@@ -62,33 +88,51 @@ func InventoryAll(ctx context.Context) (map[string][]string, error) {
 		}
 		r, err := cluster.Inventory(ctx, cluster.TeardownOptions{Name: o.Name, StateDir: o.StateDir})
 		errs = append(errs, err)
-		out[o.Name] = r.Lines()
+		out["lab "+o.Name] = r.Lines()
+	}
+	studies, err := leftover.List(root)
+	errs = append(errs, err)
+	for _, f := range studies {
+		out[studyName(f)] = f.Lines()
 	}
 	return out, errors.Join(errs...)
 }
+
+func studyName(f leftover.Found) string { return fmt.Sprintf("control-plane study pid %d", f.PID) }
 
 // DefaultName is the name of a lab whose cluster file gives none, as
 // `meshbench lab up` makes it.
 const DefaultName = "mb"
 
 // TeardownAll removes the lab `lab up` made, when it runs under its
-// detached supervisor, and every lab whose owner is gone (a run killed
-// outright), and describes each it removed. A lab whose owner still runs,
-// such as another run's, is left alone.
+// detached supervisor, every lab whose owner is gone (a run killed
+// outright), and what a control-plane study killed outright left (its
+// cgroups, with any process still in them, and its local control plane's
+// directory), and describes each it removed. A lab or study whose owner
+// still runs, such as another run's, is left alone.
 func TeardownAll(ctx context.Context, log *slog.Logger) ([]string, error) {
+	return teardownAll(ctx, cluster.DefaultStateRoot, log)
+}
+
+func teardownAll(ctx context.Context, root string, log *slog.Logger) ([]string, error) {
 	var removed []string
 	var errs []error
-	if st, err := cluster.ReadState(stateDir(DefaultName)); err == nil && st.Supervisor {
-		if err := Teardown(ctx, DefaultName, "", log); err != nil {
+	if st, err := cluster.ReadState(filepath.Join(root, DefaultName)); err == nil && st.Supervisor {
+		if err := cluster.Teardown(ctx, cluster.TeardownOptions{Name: DefaultName, StateDir: filepath.Join(root, DefaultName), Logger: log}); err != nil {
 			errs = append(errs, err)
 		} else {
 			removed = append(removed, fmt.Sprintf("lab %s (started by lab up, supervisor pid %d)", DefaultName, st.Owner))
 		}
 	}
-	orphans, err := cluster.TeardownOrphans(ctx, cluster.DefaultStateRoot, log)
+	orphans, err := cluster.TeardownOrphans(ctx, root, log)
 	errs = append(errs, err)
 	for _, o := range orphans {
 		removed = append(removed, fmt.Sprintf("lab %s (owner pid %d gone, %d processes left)", o.Name, o.Owner, o.Procs))
+	}
+	studies, err := leftover.Remove(ctx, root, log)
+	errs = append(errs, err)
+	for _, f := range studies {
+		removed = append(removed, fmt.Sprintf("%s (gone, %d processes left): %s", studyName(f), len(f.Processes), strings.Join(f.Present, ", ")))
 	}
 	return removed, errors.Join(errs...)
 }

@@ -205,7 +205,11 @@ func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir
 	if err != nil {
 		return res, err
 	}
-	c := cluster.ContainerSpec{Name: g.container, Command: argv, Role: metrics.RoleLoad, Restart: cluster.RestartNever, Stdout: &g.out}
+	// The apps' user, with no capability: a generator needs no privilege
+	// (the shim sets its open-file limit before it drops to that user),
+	// and root with none could still write any file root owns.
+	c := cluster.ContainerSpec{Name: g.container, Command: argv, Role: metrics.RoleLoad, Restart: cluster.RestartNever, Stdout: &g.out,
+		UID: AppUID, GID: AppUID}
 	// Without a log directory the generator writes to the load pod's log.
 	where := l.LogPath(g.namespace, g.pod)
 	code := -1

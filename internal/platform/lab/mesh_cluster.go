@@ -95,5 +95,5 @@ func (c *meshCluster) Run(ctx context.Context, netns string, stdin []byte, args 
 
 // Dial implements dataplane.Cluster.
 func (c *meshCluster) Dial(ctx context.Context, netns, addr string) (net.Conn, error) {
-	return cluster.DialIn(ctx, netns, "tcp", addr)
+	return c.l.Dial(ctx, netns, addr)
 }

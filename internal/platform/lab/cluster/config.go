@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results/confined"
@@ -55,19 +56,49 @@ var (
 	sysctlRE = regexp.MustCompile(`^net(\.[a-z0-9_]+)+$`)
 )
 
+// runtimePrefixes are the names container runtimes and network plugins
+// start their own network namespaces under /run/netns with (containerd's
+// CNI "cni-<id>", podman's "netns-<id>") or could: a lab with one of these
+// prefixes would be taken for theirs, and theirs for the lab's.
+var runtimePrefixes = []string{"cni", "netns", "docker", "podman", "crio", "k8s", "kube", "kubelet",
+	"cilium", "calico", "flannel", "weave", "lxc", "lxd", "incus", "ovn", "ovs", "istio", "linkerd", "ztunnel"}
+
+// CheckPrefix refuses a prefix that is not 1 to 8 lower-case letters or
+// digits, or that a container runtime uses. Every caller that takes a
+// prefix from a user or a file checks it, before anything is named after it.
+func CheckPrefix(prefix string) error {
+	if !prefixRE.MatchString(prefix) {
+		return fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", prefix)
+	}
+	if slices.Contains(runtimePrefixes, prefix) {
+		return fmt.Errorf("lab prefix %q: a container runtime names its own network namespaces so; choose another prefix", prefix)
+	}
+	return nil
+}
+
+// CheckName refuses a lab name that is not lower-case letters, digits and
+// dashes: it becomes a directory under the state root, so "..", "." or a
+// name with a slash would name another directory.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("lab name %q: want lower-case letters, digits and dashes, such as mb", name)
+	}
+	return nil
+}
+
 // withDefaults validates the config and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
 	if c.Prefix == "" {
 		c.Prefix = "mb"
 	}
-	if !prefixRE.MatchString(c.Prefix) {
-		return c, fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", c.Prefix)
+	if err := CheckPrefix(c.Prefix); err != nil {
+		return c, err
 	}
 	if c.Name == "" {
 		c.Name = c.Prefix
 	}
-	if !nameRE.MatchString(c.Name) {
-		return c, fmt.Errorf("lab name %q: want lower-case letters, digits and dashes", c.Name)
+	if err := CheckName(c.Name); err != nil {
+		return c, err
 	}
 	if c.StateDir == "" {
 		c.StateDir = filepath.Join(DefaultStateRoot, c.Name)

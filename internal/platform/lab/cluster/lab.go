@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -224,10 +225,28 @@ func (l *Lab) node(name string) *node {
 // output. A namespace not the lab's is refused, the empty name above all:
 // to the runner it is the host's own, whose rules a mesh must not touch.
 func (l *Lab) Run(ctx context.Context, c Cmd) ([]byte, error) {
-	if !strings.HasPrefix(c.Netns, l.Prefix()+"-") {
-		return nil, fmt.Errorf("run %s: network namespace %q is not one of lab %s's", strings.Join(c.Args, " "), c.Netns, l.cfg.Name)
+	if err := l.ownNetns(c.Netns); err != nil {
+		return nil, fmt.Errorf("run %s: %w", strings.Join(c.Args, " "), err)
 	}
 	return l.cfg.Runner.Run(ctx, c)
+}
+
+// Dial opens a TCP connection from inside one of the lab's network
+// namespaces; like Run, it refuses any other, the host's above all.
+func (l *Lab) Dial(ctx context.Context, netns, addr string) (net.Conn, error) {
+	if err := l.ownNetns(netns); err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return DialIn(ctx, netns, "tcp", addr)
+}
+
+// ownNetns refuses a network namespace name that is not one of the lab's
+// (the empty name is the caller's own, the host's).
+func (l *Lab) ownNetns(name string) error {
+	if !strings.HasPrefix(name, l.Prefix()+"-") {
+		return fmt.Errorf("network namespace %q is not one of lab %s's", name, l.cfg.Name)
+	}
+	return nil
 }
 
 // Down stops every process and removes every namespace, cgroup and file

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -146,7 +147,13 @@ func DialIn(ctx context.Context, netnsName, network, addr string) (net.Conn, err
 	return c, err
 }
 
-// createNetns makes a new named network namespace with its loopback up.
+// netnsMark is the alias the lab gives the loopback of every network
+// namespace it creates. /run/netns is shared with container runtimes and
+// `ip netns add`, so a name's prefix says nothing of who made it: lab down
+// lists and removes only namespaces that carry the mark.
+const netnsMark = "meshbench-lab"
+
+// createNetns makes a new named network namespace, marked as the lab's.
 func createNetns(name string) error {
 	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", netnsDir, err)
@@ -156,8 +163,28 @@ func createNetns(name string) error {
 		if err != nil {
 			return fmt.Errorf("create network namespace %s: %w", name, err)
 		}
-		return ns.Close()
+		defer ns.Close()
+		// The thread is in the new namespace now.
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetAlias(lo, netnsMark)
+		}
+		if err != nil {
+			return fmt.Errorf("mark network namespace %s as the lab's: %w", name, err)
+		}
+		return nil
 	})
+}
+
+// marked says whether the named namespace carries the lab's mark.
+func marked(name string) bool {
+	h, err := handleAt(name)
+	if err != nil {
+		return false
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	return err == nil && lo.Attrs().Alias == netnsMark
 }
 
 // deleteNetns unmounts and removes a named namespace; the kernel frees it,
@@ -174,7 +201,8 @@ func deleteNetns(name string) error {
 	return nil
 }
 
-// listNetns returns the named namespaces whose names start with prefix+"-".
+// listNetns returns the named namespaces whose names start with prefix+"-"
+// and that the lab made (marked).
 func listNetns(prefix string) ([]string, error) {
 	ents, err := os.ReadDir(netnsDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -185,7 +213,7 @@ func listNetns(prefix string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix+"-") {
+		if strings.HasPrefix(e.Name(), prefix+"-") && marked(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}

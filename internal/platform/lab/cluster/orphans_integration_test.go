@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/testenv"
 )
 
@@ -22,25 +23,35 @@ func TestIntegrationTeardownOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := os.Getpid()
-	selfStart, err := procStart(self)
+	selfStart, err := hostsafe.ProcStart(self)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(name string, owner int, start uint64) string {
+	// Each lab's cgroups are real ones, where the lab would make them:
+	// a state naming any other directory is refused.
+	write := func(name string, owner int, start uint64) []string {
 		dir := filepath.Join(root, name)
-		cg := filepath.Join(t.TempDir(), name+"-lab")
-		for _, d := range []string{dir, filepath.Join(cg, "n-app")} {
+		prefix := testPrefix(t)
+		cg, err := detectCgroups(prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = removeAll(context.Background(), prefix, "", []cgroups{cg}, discardLogger()) })
+		dirs := []string{dir}
+		for _, top := range cg.hierarchies() {
+			dirs = append(dirs, filepath.Join(top, "n-app"))
+		}
+		for _, d := range dirs {
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
-		st := State{Name: name, Prefix: testPrefix(t), StateDir: dir, Owner: owner, OwnerStart: start,
-			Cgroups: cgroups{V2: true, Dirs: map[string]string{"": cg}}}
+		st := State{Name: name, Prefix: prefix, StateDir: dir, Owner: owner, OwnerStart: start, Cgroups: cg}
 		b, _ := json.Marshal(st)
 		if err := os.WriteFile(filepath.Join(dir, stateFileName), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return cg
+		return cg.hierarchies()
 	}
 	goneCg := write("gone", dead.Process.Pid, 1)
 	write("alive", self, selfStart)
@@ -51,7 +62,7 @@ func TestIntegrationTeardownOrphans(t *testing.T) {
 	if len(removed) != 1 || removed[0].Name != "gone" || removed[0].OwnerAlive {
 		t.Fatalf("removed %+v, want only the lab whose owner is gone", removed)
 	}
-	for _, p := range []string{filepath.Join(root, "gone"), goneCg} {
+	for _, p := range append([]string{filepath.Join(root, "gone")}, goneCg...) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s left: %v", p, err)
 		}

@@ -28,7 +28,11 @@ type Other struct {
 }
 
 // Others lists the labs under the state root, except the one named self.
-func Others(root, self string) ([]Other, error) {
+func Others(root, self string) ([]Other, error) { return othersAt(root, cgroupRoot, self) }
+
+// othersAt lists them with their states checked against the cgroup
+// mounts at cgRoot.
+func othersAt(root, cgRoot, self string) ([]Other, error) {
 	dirs, err := os.ReadDir(root)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -41,9 +45,9 @@ func Others(root, self string) ([]Other, error) {
 		if !d.IsDir() || d.Name() == self {
 			continue
 		}
-		st, err := readState(filepath.Join(root, d.Name()))
+		st, err := readStateAt(filepath.Join(root, d.Name()), cgRoot)
 		if err != nil {
-			continue // not a lab, or one still writing its first state
+			continue // not a lab, one still writing its first state, or a state naming what is not a lab's
 		}
 		o := Other{Name: st.Name, StateDir: filepath.Join(root, d.Name()), Prefix: st.Prefix, Supervisor: st.Supervisor, Owner: st.Owner, OwnerAlive: st.ownerAlive()}
 		for _, top := range st.Cgroups.hierarchies() {
@@ -90,9 +94,14 @@ func (o Other) String() string {
 // BusyFinding fails when another lab's processes run on CPUs the nodes
 // (pinned to cpuLists, "" for unpinned) would use: they would be measured
 // with the study.
-func BusyFinding(root, self string, cpuLists []string, shared bool) (f platform.Finding) {
-	f.Check = "cpus-free"
+func BusyFinding(root, self string, cpuLists []string, shared bool) platform.Finding {
 	others, err := Others(root, self)
+	return busyFinding(root, others, err, cpuLists, shared)
+}
+
+// busyFinding is BusyFinding on the labs found under root.
+func busyFinding(root string, others []Other, err error, cpuLists []string, shared bool) (f platform.Finding) {
+	f.Check = "cpus-free"
 	if err != nil {
 		f.Detail, f.Fix = err.Error(), "check "+root
 		return f

@@ -25,7 +25,11 @@ func TestFormatCPUs(t *testing.T) {
 func TestBusyFinding(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	cg := t.TempDir()
+	cgRoot := t.TempDir() // the cgroup mounts, faked
+	cg := filepath.Join(cgRoot, "user.slice", "gone-lab")
+	if err := os.MkdirAll(cg, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte("1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +62,8 @@ func TestBusyFinding(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := BusyFinding(root, tc.self, tc.cpus, tc.shared)
+			others, err := othersAt(root, cgRoot, tc.self)
+			f := busyFinding(root, others, err, tc.cpus, tc.shared)
 			if f.OK != tc.ok {
 				t.Fatalf("OK = %v, want %v: %s", f.OK, tc.ok, f.Line())
 			}

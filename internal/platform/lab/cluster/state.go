@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/hostsafe"
 )
 
 // stateFileName is the lab's state in its state directory: enough for
@@ -38,7 +40,13 @@ type State struct {
 // ReadState reads a lab's state directory.
 func ReadState(stateDir string) (State, error) { return readState(stateDir) }
 
-func readState(dir string) (State, error) {
+// readState reads and checks the state in dir, a lab's on this host's
+// cgroup mounts.
+func readState(dir string) (State, error) { return readStateAt(dir, cgroupRoot) }
+
+// readStateAt reads the state in dir, checked against the cgroup mounts
+// at cgRoot (a fake tree in tests).
+func readStateAt(dir, cgRoot string) (State, error) {
 	var st State
 	b, err := os.ReadFile(filepath.Join(dir, stateFileName))
 	if err != nil {
@@ -47,41 +55,29 @@ func readState(dir string) (State, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return st, fmt.Errorf("read lab state %s: %w", dir, err)
 	}
+	if err := st.check(cgRoot); err != nil {
+		return State{}, fmt.Errorf("read lab state %s: refused: %w", dir, err)
+	}
 	return st, nil
+}
+
+// check refuses a state that names what is not the lab's: lab down kills
+// every process below each cgroup directory it lists and removes the
+// trees, and joins the name with the state root, so each must be the
+// lab's own, <cgroup mount>/.../<prefix>-lab, as detectCgroups makes it.
+func (st State) check(root string) error {
+	if err := CheckName(st.Name); err != nil {
+		return err
+	}
+	if err := CheckPrefix(st.Prefix); err != nil {
+		return err
+	}
+	return st.Cgroups.checkOwn(st.Prefix, root)
 }
 
 // ownerAlive reports whether the lab's owner process still runs: same
 // PID, same start time, and not a zombie waiting for its parent.
-func (st State) ownerAlive() bool {
-	start, err := procStart(st.Owner)
-	return err == nil && start == st.OwnerStart
-}
-
-// procStart is a running process's start time in clock ticks since boot
-// (field 22 of /proc/PID/stat); a zombie is an error.
-func procStart(pid int) (uint64, error) {
-	if pid <= 0 {
-		return 0, errors.New("no pid")
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces; fields count from after its ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("bad stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, errors.New("bad stat")
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return 0, errors.New("process exited")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
+func (st State) ownerAlive() bool { return hostsafe.Alive(st.Owner, st.OwnerStart) }
 
 // stateWriter rewrites the state file after changes, at most a few times
 // a second.
@@ -153,7 +149,7 @@ func (w *stateWriter) write() error {
 	l := w.l
 	st := State{Name: l.cfg.Name, Prefix: l.cfg.Prefix, StateDir: l.cfg.StateDir, Owner: os.Getpid(),
 		Supervisor: l.cfg.Supervisor, Cgroups: l.cg, Nodes: l.Nodes(), Updated: time.Now()}
-	st.OwnerStart, _ = procStart(st.Owner)
+	st.OwnerStart, _ = hostsafe.ProcStart(st.Owner)
 	st.Pods, st.Services = l.Pods(), l.Services()
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -167,6 +163,27 @@ func (w *stateWriter) write() error {
 	}
 	if err := os.Rename(tmp, filepath.Join(l.cfg.StateDir, stateFileName)); err != nil {
 		return fmt.Errorf("write lab state: %w", err)
+	}
+	return nil
+}
+
+// checkOwn refuses cgroup directories that are not the lab's own for its
+// prefix: each a clean absolute path below root (the cgroup mounts) named
+// <prefix>-lab, under a controller the lab uses; and controllers to turn
+// off that the lab never turns on.
+func (cg cgroups) checkOwn(prefix, root string) error {
+	for c, d := range cg.Dirs {
+		if cg.V2 && c != "" || !cg.V2 && !slices.Contains(v1Controllers, c) {
+			return fmt.Errorf("cgroup directory %s: controller %q is not one the lab uses", d, c)
+		}
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d || !strings.HasPrefix(d, root+"/") || filepath.Base(d) != labCgroupName(prefix) {
+			return fmt.Errorf("cgroup directory %q is not the lab's own cgroup (%s/.../%s)", d, root, labCgroupName(prefix))
+		}
+	}
+	for _, c := range cg.Enabled {
+		if !slices.Contains(v2Controllers, c) {
+			return fmt.Errorf("cgroup controller %q to turn off is not one the lab turns on", c)
+		}
 	}
 	return nil
 }

@@ -56,6 +56,16 @@ func resolve(o *TeardownOptions) (*target, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Name != "" {
+		if err := CheckName(o.Name); err != nil {
+			return nil, err
+		}
+	}
+	if o.Prefix != "" {
+		if err := CheckPrefix(o.Prefix); err != nil {
+			return nil, err
+		}
+	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("lab down needs root: run meshbench as root")
 	}
@@ -63,7 +73,10 @@ func resolve(o *TeardownOptions) (*target, error) {
 		o.StateDir = filepath.Join(DefaultStateRoot, o.Name)
 	}
 	t := &target{}
-	st, err := readState(o.StateDir)
+	st, err := State{}, error(os.ErrNotExist) // a prefix alone names no state
+	if o.StateDir != "" {
+		st, err = readState(o.StateDir)
+	}
 	switch {
 	case err == nil:
 		if o.Prefix != "" && o.Prefix != st.Prefix {
@@ -72,12 +85,13 @@ func resolve(o *TeardownOptions) (*target, error) {
 		o.Prefix = st.Prefix
 		t.cgs = append(t.cgs, st.Cgroups)
 		t.state = &st
+	case !errors.Is(err, os.ErrNotExist):
+		// Its cgroup directories or names are not the lab's, or it is not
+		// a state at all: nothing it names is touched.
+		return nil, fmt.Errorf("%w; remove nothing it names: check %s and remove it by hand", err, o.StateDir)
 	case o.Prefix == "":
 		o.Logger.Info("no lab state: nothing removed; give the prefix to remove leftovers by prefix", "state", o.StateDir)
 		return nil, nil
-	}
-	if !prefixRE.MatchString(o.Prefix) {
-		return nil, fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", o.Prefix)
 	}
 	if own, err := detectCgroups(o.Prefix); err == nil {
 		own.Enabled = nil // what is off now in this process's parent, not what the lab turned on

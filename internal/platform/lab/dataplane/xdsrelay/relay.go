@@ -50,9 +50,18 @@ type Relay struct {
 
 	mu         sync.Mutex
 	changes    map[Change]bool
-	rejections []Rejection
+	rejections []Rejection    // the first maxRejections
+	rejected   int            // every rejection, kept or not
 	responses  map[string]int // node -> responses relayed to it
 }
+
+// A proxy decides what it sends the relay, rejections included: the
+// relay keeps (and logs) the first maxRejections, each message cut at
+// maxRejectionMessage bytes, and counts the rest.
+const (
+	maxRejections       = 64
+	maxRejectionMessage = 2 << 10
+)
 
 // New connects (lazily) to istiod. Serve the relay on a listener.
 func New(o Options) (*Relay, error) {
@@ -103,11 +112,19 @@ func (r *Relay) Changes() []Change {
 	return out
 }
 
-// Rejections is every update a proxy refused so far.
+// Rejections is the first updates proxies refused (at most
+// maxRejections of them); Rejected counts them all.
 func (r *Relay) Rejections() []Rejection {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.rejections)
+}
+
+// Rejected is how many updates proxies refused so far.
+func (r *Relay) Rejected() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rejected
 }
 
 // Responses is how many responses from istiod the relay passed to a node.
@@ -122,10 +139,16 @@ func (r *Relay) nack(node, typeURL, msg string) {
 	if msg == "" {
 		return
 	}
-	r.log.Warn("proxy rejected istiod's update", "node", node, "type", typeURL, "error", msg)
+	if len(msg) > maxRejectionMessage {
+		msg = msg[:maxRejectionMessage] + "..."
+	}
 	r.mu.Lock()
-	r.rejections = append(r.rejections, Rejection{Node: node, TypeURL: typeURL, Message: msg})
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	r.rejected++
+	if len(r.rejections) < maxRejections {
+		r.log.Warn("proxy rejected istiod's update", "node", node, "type", typeURL, "error", msg)
+		r.rejections = append(r.rejections, Rejection{Node: node, TypeURL: typeURL, Message: msg})
+	}
 }
 
 // scrub edits resources in place, recording the changes for node.
