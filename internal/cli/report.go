@@ -10,19 +10,16 @@ import (
 
 // reportPrint maps -o onto what the report package prints: nothing for
 // text (the files are written and listed), else the rendering on stdout.
-func reportPrint(output string) (string, error) {
-	if err := checkOutput(output, outText, outJSON, outMarkdown, outHTML); err != nil {
-		return "", err
-	}
+func reportPrint(output string) string {
 	switch output {
 	case outJSON:
-		return report.PrintJSON, nil
+		return report.PrintJSON
 	case outMarkdown:
-		return report.PrintMarkdown, nil
+		return report.PrintMarkdown
 	case outHTML:
-		return report.PrintHTML, nil
+		return report.PrintHTML
 	}
-	return "", nil
+	return ""
 }
 
 // listWritten prints the files a report wrote; with the SMP export on
@@ -69,13 +66,13 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 			if !o.Compare && len(args) != 1 {
 				return usageErrorf("report takes one results directory; to compare two, use 'meshbench compare A B'")
 			}
+			if err := existingArgs("results directory", args); err != nil {
+				return err
+			}
 			if len(args) == 1 && isControlPlaneResults(args[0]) {
 				return controlPlaneReport(s, args[0])
 			}
-			p, err := reportPrint(output)
-			if err != nil {
-				return err
-			}
+			p := reportPrint(output)
 			if o.Compare {
 				fmt.Fprintln(s.ErrOut, "meshbench: report --compare is deprecated; use 'meshbench compare A B'")
 			}
@@ -86,7 +83,7 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", outText, "output: text (write the files, list them), json, markdown or html (print the report, write nothing)")
+	outputFlag(f, &output, "output: text (write the files, list them), json, markdown or html (print the report, write nothing)", outText, outJSON, outMarkdown, outHTML)
 	f.StringVar(&o.Out, "out", "", "directory to write the reports into (default the results directory)")
 	f.StringSliceVar(&o.Formats, "format", nil, "which files to write: html, md, smp (default html,md)")
 	f.StringVar(&o.SMP, "smp", "", "also export the results in the SMP format to this file; - for stdout")
@@ -118,10 +115,10 @@ for CI; 0 when it did not.`,
   meshbench compare results/last results/new --fail-on-regression -o markdown`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := reportPrint(output)
-			if err != nil {
+			if err := existingArgs("results directory", args); err != nil {
 				return err
 			}
+			p := reportPrint(output)
 			o.Dirs, o.Stdout, o.Logger, o.Print = args, s.Out, g.logger(s), p
 			files, err := report.Generate(cmd.Context(), o)
 			listWritten(s, o, files)
@@ -129,7 +126,7 @@ for CI; 0 when it did not.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", outText, "output: text (write the files, list them), json, markdown or html (print the comparison, write nothing)")
+	outputFlag(f, &output, "output: text (write the files, list them), json, markdown or html (print the comparison, write nothing)", outText, outJSON, outMarkdown, outHTML)
 	f.StringVar(&o.Out, "out", "", "directory to write the comparison into (default B)")
 	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed: p50, p99 or data-plane CPU per request worse beyond the interval by at least 5%")
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")

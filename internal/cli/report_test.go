@@ -146,7 +146,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown flag", []string{"report", "--frob"}, ExitUsage},
 		{"too many arguments", []string{"version", "x"}, ExitUsage},
 		{"bad -o", []string{"version", "-o", "yaml"}, ExitUsage},
-		{"no such results", []string{"report", "/nonexistent/results"}, ExitFailure},
+		{"no such results", []string{"report", "/nonexistent/results"}, ExitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -102,7 +102,7 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 	fl.StringVar(&f.preset, "study", "", "run a built-in study (see 'meshbench studies'); default "+study.DefaultPreset)
 	fl.BoolVar(&f.validate, "validate", false, "check the study file and exit")
 	fl.BoolVar(&f.plan, "plan", false, "print the cells, their order and an estimated duration, and exit")
-	fl.StringVarP(&f.output, "output", "o", "text", "plan output format: text or json")
+	outputFlag(fl, &f.output, "plan output format: text or json", outText, outJSON)
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<study>-<time>)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted run in this results directory")
 	fl.BoolVar(&f.trust, "trust-study", false, "with --resume, honour what the results directory's study names outside it (a cluster, images, charts, a Prometheus URL, a kubeconfig): only for a directory you trust")
@@ -117,9 +117,6 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	if f.preset == controlPlaneStudy || (f.preset == "" && f.file == "" && f.resume != "" && isControlPlaneResults(f.resume)) {
 		return runControlPlane(ctx, s, g, f)
-	}
-	if f.output != "text" && f.output != "json" {
-		return fmt.Errorf("--output %q: want text or json", f.output)
 	}
 	if f.scale < 0 {
 		return fmt.Errorf("--scale %g: want a factor above 0", f.scale)
@@ -190,9 +187,15 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 	case f.file != "" && f.preset != "":
 		return nil, nil, "", errors.New("give a study file or --study, not both")
 	case f.file != "":
+		if err := existing("study file", f.file); err != nil {
+			return nil, nil, "", err
+		}
 		st, src, err := study.LoadFile(f.file, f.platform)
 		return st, src, f.file, err
 	case f.preset == "" && f.resume != "":
+		if err := existing("--resume", f.resume); err != nil {
+			return nil, nil, "", err
+		}
 		st, src, err := study.LoadRun(f.resume, f.platform, f.trust)
 		return st, src, f.resume, err
 	}
