@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
@@ -173,11 +175,35 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	for _, w := range platform.Warnings(fs) {
 		fmt.Fprintf(s.ErrOut, "warning: %s\n", w.Line())
 	}
-	if _, err := study.Run(ctx, o); err != nil {
+	idx, err := study.Run(ctx, o)
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(s.Out, "%s\n", o.Dir)
-	return err
+	if _, err := fmt.Fprintf(s.Out, "%s\n", o.Dir); err != nil {
+		return err
+	}
+	// The results are kept and reportable, but a CI job must see that
+	// the run did not measure everything it planned.
+	return failedCells(idx, o.Dir)
+}
+
+// failedCells is an error naming each failed cell of idx and its reason,
+// nil when none failed.
+func failedCells(idx *results.Index, dir string) error {
+	if idx == nil {
+		return nil
+	}
+	var failed []string
+	for _, c := range idx.Cells {
+		if c.Status == results.StatusFailed {
+			failed = append(failed, c.ID+": "+c.Reason)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d cells failed (results kept in %s; each cell's logs in %s/logs/cells):\n  %s",
+		len(failed), len(idx.Cells), dir, dir, strings.Join(failed, "\n  "))
 }
 
 // loadStudy finds the study: a file, a built-in, or the study of the run
