@@ -105,8 +105,9 @@ func newCompareCmd(s Streams, g *globals) *cobra.Command {
 		Long: `Compare two results directories of the same study, A (before) and B
 (after), figure by figure, each difference with its 95% interval: which
 figures of B are measurably worse, better, or not measurably different.
-compare.html and compare.md are written into B, or the directory --out
-names; -o json, markdown or html print the comparison instead.
+The comparison is printed (as Markdown, or -o json or html) and nothing
+is written; --out DIR writes compare.html and compare.md into DIR and
+lists them. Neither results directory is ever written.
 
 --fail-on-regression exits with code 3 when B regressed: p50, p99 or
 data-plane CPU per request worse beyond the 95% interval by at least 5%,
@@ -119,6 +120,11 @@ for CI; 0 when it did not.`,
 				return err
 			}
 			p := reportPrint(output)
+			// Text without --out is the comparison in Markdown on stdout:
+			// a comparison writes a file only where --out asks.
+			if p == "" && o.Out == "" {
+				p = report.PrintMarkdown
+			}
 			o.Dirs, o.Stdout, o.Logger, o.Print = args, s.Out, g.logger(s), p
 			files, err := report.Generate(cmd.Context(), o)
 			listWritten(s, o, files)
@@ -126,8 +132,8 @@ for CI; 0 when it did not.`,
 		},
 	}
 	f := cmd.Flags()
-	outputFlag(f, &output, "output: text (write the files, list them), json, markdown or html (print the comparison, write nothing)", outText, outJSON, outMarkdown, outHTML)
-	f.StringVar(&o.Out, "out", "", "directory to write the comparison into (default B)")
+	outputFlag(f, &output, "output: text (Markdown on stdout, or with --out write the files and list them), json, markdown or html (print the comparison, write nothing)", outText, outJSON, outMarkdown, outHTML)
+	f.StringVar(&o.Out, "out", "", "directory to write compare.html and compare.md into (default: write nothing, print the comparison)")
 	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed: p50, p99 or data-plane CPU per request worse beyond the interval by at least 5%")
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")
 	return cmd
