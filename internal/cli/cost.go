@@ -38,6 +38,11 @@ skipped and counted:
   meshbench cost --results results/bookinfo-20260101-120000 --rps 5000 --nodes 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for flag, path := range map[string]string{"--results": o.ResultsDir, "--usage": o.UsageFile, "--catalog": o.CatalogFile, "--footprints": o.FootprintsFile} {
+				if err := existing(flag, path); err != nil {
+					return err
+				}
+			}
 			return cost.Run(s.Out, o)
 		},
 	}
@@ -55,7 +60,7 @@ skipped and counted:
 	f.StringSliceVar(&o.Meshes, "mesh", nil, "meshes to price (default all): "+strings.Join(priced, ", ")+" or your own")
 	f.StringVar(&o.CatalogFile, "catalog", "", "YAML file of machine types and prices that replace or extend the built-in catalog")
 	f.StringVar(&o.FootprintsFile, "footprints", "", "YAML file of mesh footprints that replace or extend the built-in ones")
-	f.StringVarP(&o.Output, "output", "o", "text", "text or json")
+	outputFlag(f, &o.Output, "text or json", outText, outJSON)
 	f.StringVar(&o.UsageFile, "usage", "", "price measured consumption from this YAML/JSON list of usage records")
 	f.Float64Var(&o.VCPUMonth, "vcpu-month", 0, "price of a vCPU for a month, instead of deriving it")
 	f.Float64Var(&o.GBMonth, "gb-month", 0, "price of a GB of memory for a month, instead of deriving it")

@@ -50,9 +50,6 @@ with its fix; -o json prints every finding as JSON.`,
 			if len(args) == 1 {
 				f.file = args[0]
 			}
-			if err := checkOutput(f.output, outText, outJSON); err != nil {
-				return err
-			}
 			st, _, _, err := loadStudy(f)
 			if err != nil {
 				return err
@@ -97,7 +94,7 @@ with its fix; -o json prints every finding as JSON.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.preset, "study", "", "check for a built-in study; default "+study.DefaultPreset)
 	fl.StringVar(&f.out, "out", "", "the results directory a run would write into, for the free-disk check (default results)")
-	fl.StringVarP(&f.output, "output", "o", outText, "output format: text or json")
+	outputFlag(fl, &f.output, "output format: text or json", outText, outJSON)
 	addPlatformFlags(cmd, &f)
 	return cmd
 }

@@ -58,11 +58,8 @@ changed in provenance across it; see docs/history.md.`,
 	return cmd
 }
 
-// with checks -o, opens the history the flags name, and calls fn with it.
+// with opens the history the flags name, and calls fn with it.
 func (f *historyFlags) with(ctx context.Context, fn func(*history.Store) error) error {
-	if err := checkOutput(f.output, outText, outJSON); err != nil {
-		return err
-	}
 	st, err := history.Open(ctx, f.db)
 	if err != nil {
 		return err
@@ -106,7 +103,7 @@ refused otherwise.`,
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", outText, "output: text or json")
+	outputFlag(cmd.Flags(), &f.output, "output: text or json", outText, outJSON)
 	return cmd
 }
 
@@ -128,7 +125,7 @@ func newHistoryListCmd(s Streams, f *historyFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", outText, "output: text or json (every run with its meshes and figures)")
+	outputFlag(cmd.Flags(), &f.output, "output: text or json (every run with its meshes and figures)", outText, outJSON)
 	return cmd
 }
 
@@ -165,7 +162,7 @@ func newHistorySeriesCmd(s Streams, f *historyFlags) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.output, "output", "o", outText, "output: text or json")
+	outputFlag(fl, &f.output, "output: text or json", outText, outJSON)
 	fl.StringSliceVar(&metrics, "metric", history.PrimaryMetrics, "the metrics whose series to show, such as p50, added:p50, dp_cpu_us_per_req, cpu:data-plane")
 	fl.StringVar(&study, "study", "", "only this study's series")
 	return cmd
@@ -212,7 +209,7 @@ fails the gate once later runs confirm it. Unstable series (noise above
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", outText, "output: text or json")
+	outputFlag(cmd.Flags(), &f.output, "output: text or json", outText, outJSON)
 	cmd.Flags().IntVar(&newest, "new", 1, "how many of the last runs added count as new")
 	return cmd
 }

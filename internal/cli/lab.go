@@ -38,6 +38,9 @@ func newLabUpCmd(s Streams, g *globals) *cobra.Command {
   meshbench lab down`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := existing("--file", file); err != nil {
+				return err
+			}
 			return platlab.Start(cmd.Context(), file, platlab.Options{Logger: g.logger(s)})
 		},
 	}

@@ -102,7 +102,7 @@ func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl.Int64Var(&o.BodySize, "body-size", 0, "send this many bytes of filler as each request's body, an upload (use with -m POST)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "request timeout, connecting included (0: none)")
 	fl.BoolVar(&o.Insecure, "insecure", false, "skip TLS certificate verification")
-	fl.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	outputFlag(fl, &f.output, "report format: text or json", outText, outJSON)
 	fl.StringVar(&f.save, "save", "", "also write the full result as JSON to this file")
 	fl.StringVar(&f.metrics, "serve-metrics", "", "serve live progress in Prometheus text format on this address, at /metrics")
 }
@@ -116,9 +116,6 @@ func (f *loadFlags) apply(cmd *cobra.Command, o *load.Options) error {
 	}
 	if o.Duration == 0 && o.Requests == 0 && !fl.Changed("duration") && !fl.Changed("requests") {
 		o.Duration = 10 * time.Second
-	}
-	if f.output != "text" && f.output != "json" {
-		return fmt.Errorf("--output must be text or json, not %q", f.output)
 	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
@@ -260,8 +257,8 @@ func newLoadMergeCmd(s Streams) *cobra.Command {
 generators that ran side by side: counts add and histograms merge exactly.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, files []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output must be text or json, not %q", output)
+			if err := existingArgs("result file", files); err != nil {
+				return err
 			}
 			res, err := load.MergeFiles(files...)
 			if err != nil {
@@ -270,6 +267,6 @@ generators that ran side by side: counts add and histograms merge exactly.`,
 			return writeLoadResult(s.Out, res, output, "")
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "report format: text or json")
+	outputFlag(cmd.Flags(), &output, "report format: text or json", outText, outJSON)
 	return cmd
 }

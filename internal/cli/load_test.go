@@ -88,7 +88,7 @@ func TestLoadCommandErrors(t *testing.T) {
 		{name: "negative rate", args: []string{"load", "--rate", "-5", "http://127.0.0.1:1/"}, want: "--rate must be positive"},
 		{name: "no connections", args: []string{"load", "-c", "0", "http://127.0.0.1:1/"}, want: "--connections must be at least 1"},
 		{name: "negative duration", args: []string{"load", "-d", "-1s", "http://127.0.0.1:1/"}, want: "--duration must not be negative"},
-		{name: "bad output", args: []string{"load", "-o", "yaml", "http://127.0.0.1:1/"}, want: "--output must be text or json"},
+		{name: "bad output", args: []string{"load", "-o", "yaml", "http://127.0.0.1:1/"}, want: `"yaml" for "-o, --output" flag: want text, json`},
 		{name: "bad header", args: []string{"load", "-H", "nocolon", "http://127.0.0.1:1/"}, want: `--header "nocolon"`},
 		{name: "two bodies", args: []string{"load", "--body", "a", "--body-file", "f", "http://127.0.0.1:1/"}, want: "--body and --body-file"},
 		{name: "URL without scheme", args: []string{"load", "localhost:8080/"}, want: "URL must start with http:// or https://"},

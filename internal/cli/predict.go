@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +29,9 @@ the results directory directly.`,
   meshbench predict --profile results/profile/profile.json --graph my-graph.yaml --namespaces 20 --rate 300`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := existing("results directory", args[0]); err != nil {
+				return err
+			}
 			p, err := predict.Extract(args[0])
 			if err != nil {
 				return err
@@ -96,16 +98,13 @@ was validated to on the lab (bench/predict, docs/predict.md).`,
 	fl.IntVar(&f.o.Nodes, "nodes", 0, "nodes running a node proxy (default: the nodes the cost model packs the pods onto)")
 	fl.StringVar(&f.o.Machine, "machine", "", "cost model machine type (default n2-standard-8)")
 	fl.StringSliceVar(&f.o.Meshes, "mesh", nil, "meshes to predict (default every mesh in the profile)")
-	fl.StringVarP(&f.output, "output", "o", predict.OutputText, "text, json or html")
+	outputFlag(fl, &f.output, "text, json or html", predict.OutputText, predict.OutputJSON, predict.OutputHTML)
 	return cmd
 }
 
 // runPredict checks the flags, reads the profile and the graph, and writes
 // the prediction.
 func runPredict(s Streams, f predictFlags) error {
-	if !slices.Contains([]string{predict.OutputText, predict.OutputJSON, predict.OutputHTML}, f.output) {
-		return fmt.Errorf("--output %q: want text, json or html", f.output)
-	}
 	if f.profile == "" {
 		return fmt.Errorf("--profile is required: a profile file ('meshbench profile DIR') or a profiling run's results directory ('meshbench run --study profile')")
 	}
@@ -118,6 +117,9 @@ func runPredict(s Streams, f predictFlags) error {
 	g, err := topology.Load(f.graph)
 	if err != nil {
 		return fmt.Errorf("--graph: %w", err)
+	}
+	if err := existing("--profile", f.profile); err != nil {
+		return err
 	}
 	p, err := predict.ReadUnitCosts(f.profile)
 	if err != nil {

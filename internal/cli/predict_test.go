@@ -71,9 +71,9 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"--graph", "tiered", "--rate", "5"}, "--profile is required"},
 		{[]string{"--profile", prof, "--rate", "5"}, "--graph is required"},
 		{[]string{"--profile", prof, "--graph", "tiered"}, "--rate 0"},
-		{[]string{"--profile", prof, "--graph", "tiered", "--rate", "5", "-o", "xml"}, `--output "xml"`},
+		{[]string{"--profile", prof, "--graph", "tiered", "--rate", "5", "-o", "xml"}, `"xml" for "-o, --output" flag: want text, json, html`},
 		{[]string{"--profile", prof, "--graph", "nope.yaml", "--rate", "5"}, "--graph: graph \"nope.yaml\""},
-		{[]string{"--profile", filepath.Join(t.TempDir(), "none.json"), "--graph", "tiered", "--rate", "5"}, "--profile:"},
+		{[]string{"--profile", filepath.Join(t.TempDir(), "none.json"), "--graph", "tiered", "--rate", "5"}, "none.json: no such file or directory"},
 		{[]string{"--profile", prof, "--graph", "tiered", "--rate", "5", "--namespaces", "0"}, "--namespaces 0"},
 		// boutique speaks gRPC, which the profile did not measure.
 		{[]string{"--profile", prof, "--graph", "boutique", "--rate", "5"}, "protocol grpc is not covered"},

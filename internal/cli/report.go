@@ -13,19 +13,16 @@ import (
 
 // reportPrint maps -o onto what the report package prints: nothing for
 // text (the files are written and listed), else the rendering on stdout.
-func reportPrint(output string) (string, error) {
-	if err := checkOutput(output, outText, outJSON, outMarkdown, outHTML); err != nil {
-		return "", err
-	}
+func reportPrint(output string) string {
 	switch output {
 	case outJSON:
-		return report.PrintJSON, nil
+		return report.PrintJSON
 	case outMarkdown:
-		return report.PrintMarkdown, nil
+		return report.PrintMarkdown
 	case outHTML:
-		return report.PrintHTML, nil
+		return report.PrintHTML
 	}
-	return "", nil
+	return ""
 }
 
 // listWritten prints the files a report wrote; with the SMP export on
@@ -74,13 +71,13 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 			if !o.Compare && len(args) != 1 {
 				return usageErrorf("report takes one results directory; to compare two, use 'meshbench compare A B'")
 			}
+			if err := existingArgs("results directory", args); err != nil {
+				return err
+			}
 			if len(args) == 1 && isControlPlaneResults(args[0]) {
 				return controlPlaneReport(s, args[0])
 			}
-			p, err := reportPrint(output)
-			if err != nil {
-				return err
-			}
+			p := reportPrint(output)
 			if o.Compare {
 				fmt.Fprintln(s.ErrOut, "meshbench: report --compare is deprecated; use 'meshbench compare A B'")
 			}
@@ -91,7 +88,7 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", outText, "output: text (write the files, list them), json, markdown or html (print the report, write nothing)")
+	outputFlag(f, &output, "output: text (write the files, list them), json, markdown or html (print the report, write nothing)", outText, outJSON, outMarkdown, outHTML)
 	f.StringVar(&o.Out, "out", "", "directory to write the reports into (default the results directory)")
 	f.StringSliceVar(&o.Formats, "format", nil, "which files to write: html, md, smp (default html,md)")
 	f.StringVar(&o.SMP, "smp", "", "also export the results in the SMP format to this file; - for stdout")
@@ -113,8 +110,9 @@ func newCompareCmd(s Streams, g *globals) *cobra.Command {
 		Long: `Compare two results directories of the same study, A (before) and B
 (after), figure by figure, each difference with its 95% interval: which
 figures of B are measurably worse, better, or not measurably different.
-compare.html and compare.md are written into B, or the directory --out
-names; -o json, markdown or html print the comparison instead.
+The comparison is printed (as Markdown, or -o json or html) and nothing
+is written; --out DIR writes compare.html and compare.md into DIR and
+lists them. Neither results directory is ever written.
 
 --fail-on-regression is the regression gate, for CI: it exits with code 3
 when B regressed on the gate's primary family (--gate, by default each
@@ -131,11 +129,17 @@ difference, unless --vary names it as the variable under test.`,
   meshbench compare results/envoy-1.39 results/envoy-1.40 --fail-on-regression --vary proxy-build`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := reportPrint(output)
-			if err != nil {
+			if err := existingArgs("results directory", args); err != nil {
 				return err
 			}
+			p := reportPrint(output)
+			// Text without --out is the comparison in Markdown on stdout:
+			// a comparison writes a file only where --out asks.
+			if p == "" && o.Out == "" {
+				p = report.PrintMarkdown
+			}
 			o.Dirs, o.Stdout, o.Logger, o.Print = args, s.Out, g.logger(s), p
+			var err error
 			if o.Gate.Figures, err = analysis.ParseGateFigures(gate); err != nil {
 				return usageErrorf("--gate: %v", err)
 			}
@@ -150,8 +154,8 @@ difference, unless --vary names it as the variable under test.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", outText, "output: text (write the files, list them), json, markdown or html (print the comparison, write nothing)")
-	f.StringVar(&o.Out, "out", "", "directory to write the comparison into (default B)")
+	outputFlag(f, &output, "output: text (Markdown on stdout, or with --out write the files and list them), json, markdown or html (print the comparison, write nothing)", outText, outJSON, outMarkdown, outHTML)
+	f.StringVar(&o.Out, "out", "", "directory to write compare.html and compare.md into (default: write nothing, print the comparison)")
 	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed on the gate's family (see --gate); refuse runs whose set-ups differ outside --vary")
 	f.StringVar(&gate, "gate", strings.Join(analysis.DefaultGate, ","), "the gate's primary family: figures of every mesh at the main configuration, added:<latency> for an overhead over the baseline")
 	f.StringSliceVar(&o.Vary, "vary", nil, "set-up differences the comparison is about, which the gate accepts: "+strings.Join(analysis.VaryKinds, ", "))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,7 +147,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown flag", []string{"report", "--frob"}, ExitUsage},
 		{"too many arguments", []string{"version", "x"}, ExitUsage},
 		{"bad -o", []string{"version", "-o", "yaml"}, ExitUsage},
-		{"no such results", []string{"report", "/nonexistent/results"}, ExitFailure},
+		{"no such results", []string{"report", "/nonexistent/results"}, ExitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -173,5 +174,48 @@ func TestVersionJSON(t *testing.T) {
 	}
 	if labOnly != (len(v.Platforms) == 1) {
 		t.Errorf("a lab-only build (%v) lists platforms %v", labOnly, v.Platforms)
+	}
+}
+
+// TestCompareWritesOnlyWithOut: compare A B prints the comparison and
+// leaves both results directories as they were; --out DIR writes
+// compare.html and compare.md there.
+func TestCompareWritesOnlyWithOut(t *testing.T) {
+	t.Parallel()
+	a, b := t.TempDir(), t.TempDir()
+	for dir, o := range map[string]resultstest.Options{a: {Seed: 1}, b: {Seed: 2}} {
+		if _, err := resultstest.Write(dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listing := func(dir string) []string {
+		var names []string
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	beforeA, beforeB := listing(a), listing(b)
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"compare", a, b}); code != ExitOK {
+		t.Fatalf("compare A B: exit %d: %s", code, errOut.String())
+	}
+	if got := listing(b); !slices.Equal(got, beforeB) {
+		t.Errorf("compare A B wrote into B: %v, was %v", got, beforeB)
+	}
+	if got := listing(a); !slices.Equal(got, beforeA) {
+		t.Errorf("compare A B wrote into A: %v, was %v", got, beforeA)
+	}
+	if !strings.Contains(out.String(), "istio-sidecar") {
+		t.Errorf("compare A B printed no comparison: %.200q", out.String())
+	}
+	dir := t.TempDir()
+	out.Reset()
+	if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, []string{"compare", a, b, "--out", dir}); code != ExitOK {
+		t.Fatalf("compare --out: exit %d: %s", code, errOut.String())
+	}
+	if got := listing(dir); !slices.Contains(got, "compare.html") || !slices.Contains(got, "compare.md") {
+		t.Errorf("compare --out wrote %v, want compare.html and compare.md", got)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
-
-	"github.com/meshbench/meshbench/internal/report"
 )
 
 // Streams are the standard streams a command reads and writes. Results go to
@@ -57,14 +55,9 @@ func (g *globals) bind(root *cobra.Command) {
 func Run(ctx context.Context, s Streams, args []string) error {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:   "meshbench",
-		Short: "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
-		Long: `Measure what a service mesh costs: latency, throughput, CPU, memory and money.
-
-Exit codes: 0 success; 1 failure; 2 a command line meshbench does not
-accept; 3 a regression: a comparison found a measurable one
-(--fail-on-regression), or 'history check' a change point that made a
-primary metric worse.`,
+		Use:           "meshbench",
+		Short:         "Measure what a service mesh costs: latency, throughput, CPU, memory and money",
+		Long:          "Measure what a service mesh costs: latency, throughput, CPU, memory and money.\n\n" + exitCodesHelp(),
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -108,15 +101,12 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(s.ErrOut, "meshbench: interrupted")
-		return exitInterrupt
+		return exitCode(errInterrupted)
 	}
 	fmt.Fprintf(s.ErrOut, "meshbench: %v\n", err)
-	switch {
-	case isUsage(err):
+	code := exitCode(err)
+	if code == ExitUsage {
 		fmt.Fprintln(s.ErrOut, "Run 'meshbench --help' or 'meshbench COMMAND --help' for usage.")
-		return ExitUsage
-	case errors.Is(err, report.ErrRegression):
-		return ExitRegression
 	}
-	return ExitFailure
+	return code
 }

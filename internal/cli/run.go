@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/meshbench/meshbench/internal/history"
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
@@ -104,7 +106,7 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 	fl.StringVar(&f.preset, "study", "", "run a built-in study (see 'meshbench studies'); default "+study.DefaultPreset)
 	fl.BoolVar(&f.validate, "validate", false, "check the study file and exit")
 	fl.BoolVar(&f.plan, "plan", false, "print the cells, their order and an estimated duration, and exit")
-	fl.StringVarP(&f.output, "output", "o", "text", "plan output format: text or json")
+	outputFlag(fl, &f.output, "plan output format: text or json", outText, outJSON)
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<study>-<time>)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted run in this results directory")
 	fl.BoolVar(&f.trust, "trust-study", false, "with --resume, honour what the results directory's study names outside it (a cluster, images, charts, a Prometheus URL, a kubeconfig): only for a directory you trust")
@@ -123,9 +125,6 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 			return usageErrorf("--history keeps data-plane studies' figures; the control-plane study's are not kept there")
 		}
 		return runControlPlane(ctx, s, g, f)
-	}
-	if f.output != "text" && f.output != "json" {
-		return fmt.Errorf("--output %q: want text or json", f.output)
 	}
 	if f.scale < 0 {
 		return fmt.Errorf("--scale %g: want a factor above 0", f.scale)
@@ -191,18 +190,42 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 		}
 		defer hist.Close()
 	}
-	if _, err := study.Run(ctx, o); err != nil {
-		return err
-	}
-	if _, err = fmt.Fprintf(s.Out, "%s\n", o.Dir); err != nil || hist == nil {
-		return err
-	}
-	added, err := history.AddDirs(ctx, hist, []string{o.Dir}, nil)
+	idx, err := study.Run(ctx, o)
 	if err != nil {
-		return fmt.Errorf("the run finished in %s, but adding it to the history failed (add it with meshbench history add %s --history %s): %w", o.Dir, o.Dir, hist, err)
+		return err
 	}
-	fmt.Fprintf(s.ErrOut, "added run %s (%d figures) to the history %s\n", added[0].ID, added[0].Figures, hist)
-	return nil
+	if _, err = fmt.Fprintf(s.Out, "%s\n", o.Dir); err != nil {
+		return err
+	}
+	if hist != nil {
+		added, err := history.AddDirs(ctx, hist, []string{o.Dir}, nil)
+		if err != nil {
+			return fmt.Errorf("the run finished in %s, but adding it to the history failed (add it with meshbench history add %s --history %s): %w", o.Dir, o.Dir, hist, err)
+		}
+		fmt.Fprintf(s.ErrOut, "added run %s (%d figures) to the history %s\n", added[0].ID, added[0].Figures, hist)
+	}
+	// The results are kept and reportable, but a CI job must see that
+	// the run did not measure everything it planned.
+	return failedCells(idx, o.Dir)
+}
+
+// failedCells is an error naming each failed cell of idx and its reason,
+// nil when none failed.
+func failedCells(idx *results.Index, dir string) error {
+	if idx == nil {
+		return nil
+	}
+	var failed []string
+	for _, c := range idx.Cells {
+		if c.Status == results.StatusFailed {
+			failed = append(failed, c.ID+": "+c.Reason)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d cells failed (results kept in %s; each cell's logs in %s/logs/cells):\n  %s",
+		len(failed), len(idx.Cells), dir, dir, strings.Join(failed, "\n  "))
 }
 
 // loadStudy finds the study: a file, a built-in, or the study of the run
@@ -212,9 +235,15 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 	case f.file != "" && f.preset != "":
 		return nil, nil, "", errors.New("give a study file or --study, not both")
 	case f.file != "":
+		if err := existing("study file", f.file); err != nil {
+			return nil, nil, "", err
+		}
 		st, src, err := study.LoadFile(f.file, f.platform)
 		return st, src, f.file, err
 	case f.preset == "" && f.resume != "":
+		if err := existing("--resume", f.resume); err != nil {
+			return nil, nil, "", err
+		}
 		st, src, err := study.LoadRun(f.resume, f.platform, f.trust)
 		return st, src, f.resume, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
@@ -78,5 +79,27 @@ current-context: bench
 				t.Fatalf("err = %v, want it to hold %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestFailedCells: a run whose index holds a failed cell is an error
+// naming the cell and its reason (so 'run' exits 1); one with none is not.
+func TestFailedCells(t *testing.T) {
+	ok := results.Summary{ID: "baseline-r1", Status: results.StatusOK}
+	bad := results.Summary{ID: "sidecar-r1", Status: results.StatusFailed, Reason: "no request completed"}
+	if err := failedCells(&results.Index{Cells: []results.Summary{ok}}, "dir"); err != nil {
+		t.Errorf("no failed cell: %v", err)
+	}
+	err := failedCells(&results.Index{Cells: []results.Summary{ok, bad}}, "dir")
+	if err == nil {
+		t.Fatal("a failed cell: no error")
+	}
+	for _, want := range []string{"1 of 2 cells failed", "sidecar-r1: no request completed", "dir"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if code := exitCode(err); code != ExitFailure {
+		t.Errorf("exit %d, want %d", code, ExitFailure)
 	}
 }

@@ -19,9 +19,6 @@ func newStudiesCmd(s Streams, g *globals) *cobra.Command {
 		Short: "List the built-in studies 'meshbench run --study NAME' runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output %q: want text or json", output)
-			}
 			presets, err := study.Presets()
 			if err != nil {
 				return err
@@ -40,7 +37,7 @@ func newStudiesCmd(s Streams, g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputFlag(cmd.Flags(), &output, "output format: text or json", outText, outJSON)
 	return cmd
 }
 

@@ -91,9 +91,6 @@ func newVersionCmd(s Streams) *cobra.Command {
 		Short: "Print meshbench's version, commit, build tags, platforms and the Envoy it would run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, outText, outJSON); err != nil {
-				return err
-			}
 			v := versionInfo(cmd.Context())
 			if output == outJSON {
 				return writeJSON(s, v)
@@ -124,7 +121,7 @@ func newVersionCmd(s Streams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", outText, "output format: text or json")
+	outputFlag(cmd.Flags(), &output, "output format: text or json", outText, outJSON)
 	return cmd
 }
 
@@ -135,17 +132,6 @@ const (
 	outMarkdown = "markdown"
 	outHTML     = "html"
 )
-
-// checkOutput refuses an -o value the command does not offer; a usage
-// error.
-func checkOutput(got string, offered ...string) error {
-	for _, o := range offered {
-		if got == o {
-			return nil
-		}
-	}
-	return usageErrorf("-o %q: want %s", got, strings.Join(offered, ", "))
-}
 
 // writeJSON prints v as indented JSON on Out.
 func writeJSON(s Streams, v any) error {

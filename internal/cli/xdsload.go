@@ -52,7 +52,7 @@ pod holds, so istiod gives them outbound configuration only.`,
 	fl.StringVar(&f.namespace, "namespace", "default", "the sidecars' namespace")
 	fl.DurationVar(&f.hold, "hold", 30*time.Second, "how long to stay connected after every proxy synced")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long every proxy may take to sync")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	outputFlag(fl, &f.output, "output format: text or json", outText, outJSON)
 	return cmd
 }
 
@@ -68,9 +68,6 @@ type xdsLoadReport struct {
 }
 
 func runXDSLoad(ctx context.Context, s Streams, g *globals, f xdsLoadFlags) error {
-	if f.output != "text" && f.output != "json" {
-		return fmt.Errorf("--output %q: want text or json", f.output)
-	}
 	if f.sidecars < 0 || f.ztunnels < 0 || f.sidecars+f.ztunnels == 0 || f.sidecars+f.ztunnels > 60000 {
 		return fmt.Errorf("--sidecars %d, --ztunnels %d: want between 1 and 60000 proxies in all", f.sidecars, f.ztunnels)
 	}

@@ -110,7 +110,7 @@ func (m *fileMap) checkStruct(n *yaml.Node, t reflect.Type, path string) {
 		switch {
 		case !ok:
 			msg := "unknown field"
-			if s := closest(k.Value, fields); s != "" {
+			if s := closest(k.Value, sortedKeys(fields)); s != "" {
 				msg += fmt.Sprintf("; did you mean %s?", s)
 			} else {
 				msg += "; known: " + strings.Join(sortedKeys(fields), ", ")
@@ -221,11 +221,12 @@ func sortedKeys(m map[string]reflect.Type) []string {
 	return keys
 }
 
-// closest is the known field nearest to name by edit distance, if it is
-// near enough to be a typo: at most 2 edits, touching under half of it.
-func closest(name string, fields map[string]reflect.Type) string {
+// closest is the known name (a field, a profile) nearest to name by edit
+// distance, ignoring case, if it is near enough to be a typo: at most 2
+// edits, touching under half of it.
+func closest(name string, known []string) string {
 	best, bestD := "", 3
-	for _, k := range sortedKeys(fields) {
+	for _, k := range known {
 		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD && d*2 < len(k) {
 			best, bestD = k, d
 		}

@@ -2,6 +2,7 @@ package study
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,10 +36,13 @@ func PresetNames() []string {
 func PresetSource(name string) ([]byte, error) {
 	data, err := presetFS.ReadFile("presets/" + name + ".yaml")
 	if err != nil || strings.ContainsAny(name, "/.") {
-		return nil, fmt.Errorf("unknown built-in study %q; built-ins are %s", name, joinNames(PresetNames()))
+		return nil, fmt.Errorf("%w %q; built-ins are %s", ErrUnknownPreset, name, joinNames(PresetNames()))
 	}
 	return data, nil
 }
+
+// ErrUnknownPreset is a built-in study name that names none.
+var ErrUnknownPreset = errors.New("unknown built-in study")
 
 // Preset parses a built-in study, with the command line's platform
 // settings over its own, and returns it with its file.

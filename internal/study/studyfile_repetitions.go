@@ -23,6 +23,9 @@ type Repetitions struct {
 	Min int     `json:"min,omitempty"`
 	Max int     `json:"max,omitempty"`
 	CI  float64 `json:"ci,omitempty"`
+	// count is set when the file gave a plain count, so that an error
+	// names what the user wrote, not min.
+	count bool
 }
 
 // Adaptive reports whether the pilot plans the count.
@@ -36,7 +39,7 @@ func (r *Repetitions) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &n); err != nil {
 			return fmt.Errorf("want a count or {min, max, ci}, got %s", b)
 		}
-		*r = Repetitions{Min: n, Max: n}
+		*r = Repetitions{Min: n, Max: n, count: true}
 		return nil
 	}
 	type plain Repetitions
@@ -75,6 +78,8 @@ func (r *Repetitions) defaults() {
 
 func (r Repetitions) validate() error {
 	switch {
+	case r.count && r.Min < 1:
+		return fieldError("repetitions", "must be at least 1, got %d", r.Min)
 	case r.Min < 1:
 		return fieldError("repetitions", "min must be at least 1, got %d", r.Min)
 	case r.Max < r.Min:

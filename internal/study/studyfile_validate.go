@@ -309,8 +309,12 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	case slices.Contains(known, m.Profile):
 	case slices.Contains(mesh.ProfileNames(""), m.Profile):
 		pr, _ := mesh.LookupProfile(m.Profile)
-		return fieldError(mp+".profile", "%q runs only on platform %s", m.Profile, joinNames(pr.Platforms))
+		return fieldError(mp+".profile", "%q runs only on platform %s; add platform: {type: %s} to the study, or give --platform %s",
+			m.Profile, joinNames(pr.Platforms), pr.Platforms[0], pr.Platforms[0])
 	default:
+		if s := closest(m.Profile, known); s != "" {
+			return fieldError(mp+".profile", "unknown profile %q; did you mean %s? known: %s", m.Profile, s, joinNames(known))
+		}
 		return fieldError(mp+".profile", "unknown profile %q; known: %s", m.Profile, joinNames(known))
 	}
 	if !nameRE.MatchString(m.Name) {
