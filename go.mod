@@ -5,7 +5,9 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/envoyproxy/go-control-plane/envoy v1.37.1-0.20260713214202-ca8ce173c36f
+	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/go-containerregistry v0.21.6
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.62.0

@@ -15,8 +15,10 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
-// Doctor checks, creating nothing, what a study needs of this host to run
-// on the lab: the host's kernel features, root and CPUs, no other lab on
+// Doctor checks, creating nothing that outlives it, what a study needs of
+// this host to run on the lab: the host's kernel features and modules
+// (loading those it can), cgroups and systemd's delegation, AppArmor,
+// root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
 // the study installs a mesh), each Envoy release its meshes name, the
@@ -28,6 +30,8 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 		cpus = append(cpus, node.CPUs)
 	}
 	out := cluster.HostFindings(ctx, cpus)
+	envoy, _ := dataplane.FindEnvoy() // missing: the envoy check says so
+	out = append(out, cluster.AppArmorFinding(envoy))
 	out = append(out, cluster.BusyFinding(cluster.DefaultStateRoot, self, cpus, n.SharedHost))
 	out = append(out, cluster.ContentionFinding(ctx, cpus, n.SharedHost))
 	if n.Meshes() {
