@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // Under systemd on cgroup v2 the lab's cgroups live in a transient scope
@@ -144,5 +147,48 @@ func TestCgroupV2NoSystemd(t *testing.T) {
 	}
 	if _, err := os.Stat(top); !os.IsNotExist(err) {
 		t.Errorf("lab's cgroup left: %v", err)
+	}
+}
+
+// With the lab's state gone (deleted, or another machine's /run), lab
+// down --prefix still finds the lab's scope by its name, lists it in the
+// dry run, and stops it.
+func TestCgroupV2ScopeByPrefix(t *testing.T) {
+	testenv.NeedRoot(t) // lab down checks root first
+	sd := &fakeSystemd{controllers: "cpuset cpu memory"}
+	h := newFakeHost(t, hostSpec{v2: true, systemd: true, sd: sd})
+	ctx := context.Background()
+	cg, err := h.detectCgroups("mbq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cg.setupTop(ctx, h, "mbq"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(cg.Dirs[""], "cgroup.subtree_control")); err != nil {
+		t.Fatal(err)
+	}
+	o := TeardownOptions{Prefix: "mbq", StateDir: filepath.Join(t.TempDir(), "gone")}
+	r, err := h.inventory(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Join(r.Lines(), "\n")
+	for _, w := range []string{"unit meshbench-mbq.scope", "cgroup " + cg.Scope, "cgroup " + cg.Dirs[""]} {
+		if !strings.Contains(lines, w) {
+			t.Errorf("dry run does not list %q:\n%s", w, lines)
+		}
+	}
+	if len(sd.running()) != 1 {
+		t.Fatalf("the dry run stopped the scope: running %v", sd.running())
+	}
+	if err := h.teardown(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if len(sd.running()) != 0 {
+		t.Errorf("lab down --prefix left %v running", sd.running())
+	}
+	if _, err := os.Stat(cg.Scope); !os.IsNotExist(err) {
+		t.Errorf("scope's cgroup left: %v", err)
 	}
 }

@@ -212,7 +212,7 @@ func (h host) delegationFinding(ctx context.Context) platform.Finding {
 		f.Detail, f.Fix = fmt.Sprintf("systemd %s: the probe scope %s: %v", version, unit, err), "check systemctl status "+unit
 	case len(missing) > 0:
 		f.Detail = fmt.Sprintf("systemd %s is PID 1 but a scope with Delegate=yes gets no %s controller", version, strings.Join(missing, ", "))
-		f.Fix = "use systemd 244 or later (older ones do not delegate cpuset), and check that no DefaultCPUAccounting=no or Delegate= drop-in in /etc/systemd takes them away"
+		f.Fix = "use systemd 244 or later (older ones do not delegate cpuset)"
 	default:
 		f.OK = true
 		f.Detail = fmt.Sprintf("systemd %s is PID 1 and delegates %s to a transient scope (tried with %s, stopped)", version, strings.Join(v2Controllers, ", "), unit)

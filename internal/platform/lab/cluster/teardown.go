@@ -31,15 +31,17 @@ type TeardownOptions struct {
 // the owner, and on a lab already gone. Without a state directory it
 // touches nothing unless the prefix is given: a guessed prefix could be
 // another lab's.
-func Teardown(ctx context.Context, o TeardownOptions) error {
-	t, err := resolve(&o)
+func Teardown(ctx context.Context, o TeardownOptions) error { return realHost().teardown(ctx, o) }
+
+func (h host) teardown(ctx context.Context, o TeardownOptions) error {
+	t, err := h.resolve(&o)
 	if err != nil || t == nil {
 		return err
 	}
 	if t.state != nil && t.state.Supervisor && t.state.ownerAlive() {
 		stopSupervisor(ctx, *t.state, o.Logger)
 	}
-	return removeAll(ctx, realHost(), t.prefix, o.StateDir, t.cgs, o.Logger)
+	return removeAll(ctx, h, t.prefix, o.StateDir, t.cgs, o.Logger)
 }
 
 // target is what Teardown removes: the lab's prefix and cgroup trees, and
@@ -52,7 +54,7 @@ type target struct {
 
 // resolve finds the lab the options name, as Teardown and Inventory both
 // see it; nil when there is no state and no prefix, so nothing to touch.
-func resolve(o *TeardownOptions) (*target, error) {
+func (h host) resolve(o *TeardownOptions) (*target, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -79,7 +81,7 @@ func resolve(o *TeardownOptions) (*target, error) {
 	if !prefixRE.MatchString(o.Prefix) {
 		return nil, fmt.Errorf("lab prefix %q: want 1 to 8 lower-case letters or digits", o.Prefix)
 	}
-	if own, err := detectCgroups(o.Prefix); err == nil {
+	if own, err := h.detectCgroups(o.Prefix); err == nil {
 		t.cgs = append(t.cgs, own)
 	}
 	t.prefix = o.Prefix
@@ -132,7 +134,11 @@ func (r Removal) Lines() []string {
 // Inventory lists what Teardown with the same options would remove,
 // without removing or stopping anything.
 func Inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
-	t, err := resolve(&o)
+	return realHost().inventory(ctx, o)
+}
+
+func (h host) inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
+	t, err := h.resolve(&o)
 	if err != nil || t == nil {
 		return Removal{}, err
 	}
@@ -141,7 +147,7 @@ func Inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
 		r.Supervisor = t.state.Owner
 	}
 	seen := map[string]bool{}
-	units, err := scopes(ctx, realHost(), t.cgs)
+	units, err := scopes(ctx, h, t.cgs)
 	if err != nil {
 		return r, err
 	}
