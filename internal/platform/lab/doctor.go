@@ -85,7 +85,10 @@ func envoyFinding(ctx context.Context) platform.Finding {
 	case !strings.HasPrefix(v, dataplane.ExpectedEnvoy+"."):
 		f.Detail, f.Fix = fmt.Sprintf("%s is Envoy %s; the lab's data planes are written for %s", bin, v, dataplane.ExpectedEnvoy), fix
 	default:
-		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
+		f.Detail, f.Fix = proxyReach(bin)
+		if f.Detail == "" {
+			f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
+		}
 	}
 	return f
 }
@@ -109,8 +112,27 @@ func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
 		f.Detail, f.Fix = err.Error(), "reinstall it with "+dataplane.InstallCommand(version)+", or drop its privileges (chmod u-s,g-s; setcap -r)"
 		return f
 	}
-	f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
+	if f.Detail, f.Fix = proxyReach(bin); f.Detail == "" {
+		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
+	}
 	return f
+}
+
+// proxyReach says what keeps the proxies' user from Envoy at bin, with
+// its fix, or nothing. That user checks each role's configuration with
+// Envoy by its path: a checkout in a home directory that is 0700, as
+// Debian 12 makes them, runs Envoy as root in doctor and fails at the
+// first install.
+func proxyReach(bin string) (detail, fix string) {
+	d, err := dataplane.ClosedAbove(bin)
+	switch {
+	case err != nil:
+		return err.Error(), "give " + dataplane.EnvoyEnv + " an absolute path to Envoy"
+	case d != "":
+		return fmt.Sprintf("%s is not reachable by the proxies' user %d: directory %s is not traversable by other users", bin, dataplane.ProxyUID, d),
+			fmt.Sprintf("chmod o+x %s, or put Envoy under directories with o+x (mode 0755)", d)
+	}
+	return "", ""
 }
 
 // labUser is a UID the lab runs containers as, and what sharing it with
