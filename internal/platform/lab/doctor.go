@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
@@ -35,7 +36,7 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 	out = append(out, cluster.BusyFinding(cluster.DefaultStateRoot, self, cpus, n.SharedHost))
 	out = append(out, cluster.ContentionFinding(ctx, cpus, n.SharedHost))
 	if n.Meshes() {
-		out = append(out, envoyFinding(ctx))
+		out = append(out, envoyFinding(ctx, envoyVersionTimeout))
 	}
 	for _, v := range n.ProxyVersions {
 		out = append(out, envoyReleaseFinding(ctx, v))
@@ -61,8 +62,9 @@ func stateDiskFinding(root string) platform.Finding {
 		"free space under "+root+" (on a tmpfs, grow it: mount -o remount,size=<more> /run)")
 }
 
-// envoyFinding finds Envoy as the data planes will and runs it once.
-func envoyFinding(ctx context.Context) platform.Finding {
+// envoyFinding finds Envoy as the data planes will and runs it once,
+// within timeout.
+func envoyFinding(ctx context.Context, timeout time.Duration) platform.Finding {
 	f := platform.Finding{Check: "envoy"}
 	fix := fmt.Sprintf("run scripts/setup.sh (Envoy %s into .venv), or set %s to an Envoy %s binary",
 		dataplane.ExpectedEnvoy, dataplane.EnvoyEnv, dataplane.ExpectedEnvoy)
@@ -76,10 +78,13 @@ func envoyFinding(ctx context.Context) platform.Finding {
 		f.Fix = "use an Envoy binary that gains no privileges when it runs (chmod u-s,g-s; setcap -r), or a copy of it without them, in " + dataplane.EnvoyEnv
 		return f
 	}
-	vctx, cancel := context.WithTimeout(ctx, envoyVersionTimeout)
+	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := dataplane.EnvoyVersion(vctx, bin)
 	switch {
+	case vctx.Err() != nil && ctx.Err() == nil:
+		f.Detail = fmt.Sprintf("%s did not answer --version within %s", bin, timeout)
+		f.Fix = "if the host is this slow (an emulated or overloaded machine), run the study when it is quieter; if Envoy hangs, " + fix
 	case err != nil:
 		f.Detail, f.Fix = fmt.Sprintf("%s does not run: %v", bin, err), fix
 	case !strings.HasPrefix(v, dataplane.ExpectedEnvoy+"."):
