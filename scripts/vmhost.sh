@@ -59,9 +59,10 @@ build_root() {
 	# What the lab runs in the guest (iproute2, iptables, nftables, util-linux's
 	# nsenter and setpriv, procps, kmod for modules) and what a user's host
 	# has (systemd as PID 1, dbus for its API, logind sessions through
-	# libpam-systemd, sudo), and Debian's stock kernel, whose package makes
-	# the initrd that loads virtio and ext4.
-	local pkgs=systemd,systemd-sysv,dbus,libpam-systemd,sudo,linux-image-amd64,iproute2,iptables,nftables,kmod,procps,util-linux
+	# libpam-systemd, sudo, and AppArmor with its profiles loaded at boot,
+	# as a standard Debian install has), and Debian's stock kernel, whose
+	# package makes the initrd that loads virtio and ext4.
+	local pkgs=systemd,systemd-sysv,dbus,libpam-systemd,sudo,apparmor,linux-image-amd64,iproute2,iptables,nftables,kmod,procps,util-linux
 	debootstrap --variant=minbase --include="$pkgs" "$SUITE" "$root" "$mirror"
 	echo meshbench-vm >"$root/etc/hostname"
 	printf '127.0.0.1\tlocalhost\n127.0.1.1\tmeshbench-vm\n' >"$root/etc/hosts"
@@ -332,6 +333,8 @@ run() {
 	fi
 	out=$(cd "$out" && pwd)
 	opt=$(mktemp -d "${TMPDIR:-/tmp}/meshbench-vm-opt.XXXXXX")
+	# The proxies run Envoy as their own user, who must reach it.
+	chmod 0755 "$opt"
 	qpid="" tailpid=""
 	trap 'stop; rm -rf "$opt"' EXIT
 	trap 'exit 130' INT TERM HUP
@@ -346,8 +349,11 @@ run() {
 		echo "export MESHBENCH_BIN=/opt/meshbench/meshbench MESHBENCH_ENVOY=/opt/meshbench/envoy"
 		for f in "${envs[@]}"; do printf 'export %q\n' "$f"; done
 		echo "cd /src"
-		# The host's Envoy must run on the guest's libraries.
+		# The host's Envoy must run on the guest's libraries. Its first run
+		# also reads its 130 MB into the guest's cache, which takes longer,
+		# under emulation, than meshbench allows `envoy --version`.
 		echo 'if ldd /opt/meshbench/envoy | grep "not found"; then echo "vmhost: Envoy lacks libraries in the guest" >&2; exit 1; fi'
+		echo 'envoy --version >/dev/null || { echo "vmhost: Envoy does not run in the guest" >&2; exit 1; }'
 		printf 'exec'
 		printf ' %q' "$@"
 		echo

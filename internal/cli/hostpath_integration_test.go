@@ -115,8 +115,8 @@ func checkHostPathResults(t *testing.T, dir string) {
 		if s.Status != results.StatusOK {
 			t.Errorf("cell %s: %s: %s", s.ID, s.Status, s.Reason)
 		}
-		if s.Noisy {
-			t.Logf("cell %s: noisy (host noise %v cores)", s.ID, s.HostNoise)
+		if s.Noisy && s.HostNoise != nil {
+			t.Logf("cell %s: noisy (host noise %.2f cores)", s.ID, *s.HostNoise)
 		}
 		if len(s.Verification) == 0 {
 			t.Errorf("cell %s: no verification checks", s.ID)
