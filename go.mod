@@ -7,7 +7,9 @@ require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.24.0
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/envoyproxy/go-control-plane/envoy v1.37.1-0.20260713214202-ca8ce173c36f
+	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/go-containerregistry v0.21.6
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/prometheus/client_model v0.6.2

@@ -58,10 +58,13 @@ fi
 # Debian packages: networking for the lab; for the tests, nginx as the
 # benchmarks' server, chromium to check the HTML report and the dashboard,
 # curl for lab exec, gcc and libc6-dev for the race detector (it needs
-# cgo), postgresql for the history's tests.
+# cgo), postgresql for the history's tests, and qemu, debootstrap (with
+# Debian's archive keys) and e2fsprogs for the cgroup v2 test host
+# (scripts/vmhost.sh).
 pkgs=(iptables iproute2 procps ca-certificates)
 if [ "$mode" = test ]; then
 	pkgs+=(nftables curl nginx-light chromium gcc libc6-dev postgresql)
+	pkgs+=(qemu-system-x86 debootstrap debian-archive-keyring e2fsprogs)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -27,9 +27,12 @@ func newDoctorCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "doctor [FILE]",
 		Short: "Check that this host can run a study, creating nothing; 'meshbench run' runs the same checks first",
 		Long: `Check what a study (a file, --study, or the default quick) needs of its
-platform before anything is created. On the lab: root, network namespaces,
-iptables with the socket match, TPROXY, REDIRECT and the owner match, the
-cgroup controllers, the CPUs the study's nodes pin, no other lab's processes
+platform before anything is created. On the lab: root, the kernel modules
+(loaded with modprobe where missing), network namespaces, iptables with
+the socket match, TPROXY, REDIRECT and the owner match, the cgroup mode
+(v1, hybrid, v2) and cgroups of the lab's own (on v2 under systemd a
+scope with Delegate=yes, tried and stopped), AppArmor, the CPUs the
+study's nodes pin, no other lab's processes
 on those CPUs (--shared-host accepts them), Envoy at the version the data
 planes are written for (when the study installs a mesh), each Envoy
 release the meshes name (proxy_version), and free disk where the results

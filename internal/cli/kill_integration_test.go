@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/testenv"
@@ -51,6 +50,7 @@ func TestIntegrationKillRunInEveryPhase(t *testing.T) {
 	if err := os.WriteFile(studyFile, []byte(killStudy), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	host := snapshotHost(t)
 	// Other labs may run on this host's CPUs (the suite runs in parallel).
 	run := func(args ...string) *exec.Cmd {
 		return exec.Command(bin, append(args, "--shared-host", "-v")...)
@@ -81,7 +81,7 @@ func TestIntegrationKillRunInEveryPhase(t *testing.T) {
 			if b, err := exec.Command(bin, "lab", "down", "--name", name).CombinedOutput(); err != nil {
 				t.Fatalf("lab down --name %s: %v\n%s", name, err, b)
 			}
-			assertNothingLeft(t, name)
+			host.assertNothingLeft(t, name)
 			if b, err := run("run", "--resume", out).CombinedOutput(); err != nil {
 				t.Fatalf("resume after kill during %s: %v\n%s", ph.name, err, b)
 			}
@@ -114,6 +114,7 @@ repetitions: 2
 	if err := os.WriteFile(studyFile, []byte(study), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	host := snapshotHost(t)
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(sig.String(), " ", "-"))
@@ -122,7 +123,7 @@ repetitions: 2
 			if cmd.ProcessState.Success() {
 				t.Errorf("the run exited 0 after %s", sig)
 			}
-			assertNothingLeft(t, name)
+			host.assertNothingLeft(t, name)
 			if ix, err := results.ReadIndex(out); err != nil || ix.Complete {
 				t.Errorf("results after %s: complete %v, %v; want an incomplete index to resume", sig, ix != nil && ix.Complete, err)
 			}
@@ -165,7 +166,9 @@ func signalOnLine(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after tim
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Bounded for a hang only: under an emulated CPU (scripts/vmhost.sh) a
+	// run takes about ten times as long as here.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	go func() {
 		<-ctx.Done()
@@ -190,71 +193,6 @@ func signalOnLine(t *testing.T, cmd *exec.Cmd, trigger *regexp.Regexp, after tim
 		t.Fatalf("the run never reached %q:\n%s", trigger, strings.Join(seen, "\n"))
 	}
 	return seen
-}
-
-// assertNoProcesses waits a little for the parent-death signal to end
-// every process of the lab: none may outlive the run.
-func assertNoProcesses(t *testing.T, name string) {
-	t.Helper()
-	var left []string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		left = labProcesses(name)
-		if len(left) == 0 {
-			return
-		}
-	}
-	t.Errorf("processes of lab %s outlived the killed run: %v", name, left)
-}
-
-// labProcesses lists the processes in the lab's cgroups, as "pid cmd".
-func labProcesses(name string) []string {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
-	var out []string
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), "/"+name+"-lab/") {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		out = append(out, filepath.Base(filepath.Dir(p))+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
-	}
-	return out
-}
-
-// assertNothingLeft checks that no namespace (and so no veth or iptables
-// rule, which live only in the lab's namespaces), process, cgroup, state
-// or log file of the lab is left.
-func assertNothingLeft(t *testing.T, name string) {
-	t.Helper()
-	if ns, _ := filepath.Glob("/run/netns/" + name + "-*"); len(ns) > 0 {
-		t.Errorf("network namespaces left: %v", ns)
-	}
-	if p := labProcesses(name); len(p) > 0 {
-		t.Errorf("processes left: %v", p)
-	}
-	// The run made its cgroups below its own, which is this test's.
-	own, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(own)), "\n") {
-		f := strings.SplitN(line, ":", 3)
-		if len(f) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(f[1], ",") {
-			if c = strings.TrimPrefix(c, "name="); c == "" {
-				c = "unified"
-			}
-			cg := filepath.Join("/sys/fs/cgroup", c, f[2], name+"-lab")
-			if _, err := os.Stat(cg); err == nil {
-				t.Errorf("cgroup left: %s", cg)
-			}
-		}
-	}
-	if f, _ := filepath.Glob(filepath.Join(cluster.DefaultStateRoot, name+"*")); len(f) > 0 {
-		t.Errorf("state or temporary files left: %v", f)
-	}
 }
 
 // cellsOf lists a finished run's cells as "mesh rN", sorted, and fails

@@ -14,6 +14,11 @@ import (
 // each version added, all of it optional, is listed in docs/results.md.
 const SchemaVersion = 17
 
+// LabWorkingSetSchema is the first version whose lab memory working set
+// counts user pages alike on cgroup v1 and v2 (docs/results.md); before
+// it the lab counted cAdvisor's usage less inactive file pages.
+const LabWorkingSetSchema = 17
+
 // OldestSchema is the oldest version ReadIndex reads: older versions
 // only lack fields, so they are read as they are; their cell files go
 // unchecked where unhashed.

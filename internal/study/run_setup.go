@@ -208,6 +208,8 @@ func (r *runner) openResults() error {
 		return fmt.Errorf("resume %s: %w", r.dir, ErrComplete)
 	case ix.StudyHash != r.s.SHA256:
 		return fmt.Errorf("resume %s: the study file has changed since the run started (sha256 %.12s, the results have %.12s); resume with the original study.yaml", r.dir, r.s.SHA256, ix.StudyHash)
+	case ix.Schema < results.LabWorkingSetSchema && ix.Provenance.Platform.Name == infra.Lab && len(ix.Cells) > 0:
+		return fmt.Errorf("resume %s: results schema %d measured the lab's memory as usage less inactive file pages, the kernel's memory included; this meshbench counts user pages alone (docs/results.md), so the cells measured now would not compare with those measured then: start a new run", r.dir, ix.Schema)
 	case ix.Seed != r.s.Order.Seed:
 		return fmt.Errorf("resume %s: the results were planned with seed %d, the study has %d", r.dir, ix.Seed, r.s.Order.Seed)
 	}

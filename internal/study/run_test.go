@@ -3,6 +3,7 @@ package study
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -472,5 +473,64 @@ scaling: {fraction: 0.5, measure: 20s, warmup: 5s}
 	}
 	if strings.Contains(progress.String(), "may be low") {
 		t.Errorf("progress warns of a low capacity the run measured again:\n%s", progress.String())
+	}
+}
+
+// A lab run of a schema before LabWorkingSetSchema measured memory by
+// another definition: resuming it would mix the two in one study.
+func TestResumeRefusesOldLabWorkingSet(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		schema   int
+		platform string
+		refused  bool
+	}{
+		{"lab, schema 16", 16, infra.Lab, true},
+		{"lab, this schema", results.SchemaVersion, infra.Lab, false},
+		{"kubernetes, schema 16", 16, infra.Kubernetes, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			f := newFake()
+			f.onMeasure = func(n int) error {
+				if n < 2 {
+					return nil
+				}
+				cancel()
+				return context.Canceled
+			}
+			if _, err := Run(ctx, runOptions(t, studySource, f, dir, nil)); !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			var ix map[string]any
+			dec := json.NewDecoder(bytes.NewReader(readFile(t, filepath.Join(dir, results.IndexFile))))
+			dec.UseNumber() // the seed is a 64-bit integer
+			if err := dec.Decode(&ix); err != nil {
+				t.Fatal(err)
+			}
+			if cells, _ := ix["cells"].([]any); len(cells) == 0 {
+				t.Fatal("no cell finished before the interrupt")
+			}
+			ix["schema"] = tt.schema
+			ix["provenance"].(map[string]any)["platform"].(map[string]any)["name"] = tt.platform
+			b, err := json.Marshal(ix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, results.IndexFile), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := runOptions(t, studySource, newFake(), dir, nil)
+			// The fake platform is neither; --resume-anyway does not
+			// mix the working sets either.
+			o.Resume, o.ResumeAnyway = true, true
+			_, err = Run(context.Background(), o)
+			refused := err != nil && strings.Contains(err.Error(), "measured the lab's memory as usage less inactive file pages")
+			if refused != tt.refused || (!tt.refused && err != nil) {
+				t.Errorf("resume: %v; want refused %v", err, tt.refused)
+			}
+		})
 	}
 }

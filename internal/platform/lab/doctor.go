@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/meshbench/meshbench/internal/hostsafe"
 	"github.com/meshbench/meshbench/internal/localkube"
@@ -17,8 +18,10 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
-// Doctor checks, creating nothing, what a study needs of this host to run
-// on the lab: the host's kernel features, root and CPUs, no other lab on
+// Doctor checks, creating nothing that outlives it, what a study needs of
+// this host to run on the lab: the host's kernel features and modules
+// (loading those it can), cgroups and systemd's delegation, AppArmor,
+// root and CPUs, no other lab on
 // those CPUs, a hypervisor that leaves them to the study when they are
 // busy (a second of load), Envoy at the version the data planes are written for (when
 // the study installs a mesh), each Envoy release its meshes name, the
@@ -30,10 +33,12 @@ func Doctor(ctx context.Context, n platform.Needs, self string) []platform.Findi
 		cpus = append(cpus, node.CPUs)
 	}
 	out := cluster.HostFindings(ctx, cpus)
+	envoy, _ := dataplane.FindEnvoy() // missing: the envoy check says so
+	out = append(out, cluster.AppArmorFinding(envoy))
 	out = append(out, cluster.BusyFinding(cluster.DefaultStateRoot, self, cpus, n.SharedHost))
 	out = append(out, cluster.ContentionFinding(ctx, cpus, n.SharedHost))
 	if n.Meshes() {
-		out = append(out, envoyFinding(ctx))
+		out = append(out, envoyFinding(ctx, envoyVersionTimeout))
 	}
 	for _, v := range n.ProxyVersions {
 		out = append(out, envoyReleaseFinding(ctx, v))
@@ -73,8 +78,9 @@ func stateDiskFinding(root string, need uint64) platform.Finding {
 		"free space under "+root+" (on a tmpfs, grow it: mount -o remount,size=<more> /run)")
 }
 
-// envoyFinding finds Envoy as the data planes will and runs it once.
-func envoyFinding(ctx context.Context) platform.Finding {
+// envoyFinding finds Envoy as the data planes will and runs it once,
+// within timeout.
+func envoyFinding(ctx context.Context, timeout time.Duration) platform.Finding {
 	f := platform.Finding{Check: "envoy"}
 	fix := fmt.Sprintf("run scripts/setup.sh (Envoy %s into .venv), or set %s to an Envoy %s binary",
 		dataplane.ExpectedEnvoy, dataplane.EnvoyEnv, dataplane.ExpectedEnvoy)
@@ -91,16 +97,22 @@ func envoyFinding(ctx context.Context) platform.Finding {
 		f.Fix = "use an Envoy binary that gains no privileges when it runs (chmod u-s,g-s; setcap -r), or a copy of it without them, in " + dataplane.EnvoyEnv
 		return f
 	}
-	vctx, cancel := context.WithTimeout(ctx, envoyVersionTimeout)
+	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := dataplane.EnvoyVersion(vctx, bin)
 	switch {
+	case vctx.Err() != nil && ctx.Err() == nil:
+		f.Detail = fmt.Sprintf("%s did not answer --version within %s", bin, timeout)
+		f.Fix = "if the host is this slow (an emulated or overloaded machine), run the study when it is quieter; if Envoy hangs, " + fix
 	case err != nil:
 		f.Detail, f.Fix = fmt.Sprintf("%s does not run: %v", bin, err), fix
 	case !strings.HasPrefix(v, dataplane.ExpectedEnvoy+"."):
 		f.Detail, f.Fix = fmt.Sprintf("%s is Envoy %s; the lab's data planes are written for %s", bin, v, dataplane.ExpectedEnvoy), fix
 	default:
-		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
+		f.Detail, f.Fix = proxyReach(bin)
+		if f.Detail == "" {
+			f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", v, bin)
+		}
 	}
 	return f
 }
@@ -124,8 +136,27 @@ func envoyReleaseFinding(ctx context.Context, version string) platform.Finding {
 		f.Detail, f.Fix = err.Error(), "reinstall it with "+dataplane.InstallCommand(version)+", or drop its privileges (chmod u-s,g-s; setcap -r)"
 		return f
 	}
-	f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
+	if f.Detail, f.Fix = proxyReach(bin); f.Detail == "" {
+		f.OK, f.Detail = true, fmt.Sprintf("Envoy %s at %s", version, bin)
+	}
 	return f
+}
+
+// proxyReach says what keeps the proxies' user from Envoy at bin, with
+// its fix, or nothing. That user checks each role's configuration with
+// Envoy by its path: a checkout in a home directory that is 0700, as
+// Debian 12 makes them, runs Envoy as root in doctor and fails at the
+// first install.
+func proxyReach(bin string) (detail, fix string) {
+	d, err := dataplane.ClosedAbove(bin)
+	switch {
+	case err != nil:
+		return err.Error(), "give " + dataplane.EnvoyEnv + " an absolute path to Envoy"
+	case d != "":
+		return fmt.Sprintf("%s is not reachable by the proxies' user %d: directory %s is not traversable by other users", bin, dataplane.ProxyUID, d),
+			fmt.Sprintf("chmod o+x %s, or put Envoy under directories with o+x (mode 0755)", d)
+	}
+	return "", ""
 }
 
 // labUser is a UID the lab runs containers as, and what sharing it with

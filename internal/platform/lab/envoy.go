@@ -9,9 +9,10 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 )
 
-// envoyVersionTimeout bounds `envoy --version`: it answers at once, and a
-// binary that hangs must not hold up a run.
-const envoyVersionTimeout = 5 * time.Second
+// envoyVersionTimeout bounds `envoy --version`, only to catch a binary
+// that hangs: a normal host answers within a second, but Envoy's start
+// alone has taken over 5 s under qemu's emulation on a loaded host.
+const envoyVersionTimeout = 30 * time.Second
 
 // envoyInfo finds the version of the Envoy the lab's meshes run (the one
 // dataplane.FindEnvoy picks) once, for the results' provenance.

@@ -31,7 +31,7 @@ func TestDoctorDoesNotRunAPlantedEnvoy(t *testing.T) {
 	t.Chdir(wd)
 	t.Setenv(dataplane.EnvoyEnv, "")
 	t.Setenv("PATH", t.TempDir()) // no envoy on PATH either
-	f := envoyFinding(context.Background())
+	f := envoyFinding(context.Background(), envoyVersionTimeout)
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatalf("doctor ran the planted %s (finding: %s)", script, f.Line())
 	}
@@ -72,7 +72,7 @@ func TestDoctorRefusesAnEnvoyOthersCanChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv(dataplane.EnvoyEnv, bin)
-			f := envoyFinding(context.Background())
+			f := envoyFinding(context.Background(), envoyVersionTimeout)
 			if _, err := os.Stat(ran); err == nil {
 				t.Fatalf("doctor ran %s (finding: %s)", bin, f.Line())
 			}
@@ -98,7 +98,7 @@ func TestIntegrationDoctorRefusesAnotherUsersEnvoy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(dataplane.EnvoyEnv, bin)
-	f := envoyFinding(context.Background())
+	f := envoyFinding(context.Background(), envoyVersionTimeout)
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatalf("doctor ran another user's %s (finding: %s)", bin, f.Line())
 	}

@@ -30,6 +30,13 @@ func fakeEnvoy(t *testing.T, body string) string {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// As an install is: the proxies' user reaches it (t.TempDir's own
+	// directory is 0700).
+	for d := filepath.Dir(bin); d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Setenv(dataplane.EnvoyEnv, bin)
 	return runs
 }
@@ -122,5 +129,45 @@ func TestEnvoyReleaseFinding(t *testing.T) {
 	f := envoyReleaseFinding(context.Background(), "1.38.3")
 	if f.OK || f.Check != "envoy 1.38.3" || f.Fix != "scripts/setup.sh envoy 1.38.3" {
 		t.Errorf("a missing release: %+v, want a failure whose fix installs it", f)
+	}
+}
+
+// The proxies' user validates Envoy's configuration by Envoy's path: on a
+// host whose home directories are closed (Debian 12 makes them 0700), a
+// checkout there passes as root and fails at the first install. The
+// doctor names the directory.
+func TestEnvoyFindingClosedDirectory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	fakeEnvoy(t, `echo "envoy  version: 9e55/1.40.0/Clean/RELEASE/BoringSSL"`)
+	bin := os.Getenv(dataplane.EnvoyEnv)
+	if f := envoyFinding(context.Background(), envoyVersionTimeout); !f.OK {
+		t.Fatalf("an Envoy under open directories: %+v, want OK", f)
+	}
+	closed := filepath.Dir(filepath.Dir(bin))
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := envoyFinding(context.Background(), envoyVersionTimeout)
+	if f.OK || !strings.Contains(f.Detail, closed) || !strings.Contains(f.Detail, "1337") || !strings.Contains(f.Fix, "chmod o+x "+closed) {
+		t.Errorf("an Envoy under a closed directory: %+v, want a failure naming %s and its fix", f, closed)
+	}
+}
+
+// An Envoy that has not answered `--version` within the bound is named as
+// slow or hung, not as one that "does not run": under emulation or on a
+// loaded host its start alone takes seconds, and the fix differs.
+func TestEnvoyFindingTimeout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	fakeEnvoy(t, `exec sleep 30`)
+	start := time.Now()
+	f := envoyFinding(context.Background(), 300*time.Millisecond)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("envoyFinding took %s: the version check is not bounded", took)
+	}
+	if f.OK || !strings.Contains(f.Detail, "did not answer --version within 300ms") || strings.Contains(f.Detail, "does not run") {
+		t.Errorf("an Envoy that hangs: %+v, want a failure saying it timed out", f)
+	}
+	if !strings.Contains(f.Fix, "hangs") {
+		t.Errorf("an Envoy that hangs: fix %q, want one for a binary that hangs or a host too slow", f.Fix)
 	}
 }

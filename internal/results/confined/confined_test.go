@@ -220,26 +220,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-// A results directory may come from someone else: a file larger than
-// MaxRead is refused before it is read, not read into memory.
-func TestReadFileRefusesAHugeFile(t *testing.T) {
-	root := t.TempDir()
-	f, err := os.Create(filepath.Join(root, "cell.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Sparse: the size costs no disk.
-	if err := f.Truncate(MaxRead + 1); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	b, err := ReadFile(root, "cell.json")
-	var tooLarge *TooLargeError
-	if !errors.As(err, &tooLarge) || tooLarge.Size != MaxRead+1 {
-		t.Fatalf("ReadFile of a %d-byte file: %d bytes, err %v; want a TooLargeError", MaxRead+1, len(b), err)
-	}
-	if !strings.Contains(err.Error(), "more than the 256 MiB") {
-		t.Errorf("the refusal does not say the limit: %v", err)
-	}
-}

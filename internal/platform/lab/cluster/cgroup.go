@@ -2,13 +2,16 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/resources"
@@ -17,29 +20,51 @@ import (
 // cgroupRoot is the mount point of the cgroup file systems.
 const cgroupRoot = "/sys/fs/cgroup"
 
-// v2Controllers are the controllers the lab enables below its parent on
-// cgroup v2.
+// v2Controllers are the controllers the lab passes on to its nodes and
+// containers on cgroup v2.
 var v2Controllers = []string{"cpu", "memory", "cpuset"}
 
 // The v1 controllers the lab uses.
 var v1Controllers = []string{"cpu", "cpuacct", "memory", "cpuset"}
 
-// cgroups places the lab's processes in cgroups, under the cgroup the lab
-// was started in. On v1 each controller has its own tree (cpu and cpuacct
-// may share one); on v2 there is one tree.
+// cgroups places the lab's processes in cgroups. On v1 (legacy or hybrid)
+// each controller has its own tree (cpu and cpuacct may share one), and
+// the lab's top directory is below the cgroup meshbench runs in, in each.
+// On v2 there is one tree, and the kernel enables a controller for a
+// cgroup's children only where the cgroup holds no process itself; the
+// cgroup meshbench runs in (a login's session scope, a service) holds at
+// least meshbench, and it is not meshbench's to change. So the lab's top
+// is in a cgroup of its own: under systemd, a transient scope unit with
+// Delegate=yes (Unit, at Scope); without systemd, a directory meshbench
+// creates below the cgroup root.
 type cgroups struct {
 	V2 bool `json:"v2"`
 	// Dirs maps a controller ("" on v2) to the lab's top directory in its
-	// tree: <mount>/<own cgroup>/<prefix>-lab.
+	// tree, <prefix>-lab: below the cgroup meshbench runs in (v1), below
+	// the lab's scope (v2 under systemd), or below the root (v2).
 	Dirs map[string]string `json:"dirs"`
-	// Enabled are the controllers (v2) the lab turned on in its parent's
-	// cgroup.subtree_control, which were off: lab down turns them off
-	// again. Recorded before they are turned on.
-	Enabled []string `json:"enabled,omitempty"`
+	// Unit is the lab's systemd scope and Scope its cgroup directory,
+	// recorded before the scope is started, so that lab down finds it
+	// after a crash at any point.
+	Unit  string `json:"unit,omitempty"`
+	Scope string `json:"scope,omitempty"`
 }
 
 // labCgroupName is the lab's top cgroup directory name.
 func labCgroupName(prefix string) string { return prefix + "-lab" }
+
+// scopeUnit is the name of a lab's systemd scope, which lab down derives
+// from the prefix when the lab's state is gone.
+func scopeUnit(prefix string) string { return "meshbench-" + prefix + ".scope" }
+
+// scopeSlice holds the labs' scopes, beside the host's services and the
+// container runtimes' scopes.
+const scopeSlice = "system.slice"
+
+// holderCgroup is the leaf, in the lab's scope, of the process that keeps
+// the scope for the lab's life: systemd removes a scope when its last
+// process exits, and a lab between two workloads has none of its own.
+const holderCgroup = "holder"
 
 // nodeCgroup is a node's directory, relative to the lab's top.
 func nodeCgroup(node string) string { return "n-" + node }
@@ -49,40 +74,25 @@ func containerCgroup(node, namespace, pod, container string) string {
 	return filepath.Join(nodeCgroup(node), namespace+"_"+pod, container)
 }
 
-// detectCgroups finds the lab's top directories for this process, from
-// /proc/self/cgroup and the hierarchies mounted at /sys/fs/cgroup.
-func detectCgroups(prefix string) (cgroups, error) {
+// detectCgroups finds where a lab with this prefix keeps its cgroups on
+// this host.
+func detectCgroups(prefix string) (cgroups, error) { return realHost().detectCgroups(prefix) }
+
+// detectCgroups finds the lab's top directories, and on v2 under systemd
+// its scope, from the cgroup mount and /proc/self/cgroup. It changes
+// nothing; v2Problem says whether the lab can use them.
+func (h host) detectCgroups(prefix string) (cgroups, error) {
+	if h.cgroupMode() == cgroupV2 {
+		if h.systemdBooted() {
+			unit := scopeUnit(prefix)
+			scope := filepath.Join(h.cgroupRoot, scopeSlice, unit)
+			return cgroups{V2: true, Unit: unit, Scope: scope, Dirs: map[string]string{"": filepath.Join(scope, labCgroupName(prefix))}}, nil
+		}
+		return cgroups{V2: true, Dirs: map[string]string{"": filepath.Join(h.cgroupRoot, labCgroupName(prefix))}}, nil
+	}
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return cgroups{}, fmt.Errorf("read /proc/self/cgroup: %w", err)
-	}
-	return detectCgroupsAt(cgroupRoot, string(own), prefix)
-}
-
-// detectCgroupsAt finds the lab's top directories below root for a
-// process whose /proc/PID/cgroup reads own. On v2 it also notes which of
-// the lab's controllers are off in the parent's cgroup.subtree_control, so
-// that setupTop turns on, and lab down off, only those.
-func detectCgroupsAt(root, own, prefix string) (cgroups, error) {
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
-		for _, line := range strings.Split(own, "\n") {
-			if rest, ok := strings.CutPrefix(line, "0::"); ok {
-				dir := filepath.Join(root, rest, labCgroupName(prefix))
-				b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "cgroup.subtree_control"))
-				if err != nil {
-					return cgroups{}, fmt.Errorf("cgroup v2: %w", err)
-				}
-				on := strings.Fields(string(b))
-				cg := cgroups{V2: true, Dirs: map[string]string{"": dir}}
-				for _, c := range v2Controllers {
-					if !slices.Contains(on, c) {
-						cg.Enabled = append(cg.Enabled, c)
-					}
-				}
-				return cg, nil
-			}
-		}
-		return cgroups{}, errors.New("cgroup v2: no 0:: line in /proc/self/cgroup")
 	}
 	paths := map[string]string{} // controller -> own path
 	for _, line := range strings.Split(string(own), "\n") {
@@ -107,6 +117,23 @@ func detectCgroupsAt(root, own, prefix string) (cgroups, error) {
 		cg.Dirs[c] = filepath.Join(mnt, p, labCgroupName(prefix))
 	}
 	return cg, nil
+}
+
+// missingControllers are the lab's v2 controllers not listed in a
+// cgroup's controller file (cgroup.controllers, cgroup.subtree_control).
+func missingControllers(file string) ([]string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v2: %w", err)
+	}
+	have := strings.Fields(string(b))
+	var out []string
+	for _, c := range v2Controllers {
+		if !slices.Contains(have, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // v1Mount finds where a v1 controller is mounted: /sys/fs/cgroup/<c>, or a
@@ -156,23 +183,88 @@ func (cg cgroups) hierarchies() []string {
 
 // setupTop creates the lab's top directories. On v1 the cpuset one copies
 // its parent's CPUs and memory nodes, which a v1 cpuset needs before it
-// can hold tasks; on v2 the controllers are enabled for the subtree.
-func (cg cgroups) setupTop() error {
+// can hold tasks. On v2 under systemd it first starts the lab's scope
+// (startScope); on v2 it then passes the controllers on to the lab's
+// nodes. It enables controllers only in cgroups it created, which hold
+// no process.
+func (cg *cgroups) setupTop(ctx context.Context, h host, name string) error {
+	if cg.Unit != "" {
+		if err := cg.startScope(ctx, h, name); err != nil {
+			return err
+		}
+	}
 	for _, d := range cg.hierarchies() {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return fmt.Errorf("create cgroup %s: %w", d, err)
 		}
 	}
 	if cg.V2 {
-		parent := filepath.Dir(cg.Dirs[""])
-		if len(cg.Enabled) > 0 {
-			if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), controlList("+", cg.Enabled)); err != nil {
-				return fmt.Errorf("cgroup v2: enable %s below %s (run meshbench in a delegated cgroup): %w", strings.Join(cg.Enabled, ", "), parent, err)
-			}
-		}
 		return writeFile(filepath.Join(cg.Dirs[""], "cgroup.subtree_control"), controlList("+", v2Controllers))
 	}
 	return copyCpuset(cg.Dirs["cpuset"])
+}
+
+// startScope starts the lab's systemd scope around a holder process, a
+// sleep that dies with meshbench (its parent-death signal): the scope
+// lives while the lab does, and after a kill -9 of meshbench the holder
+// and the containers die, and systemd removes the empty scope by itself.
+// systemd puts the holder in the scope's own cgroup; the kernel passes
+// controllers on only from a cgroup that holds no process, so the holder
+// moves to a leaf of its own first. If systemd placed the scope elsewhere
+// than detectCgroups expected, the lab's top follows it.
+func (cg *cgroups) startScope(ctx context.Context, h host, name string) error {
+	sd, err := h.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+	hold := exec.Command("sleep", "2147483647")
+	if err := startIn("", hold); err != nil {
+		return fmt.Errorf("start the process that holds the lab's systemd scope: %w", err)
+	}
+	go func() { _ = hold.Wait() }() // reaped whenever it dies
+	rel, err := sd.StartScope(ctx, cg.Unit, scopeSlice, "meshbench lab "+name, hold.Process.Pid)
+	if err != nil {
+		_ = hold.Process.Kill()
+		if errors.Is(err, ErrAlreadyUp) {
+			cg.Unit = "" // another lab's: not this one's to stop
+			return fmt.Errorf("%w; run meshbench lab down --name %s, or use another prefix", err, name)
+		}
+		return err
+	}
+	if scope := filepath.Join(h.cgroupRoot, rel); scope != cg.Scope {
+		cg.Dirs[""] = filepath.Join(scope, filepath.Base(cg.Dirs[""]))
+		cg.Scope = scope
+	}
+	leaf := filepath.Join(cg.Scope, holderCgroup)
+	if err := os.Mkdir(leaf, 0o755); err != nil {
+		return fmt.Errorf("create cgroup %s: %w", leaf, err)
+	}
+	if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(hold.Process.Pid)); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(cg.Scope, "cgroup.subtree_control"), controlList("+", v2Controllers))
+}
+
+// scopeFree refuses a lab whose systemd scope another lab runs: systemd
+// has one unit of a name, and lab down of the new lab would stop it.
+func scopeFree(ctx context.Context, h host, cg cgroups, prefix string) error {
+	if cg.Unit == "" {
+		return nil
+	}
+	sd, err := h.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+	rel, err := sd.ScopeCgroup(ctx, cg.Unit)
+	if err != nil {
+		return err
+	}
+	if rel != "" {
+		return fmt.Errorf("%w: systemd runs the scope %s; run meshbench lab down --prefix %s, or use another prefix", ErrAlreadyUp, cg.Unit, prefix)
+	}
+	return nil
 }
 
 // controlList is a cgroup.subtree_control write: "+cpu +memory".
@@ -182,45 +274,6 @@ func controlList(sign string, cs []string) string {
 		out[i] = sign + c
 	}
 	return strings.Join(out, " ")
-}
-
-// restoreParent turns off, in the parent's cgroup.subtree_control, the
-// controllers the lab turned on there, once the lab's own directory is
-// gone. A controller another child of the parent passes on in its own
-// cgroup.subtree_control (another lab started from the same cgroup) is
-// in use and left on; it is returned in kept.
-func (cg cgroups) restoreParent() (kept []string, err error) {
-	if !cg.V2 || len(cg.Enabled) == 0 {
-		return nil, nil
-	}
-	top := cg.Dirs[""]
-	parent := filepath.Dir(top)
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return nil, fmt.Errorf("cgroup v2: %w", err)
-	}
-	used := map[string]bool{}
-	for _, e := range ents {
-		if !e.IsDir() || filepath.Join(parent, e.Name()) == top {
-			continue
-		}
-		b, _ := os.ReadFile(filepath.Join(parent, e.Name(), "cgroup.subtree_control"))
-		for _, c := range strings.Fields(string(b)) {
-			used[c] = true
-		}
-	}
-	var off []string
-	for _, c := range cg.Enabled {
-		if used[c] {
-			kept = append(kept, c)
-		} else {
-			off = append(off, c)
-		}
-	}
-	if len(off) == 0 {
-		return kept, nil
-	}
-	return kept, writeFile(filepath.Join(parent, "cgroup.subtree_control"), controlList("-", off))
 }
 
 func copyCpuset(dir string) error {
@@ -332,12 +385,40 @@ func (cg cgroups) setupContainer(rel string, r resources.Requirements) ([]string
 }
 
 // pids returns the processes in a cgroup directory and below it.
-func (cg cgroups) pids(rel string) []int {
-	dir := filepath.Join(cg.Dirs["memory"], rel)
+func (cg cgroups) pids(rel string) []int { return pidsBelow(cg.dir(rel)) }
+
+// kill SIGKILLs every process in a cgroup directory and below it.
+func (cg cgroups) kill(rel string) { killTree(cg.dir(rel)) }
+
+// dir is a directory below the lab's top that lists every process in it:
+// the v2 tree's, or the v1 memory tree's.
+func (cg cgroups) dir(rel string) string {
 	if cg.V2 {
-		dir = filepath.Join(cg.Dirs[""], rel)
+		return filepath.Join(cg.Dirs[""], rel)
 	}
-	return pidsBelow(dir)
+	return filepath.Join(cg.Dirs["memory"], rel)
+}
+
+// killTree SIGKILLs every process in a cgroup directory and below it, and
+// returns the pids it found there. On v2 it writes cgroup.kill where the
+// kernel has it (5.14 and later), which also reaches a process forked
+// meanwhile; elsewhere it signals each pid.
+func killTree(dir string) []int {
+	pids := pidsBelow(dir)
+	if len(pids) == 0 {
+		return nil
+	}
+	// Without O_CREATE: a v1 cgroup, or an older kernel, has no such file.
+	if f, err := os.OpenFile(filepath.Join(dir, "cgroup.kill"), os.O_WRONLY, 0); err == nil {
+		_, werr := f.WriteString("1")
+		if cerr := f.Close(); werr == nil && cerr == nil {
+			return pids
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return pids
 }
 
 func pidsBelow(dir string) []int {

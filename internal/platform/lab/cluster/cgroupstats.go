@@ -12,7 +12,7 @@ import (
 // usage is one reading of a cgroup's counters.
 type usage struct {
 	CPUNanos   uint64 // cumulative CPU time
-	WorkingSet int64  // memory usage less inactive file pages, as cAdvisor
+	WorkingSet int64  // user pages less inactive file pages: see workingSet
 	Throttled  uint64 // CFS periods in which the cgroup was throttled
 	OOMKills   uint64
 }
@@ -28,15 +28,13 @@ func (cg cgroups) read(rel string) (usage, error) {
 		}
 		u.CPUNanos = cpu["usage_usec"] * 1000
 		u.Throttled = cpu["nr_throttled"]
-		cur, err := readUint(filepath.Join(dir, "memory.current"))
-		if err != nil {
-			return u, err
-		}
 		stat, err := readKV(filepath.Join(dir, "memory.stat"))
 		if err != nil {
 			return u, err
 		}
-		u.WorkingSet = workingSet(cur, stat["inactive_file"])
+		if u.WorkingSet, err = workingSet(stat, ""); err != nil {
+			return u, fmt.Errorf("read cgroup %s: %w", dir, err)
+		}
 		ev, err := readKV(filepath.Join(dir, "memory.events"))
 		if err != nil {
 			return u, err
@@ -54,15 +52,13 @@ func (cg cgroups) read(rel string) (usage, error) {
 	}
 	u.Throttled = cpu["nr_throttled"]
 	mem := filepath.Join(cg.Dirs["memory"], rel)
-	cur, err := readUint(filepath.Join(mem, "memory.usage_in_bytes"))
-	if err != nil {
-		return u, err
-	}
 	stat, err := readKV(filepath.Join(mem, "memory.stat"))
 	if err != nil {
 		return u, err
 	}
-	u.WorkingSet = workingSet(cur, stat["total_inactive_file"])
+	if u.WorkingSet, err = workingSet(stat, "total_"); err != nil {
+		return u, fmt.Errorf("read cgroup %s: %w", mem, err)
+	}
 	oom, err := readKV(filepath.Join(mem, "memory.oom_control"))
 	if err != nil {
 		return u, err
@@ -71,12 +67,33 @@ func (cg cgroups) read(rel string) (usage, error) {
 	return u, nil
 }
 
-// workingSet is cAdvisor's: usage less inactive file pages, never negative.
-func workingSet(usage, inactiveFile uint64) int64 {
-	if inactiveFile >= usage {
-		return 0
+// workingSetPages are the memory.stat counters the working set sums: the
+// anonymous pages (shared memory and tmpfs included, which the kernel
+// keeps on the anonymous lists), the file pages used recently, and pages
+// locked in memory. Both cgroup versions keep them under these names (v1
+// with a "total_" prefix for the cgroup and its children, which v2's
+// counters always include).
+var workingSetPages = []string{"active_anon", "inactive_anon", "active_file", "unevictable"}
+
+// workingSet is the memory a container cannot give back without paging,
+// computed alike on cgroup v1 and v2 from memory.stat (prefix "total_" on
+// v1): cAdvisor's usage less inactive file pages, without the kernel's
+// own memory (slab, stacks, page tables, socket buffers). The usage
+// counters disagree about that part: v2's memory.current includes socket
+// buffers, v1's memory.usage_in_bytes does not (v1 counts them apart, in
+// memory.kmem.tcp), and v1 charges the rest only on kernels built and
+// booted to (CONFIG_MEMCG_KMEM, no cgroup.memory=nokmem). So a figure
+// from either host means the same. docs/results.md says so.
+func workingSet(stat map[string]uint64, prefix string) (int64, error) {
+	var sum uint64
+	for _, k := range workingSetPages {
+		v, ok := stat[prefix+k]
+		if !ok {
+			return 0, fmt.Errorf("memory.stat has no %s", prefix+k)
+		}
+		sum += v
 	}
-	return int64(usage - inactiveFile)
+	return int64(sum), nil
 }
 
 func readUint(path string) (uint64, error) {

@@ -34,6 +34,10 @@ type Config struct {
 	// Teardown may stop (meshbench lab up); an in-process owner such as
 	// meshbench run is left alone.
 	Supervisor bool
+
+	// host is the machine's cgroups, systemd and modules; nil means this
+	// one. Tests give a fake.
+	host *host
 }
 
 // NodeConfig is one node.

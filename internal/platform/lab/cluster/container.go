@@ -213,11 +213,7 @@ func (c *container) terminate(cmd *exec.Cmd, waitc <-chan error, grace time.Dura
 	return <-waitc
 }
 
-func (c *container) killCgroup() {
-	for _, pid := range c.lab.cg.pids(c.rel) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
+func (c *container) killCgroup() { c.lab.cg.kill(c.rel) }
 
 // stop ends the container for good; a zero grace kills at once.
 func (c *container) stop(grace time.Duration) {

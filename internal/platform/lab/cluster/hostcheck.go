@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -19,9 +20,11 @@ import (
 
 // HostFindings checks, without creating anything that outlives the
 // check, what a lab with nodes pinned to these CPU lists ("" unpinned)
-// needs of the host: root, network namespaces, iptables with the matches
-// and targets the data planes use, the cgroup controllers, and the CPUs.
-// The kernel checks need root; without it only the root finding fails.
+// needs of the host: root, the kernel modules (loading those it can),
+// network namespaces, iptables with the matches and targets the data
+// planes use, cgroups of the lab's own (the cgroup mode, and on v2
+// whether systemd delegates them), and the CPUs. The kernel checks need
+// root; without it only the root finding fails.
 func HostFindings(ctx context.Context, cpuLists []string) []platform.Finding {
 	root := platform.Finding{Check: "root", OK: os.Geteuid() == 0, Detail: "running as root"}
 	if !root.OK {
@@ -30,8 +33,10 @@ func HostFindings(ctx context.Context, cpuLists []string) []platform.Finding {
 	}
 	out := []platform.Finding{root}
 	if root.OK {
+		h := realHost()
+		out = append(out, h.moduleFindings(ctx, iptablesBackend(ctx))...)
 		out = append(out, kernelFindings(ctx)...)
-		out = append(out, cgroupFinding())
+		out = append(out, h.cgroupFindings(ctx)...)
 	}
 	return append(out, cpuFinding(cpuLists))
 }
@@ -96,26 +101,121 @@ func kernelFindings(ctx context.Context) []platform.Finding {
 	return []platform.Finding{netns, ipt}
 }
 
-// cgroupFinding checks that the controllers the lab uses are there for
-// this process.
-func cgroupFinding() platform.Finding {
-	f := platform.Finding{Check: "cgroups"}
-	cg, err := detectCgroups("mbcheck")
+// cgroupFindings report the host's cgroup mode and whether the lab can
+// have cgroups of its own there ("cgroups"), and whether systemd is the
+// init system and delegates ("systemd"). On v1 the lab's cgroups go
+// below meshbench's own, in each controller's tree. On v2 under systemd
+// they go in a transient scope with Delegate=yes, which the check tries:
+// a probe scope around a sleep, stopped before it returns. On v2 without
+// systemd they go below the root, which must pass the controllers on:
+// the root is not meshbench's to change.
+func (h host) cgroupFindings(ctx context.Context) []platform.Finding {
+	cgf := platform.Finding{Check: "cgroups"}
+	sys := platform.Finding{Check: "systemd", OK: true}
+	booted := h.systemdBooted()
+	if !booted {
+		sys.Detail = fmt.Sprintf("systemd is not the init system (PID 1 is %s)", h.initName())
+	}
+	mode := h.cgroupMode()
+	if mode != cgroupV2 {
+		if booted {
+			sys.Detail = "systemd is PID 1; on cgroup v1 the lab's cgroups go below meshbench's own in each controller's tree, which needs no delegation"
+		}
+		cg, err := h.detectCgroups("mbcheck")
+		if err != nil {
+			cgf.Detail, cgf.Fix = err.Error(), "mount the cgroup v1 controllers cpu, cpuacct, cpuset and memory, or boot with cgroup v2 unified (systemd.unified_cgroup_hierarchy=1)"
+			return []platform.Finding{cgf, sys}
+		}
+		for _, top := range cg.hierarchies() {
+			if _, err := os.Stat(filepath.Dir(top)); err != nil {
+				cgf.Detail, cgf.Fix = fmt.Sprintf("own cgroup %s: %v", filepath.Dir(top), err), "mount the cgroup file systems under /sys/fs/cgroup"
+				return []platform.Finding{cgf, sys}
+			}
+		}
+		what := "legacy"
+		if mode == cgroupHybrid {
+			what = "hybrid: the v2 tree at " + filepath.Join(h.cgroupRoot, "unified") + " holds none of them"
+		}
+		cgf.OK = true
+		cgf.Detail = fmt.Sprintf("cgroup v1 (%s): %s below meshbench's own cgroup", what, strings.Join(v1Controllers, ", "))
+		return []platform.Finding{cgf, sys}
+	}
+	if missing, err := missingControllers(filepath.Join(h.cgroupRoot, "cgroup.controllers")); err != nil || len(missing) > 0 {
+		cgf.Detail = fmt.Sprintf("cgroup v2 (unified): the kernel offers no %s controller on it", strings.Join(missing, ", "))
+		if err != nil {
+			cgf.Detail = err.Error()
+		}
+		cgf.Fix = "use a kernel built with CONFIG_CGROUP_SCHED, CONFIG_MEMCG and CONFIG_CPUSETS, and no v1 mount of those controllers (cgroup_no_v1=all)"
+		return []platform.Finding{cgf, sys}
+	}
+	if !booted {
+		ctl := filepath.Join(h.cgroupRoot, "cgroup.subtree_control")
+		missing, err := missingControllers(ctl)
+		if err != nil {
+			cgf.Detail, cgf.Fix = err.Error(), "mount cgroup2 at "+h.cgroupRoot
+			return []platform.Finding{cgf, sys}
+		}
+		if len(missing) > 0 {
+			cgf.Detail = fmt.Sprintf("cgroup v2 (unified) without systemd: the lab's cgroups go below the root, which does not pass %s on to its children (%s)", strings.Join(missing, ", "), ctl)
+			cgf.Fix = fmt.Sprintf("echo '%s' > %s (meshbench writes only to cgroups it creates), or run under systemd, which delegates a scope to the lab", controlList("+", missing), ctl)
+			return []platform.Finding{cgf, sys}
+		}
+		cgf.OK = true
+		cgf.Detail = fmt.Sprintf("cgroup v2 (unified) without systemd: the lab's cgroups go below the root (%s), which passes on %s", filepath.Join(h.cgroupRoot, labCgroupName("<prefix>")), strings.Join(v2Controllers, ", "))
+		return []platform.Finding{cgf, sys}
+	}
+	cgf.OK = true
+	cgf.Detail = fmt.Sprintf("cgroup v2 (unified): the lab's cgroups go in a systemd scope of its own with Delegate=yes, %s/%s", scopeSlice, scopeUnit("<prefix>"))
+	sys = h.delegationFinding(ctx)
+	return []platform.Finding{cgf, sys}
+}
+
+// probeSeq tells apart the probe scopes of one process.
+var probeSeq atomic.Int64
+
+// delegationFinding tries what the lab does on cgroup v2 under systemd: a
+// transient scope with Delegate=yes around a process, whose cgroup must
+// offer the lab's controllers. The scope is stopped before it returns.
+func (h host) delegationFinding(ctx context.Context) platform.Finding {
+	f := platform.Finding{Check: "systemd"}
+	sd, err := h.dial(ctx)
 	if err != nil {
-		f.Detail, f.Fix = err.Error(), "mount the cgroup v1 controllers cpu, cpuacct, cpuset and memory (a hybrid or legacy hierarchy; the lab does not run on cgroup v2 alone)"
+		f.Detail = "systemd is PID 1 but does not answer: " + err.Error()
+		f.Fix = "start D-Bus (systemctl start dbus), or run meshbench as root, which reaches systemd through /run/systemd/private"
 		return f
 	}
-	for _, top := range cg.hierarchies() {
-		if _, err := os.Stat(filepath.Dir(top)); err != nil {
-			f.Detail, f.Fix = fmt.Sprintf("own cgroup %s: %v", filepath.Dir(top), err), "mount the cgroup file systems under /sys/fs/cgroup"
-			return f
-		}
+	defer sd.Close()
+	version, err := sd.Version(ctx)
+	if err != nil {
+		version = "(version unknown)"
 	}
-	f.OK = true
-	if cg.V2 {
-		f.Detail = "cgroup v2"
-	} else {
-		f.Detail = "cgroup v1: " + strings.Join(v1Controllers, ", ")
+	unit := fmt.Sprintf("meshbench-probe-%d-%d.scope", os.Getpid(), probeSeq.Add(1))
+	hold := exec.Command("sleep", "60")
+	if err := startIn("", hold); err != nil {
+		f.Detail, f.Fix = fmt.Sprintf("start a probe process: %v", err), "install coreutils (sleep)"
+		return f
+	}
+	go func() { _ = hold.Wait() }()
+	defer func() { _ = hold.Process.Kill() }()
+	rel, err := sd.StartScope(ctx, unit, scopeSlice, "meshbench doctor: cgroup delegation probe", hold.Process.Pid)
+	if err != nil {
+		f.Detail = fmt.Sprintf("systemd %s is PID 1 but refused a transient scope with Delegate=yes: %v", version, err)
+		f.Fix = "use systemd 244 or later, which delegates cpu, cpuset and memory to a scope; or boot with cgroup v1 (systemd.unified_cgroup_hierarchy=0)"
+		return f
+	}
+	missing, err := missingControllers(filepath.Join(h.cgroupRoot, rel, "cgroup.controllers"))
+	if serr := sd.StopUnit(ctx, unit); serr != nil && err == nil {
+		err = fmt.Errorf("%w; stop it with systemctl stop %s", serr, unit)
+	}
+	switch {
+	case err != nil:
+		f.Detail, f.Fix = fmt.Sprintf("systemd %s: the probe scope %s: %v", version, unit, err), "check systemctl status "+unit
+	case len(missing) > 0:
+		f.Detail = fmt.Sprintf("systemd %s is PID 1 but a scope with Delegate=yes gets no %s controller", version, strings.Join(missing, ", "))
+		f.Fix = "use systemd 244 or later (older ones do not delegate cpuset)"
+	default:
+		f.OK = true
+		f.Detail = fmt.Sprintf("systemd %s is PID 1 and delegates %s to a transient scope (tried with %s, stopped)", version, strings.Join(v2Controllers, ", "), unit)
 	}
 	return f
 }

@@ -68,6 +68,10 @@ type cpuSnapshot struct {
 	// cgroup v1), or nil where only the total is known (v2).
 	lab      map[int]uint64
 	labTotal uint64
+	// nodes is each node's cgroup CPU usage where lab is nil (v2): what
+	// tells apart, per node, the lab's time from the rest on CPUs only
+	// that node may use.
+	nodes map[string]uint64
 	// self is this process's own CPU time: the runner is part of the
 	// study, not noise.
 	self uint64
@@ -140,7 +144,8 @@ type nodeCPUs struct {
 // account computes host noise between two snapshots. Per CPU, the time
 // outside the lab is the CPU's busy time less the lab's cgroups' time on
 // it and less its softirq time; where the lab's time is known only in
-// total, it comes off the sum. The runner's own time comes off the total
+// total (v2), it comes off the sum, and a node's own cgroup total off the
+// time of CPUs no other node may use. The runner's own time comes off the total
 // too. Tick-based /proc/stat times are exact only to a tick or so, so
 // small negatives are clamped.
 //
@@ -186,10 +191,15 @@ func account(before, after cpuSnapshot, labCPUs []int, nodes []nodeCPUs) HostCPU
 	h.Softirq /= 1e9 * secs
 	for _, n := range nodes {
 		nc := NodeCPU{Name: n.name, Role: n.role, CPUs: len(n.cpus)}
+		var si float64
 		for _, c := range n.cpus {
 			nc.Busy += busy[c]
 			nc.Outside += outside[c]
 			nc.Steal += steal[c]
+			si += float64(sub(after.host[c].softirq, before.host[c].softirq))
+		}
+		if own, ok := after.nodes[n.name]; ok && before.lab == nil && !sharesCPUs(n, nodes) {
+			nc.Outside = max(0, nc.Busy-si-float64(sub(own, before.nodes[n.name])))
 		}
 		nc.Busy /= 1e9 * secs
 		nc.Outside /= 1e9 * secs
@@ -197,6 +207,16 @@ func account(before, after cpuSnapshot, labCPUs []int, nodes []nodeCPUs) HostCPU
 		h.Nodes = append(h.Nodes, nc)
 	}
 	return h
+}
+
+// sharesCPUs says whether another node may run on any of n's CPUs.
+func sharesCPUs(n nodeCPUs, nodes []nodeCPUs) bool {
+	for _, o := range nodes {
+		if o.name != n.name && slices.ContainsFunc(o.cpus, func(c int) bool { return slices.Contains(n.cpus, c) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // sub is a counter's increase; a counter that went back (a CPU taken
@@ -226,6 +246,14 @@ func (l *Lab) cpuSnapshot() (cpuSnapshot, error) {
 			return s, fmt.Errorf("host noise: %w", err)
 		}
 		s.labTotal = kv["usage_usec"] * 1000
+		s.nodes = map[string]uint64{}
+		for _, n := range l.nodes {
+			kv, err := readKV(filepath.Join(l.cg.Dirs[""], nodeCgroup(n.Name), "cpu.stat"))
+			if err != nil {
+				return s, fmt.Errorf("host noise: %w", err)
+			}
+			s.nodes[n.Name] = kv["usage_usec"] * 1000
+		}
 		return s, nil
 	}
 	pc, err := os.ReadFile(filepath.Join(l.cg.Dirs["cpuacct"], "cpuacct.usage_percpu"))

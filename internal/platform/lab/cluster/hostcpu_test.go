@@ -109,3 +109,31 @@ func TestAccountHostNoise(t *testing.T) {
 		t.Errorf("v2 accounting with softirq: noise %v, softirq %v; want 0.3 and 0.5", h.Noise(), h.Softirq)
 	}
 }
+
+// On cgroup v2 the kernel keeps no per-CPU time for a cgroup, so a node's
+// time outside the lab comes from its own cgroup's total, for a node
+// whose CPUs no other node shares; nodes sharing CPUs are not told apart.
+func TestAccountHostNoiseV2Nodes(t *testing.T) {
+	t.Parallel()
+	const s = uint64(1e9)
+	t0 := time.Unix(1000, 0)
+	before := cpuSnapshot{t: t0, host: map[int]cpuTimes{0: {busy: 10 * s}, 1: {busy: 10 * s}},
+		labTotal: 5 * s, nodes: map[string]uint64{"load": 2 * s, "app-1": 1 * s, "app-2": 2 * s}}
+	// 10 s: the load node's cgroup used 6 s of CPU 0's 9 busy seconds (1 of
+	// them softirq), so 2 s ran outside the lab there.
+	after := cpuSnapshot{t: t0.Add(10 * time.Second), host: map[int]cpuTimes{0: {busy: 19 * s, softirq: 1 * s}, 1: {busy: 18 * s}},
+		labTotal: 19 * s, nodes: map[string]uint64{"load": 8 * s, "app-1": 4 * s, "app-2": 7 * s}}
+	nodes := []nodeCPUs{{name: "load", role: "load", cpus: []int{0}}, {name: "app-1", role: "app", cpus: []int{1}}, {name: "app-2", role: "app", cpus: []int{1}}}
+	h := account(before, after, []int{0, 1}, nodes)
+	if math.Abs(h.Noise()-0.2) > 1e-9 {
+		t.Errorf("noise %v, want 0.2 (%+v)", h.Noise(), h)
+	}
+	if got := h.Nodes[0]; math.Abs(got.Outside-0.2) > 1e-9 || math.Abs(got.Busy-0.9) > 1e-9 {
+		t.Errorf("load node %+v, want 0.9 busy, 0.2 outside", got)
+	}
+	for _, n := range h.Nodes[1:] {
+		if n.Outside != 0 {
+			t.Errorf("node %s sharing CPUs: outside %v, want none counted", n.Name, n.Outside)
+		}
+	}
+}

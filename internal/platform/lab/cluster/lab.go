@@ -16,6 +16,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/meshbench/meshbench/internal/platform"
 )
 
 // Lab is a running lab, owned by the process that brought it up: it
@@ -24,6 +26,7 @@ import (
 type Lab struct {
 	cfg   Config
 	log   *slog.Logger
+	host  host
 	cg    cgroups
 	cloud *netlink.Handle
 	nodes []*node
@@ -70,10 +73,14 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := preflight(cfg); err != nil {
+	h := realHost()
+	if cfg.host != nil {
+		h = *cfg.host
+	}
+	if err := preflight(ctx, cfg, h); err != nil {
 		return nil, err
 	}
-	cg, err := detectCgroups(cfg.Prefix)
+	cg, err := h.detectCgroups(cfg.Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +91,14 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 			return nil, fmt.Errorf("%w: cgroup %s exists; run meshbench lab down --prefix %s, or use another prefix", ErrAlreadyUp, d, cfg.Prefix)
 		}
 	}
+	if err := scopeFree(ctx, h, cg, cfg.Prefix); err != nil {
+		return nil, err
+	}
 	files, why, err := FileLimit()
 	if err != nil {
 		return nil, err
 	}
-	l := &Lab{cfg: cfg, log: cfg.Logger, cg: cg, pods: map[string]*pod{}, services: map[string]*service{}, vips: serviceAllocator(), files: files}
+	l := &Lab{cfg: cfg, log: cfg.Logger, host: h, cg: cg, pods: map[string]*pod{}, services: map[string]*service{}, vips: serviceAllocator(), files: files}
 	for i, nc := range cfg.Nodes {
 		idx := i + 1
 		cidr := nodePodCIDR(idx)
@@ -113,8 +123,10 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 	return l, nil
 }
 
-// preflight gives one clear error for each missing requirement.
-func preflight(cfg Config) error {
+// preflight gives one clear error for each missing requirement, before
+// anything exists: the host's (modules, loaded where they can be, and
+// cgroups of the lab's own), then another lab's in the way.
+func preflight(ctx context.Context, cfg Config, h host) error {
 	if os.Geteuid() != 0 {
 		return errors.New("the lab needs root (network namespaces, iptables, cgroups): run meshbench as root")
 	}
@@ -125,6 +137,9 @@ func preflight(cfg Config) error {
 	}
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		return errors.New("setpriv not found, which starts every container with its privileges only: install util-linux (apt-get install util-linux)")
+	}
+	if err := platform.Problems(append(h.moduleFindings(ctx, iptablesBackend(ctx)), h.cgroupFindings(ctx)...)); err != nil {
+		return err
 	}
 	if st, err := readState(cfg.StateDir); err == nil {
 		if st.ownerAlive() {
@@ -139,7 +154,11 @@ func preflight(cfg Config) error {
 }
 
 func (l *Lab) build(ctx context.Context) error {
-	if err := l.cg.setupTop(); err != nil {
+	if err := l.cg.setupTop(ctx, l.host, l.cfg.Name); err != nil {
+		return err
+	}
+	// Where systemd put the lab's scope, before anything is made in it.
+	if err := l.state.write(); err != nil {
 		return err
 	}
 	for _, n := range l.nodes {
@@ -292,7 +311,7 @@ func (l *Lab) teardown(ctx context.Context) error {
 	if l.cloud != nil {
 		l.cloud.Close()
 	}
-	return removeAll(ctx, l.cfg.Prefix, l.cfg.StateDir, []cgroups{l.cg}, l.log)
+	return removeAll(ctx, l.host, l.cfg.Prefix, l.cfg.StateDir, []cgroups{l.cg}, l.log)
 }
 
 // logDir is where the pods' log files are.

@@ -38,7 +38,7 @@ func TestTeardownRefusesNamesThatArePaths(t *testing.T) {
 // down never kills the processes of, or removes, a cgroup it did not make.
 func TestReadStateRefusesForeignCgroups(t *testing.T) {
 	t.Parallel()
-	own, err := detectCgroups("zzq")
+	own, err := realHost().detectCgroups("zzq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +67,8 @@ func TestReadStateRefusesForeignCgroups(t *testing.T) {
 		{"a name that is a path", State{Name: "../x", Prefix: "zzq", Cgroups: own}, "lab name"},
 		{"a bad prefix", State{Name: "zzq", Prefix: "zz-q", Cgroups: own}, "lab prefix"},
 		{"a runtime's prefix", State{Name: "zzq", Prefix: "cni", Cgroups: own}, "lab prefix"},
+		{"another systemd unit", State{Name: "zzq", Prefix: "zzq", Cgroups: cgroups{V2: own.V2, Dirs: own.Dirs, Unit: "ssh.service"}}, "not the lab's own (meshbench-zzq.scope)"},
+		{"another unit's cgroup as the scope", State{Name: "zzq", Prefix: "zzq", Cgroups: cgroups{V2: own.V2, Dirs: own.Dirs, Scope: filepath.Dir(d)}}, "is not the lab's own"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

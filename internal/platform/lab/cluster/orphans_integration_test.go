@@ -32,11 +32,11 @@ func TestIntegrationTeardownOrphans(t *testing.T) {
 	write := func(name string, owner int, start uint64) []string {
 		dir := filepath.Join(root, name)
 		prefix := testPrefix(t)
-		cg, err := detectCgroups(prefix)
+		cg, err := realHost().detectCgroups(prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = removeAll(context.Background(), prefix, "", []cgroups{cg}, discardLogger()) })
+		t.Cleanup(func() { _ = removeAll(context.Background(), realHost(), prefix, "", []cgroups{cg}, discardLogger()) })
 		dirs := []string{dir}
 		for _, top := range cg.hierarchies() {
 			dirs = append(dirs, filepath.Join(top, "n-app"))

@@ -169,8 +169,8 @@ func (w *stateWriter) write() error {
 
 // checkOwn refuses cgroup directories that are not the lab's own for its
 // prefix: each a clean absolute path below root (the cgroup mounts) named
-// <prefix>-lab, under a controller the lab uses; and controllers to turn
-// off that the lab never turns on.
+// <prefix>-lab, under a controller the lab uses, and on v2 under systemd
+// in the lab's own scope, meshbench-<prefix>.scope.
 func (cg cgroups) checkOwn(prefix, root string) error {
 	for c, d := range cg.Dirs {
 		if cg.V2 && c != "" || !cg.V2 && !slices.Contains(v1Controllers, c) {
@@ -180,9 +180,17 @@ func (cg cgroups) checkOwn(prefix, root string) error {
 			return fmt.Errorf("cgroup directory %q is not the lab's own cgroup (%s/.../%s)", d, root, labCgroupName(prefix))
 		}
 	}
-	for _, c := range cg.Enabled {
-		if !slices.Contains(v2Controllers, c) {
-			return fmt.Errorf("cgroup controller %q to turn off is not one the lab turns on", c)
+	// The scope is stopped and removed by lab down: a state naming
+	// another unit or directory would have root stop or remove it.
+	if cg.Unit != "" && cg.Unit != scopeUnit(prefix) {
+		return fmt.Errorf("systemd unit %q is not the lab's own (%s)", cg.Unit, scopeUnit(prefix))
+	}
+	if cg.Scope != "" {
+		if !filepath.IsAbs(cg.Scope) || filepath.Clean(cg.Scope) != cg.Scope || !strings.HasPrefix(cg.Scope, root+"/") || filepath.Base(cg.Scope) != scopeUnit(prefix) {
+			return fmt.Errorf("cgroup scope %q is not the lab's own (%s/.../%s)", cg.Scope, root, scopeUnit(prefix))
+		}
+		if d := cg.Dirs[""]; filepath.Dir(d) != cg.Scope {
+			return fmt.Errorf("cgroup directory %q is not in the lab's scope %s", d, cg.Scope)
 		}
 	}
 	return nil

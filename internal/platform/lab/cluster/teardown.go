@@ -31,15 +31,17 @@ type TeardownOptions struct {
 // the owner, and on a lab already gone. Without a state directory it
 // touches nothing unless the prefix is given: a guessed prefix could be
 // another lab's.
-func Teardown(ctx context.Context, o TeardownOptions) error {
-	t, err := resolve(&o)
+func Teardown(ctx context.Context, o TeardownOptions) error { return realHost().teardown(ctx, o) }
+
+func (h host) teardown(ctx context.Context, o TeardownOptions) error {
+	t, err := h.resolve(&o)
 	if err != nil || t == nil {
 		return err
 	}
 	if t.state != nil && t.state.Supervisor && t.state.ownerAlive() {
 		stopSupervisor(ctx, *t.state, o.Logger)
 	}
-	return removeAll(ctx, t.prefix, o.StateDir, t.cgs, o.Logger)
+	return removeAll(ctx, h, t.prefix, o.StateDir, t.cgs, o.Logger)
 }
 
 // target is what Teardown removes: the lab's prefix and cgroup trees, and
@@ -52,7 +54,7 @@ type target struct {
 
 // resolve finds the lab the options name, as Teardown and Inventory both
 // see it; nil when there is no state and no prefix, so nothing to touch.
-func resolve(o *TeardownOptions) (*target, error) {
+func (h host) resolve(o *TeardownOptions) (*target, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -93,8 +95,11 @@ func resolve(o *TeardownOptions) (*target, error) {
 		o.Logger.Info("no lab state: nothing removed; give the prefix to remove leftovers by prefix", "state", o.StateDir)
 		return nil, nil
 	}
-	if own, err := detectCgroups(o.Prefix); err == nil {
-		own.Enabled = nil // what is off now in this process's parent, not what the lab turned on
+	// A state's prefix is input too: checked like the flag's.
+	if err := CheckPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
+	if own, err := h.detectCgroups(o.Prefix); err == nil {
 		t.cgs = append(t.cgs, own)
 	}
 	t.prefix = o.Prefix
@@ -115,6 +120,8 @@ type Removal struct {
 	Namespaces []string
 	Veths      []string
 	Chains     []string
+	// Units are the lab's systemd scopes that systemd still runs.
+	Units []string
 	// Cgroups are the lab's cgroup directories that exist.
 	Cgroups []string
 	// Files are its state directory and supervisor log, when present.
@@ -136,6 +143,7 @@ func (r Removal) Lines() []string {
 	add("netns", r.Namespaces)
 	add("veth", r.Veths)
 	add("iptables-chain", r.Chains)
+	add("unit", r.Units)
 	add("cgroup", r.Cgroups)
 	add("file", r.Files)
 	return out
@@ -144,7 +152,11 @@ func (r Removal) Lines() []string {
 // Inventory lists what Teardown with the same options would remove,
 // without removing or stopping anything.
 func Inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
-	t, err := resolve(&o)
+	return realHost().inventory(ctx, o)
+}
+
+func (h host) inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
+	t, err := h.resolve(&o)
 	if err != nil || t == nil {
 		return Removal{}, err
 	}
@@ -153,6 +165,16 @@ func Inventory(ctx context.Context, o TeardownOptions) (Removal, error) {
 		r.Supervisor = t.state.Owner
 	}
 	seen := map[string]bool{}
+	units, err := scopes(ctx, h, t.cgs)
+	if err != nil {
+		return r, err
+	}
+	for _, u := range units {
+		r.Units = append(r.Units, u.unit)
+		if u.dir != "" {
+			r.Cgroups = append(r.Cgroups, u.dir)
+		}
+	}
 	for _, cg := range t.cgs {
 		for _, top := range cg.hierarchies() {
 			if seen[top] {
@@ -262,9 +284,9 @@ func stopSupervisor(ctx context.Context, st State, log *slog.Logger) {
 }
 
 // removeAll kills every process in the lab's cgroups, then deletes its
-// namespaces, cgroups and state directory. Each step runs even when an
-// earlier one failed.
-func removeAll(ctx context.Context, prefix, stateDir string, cgs []cgroups, log *slog.Logger) error {
+// namespaces, cgroups, systemd scope and state directory. Each step runs
+// even when an earlier one failed.
+func removeAll(ctx context.Context, h host, prefix, stateDir string, cgs []cgroups, log *slog.Logger) error {
 	var tops []string
 	seen := map[string]bool{}
 	for _, cg := range cgs {
@@ -293,14 +315,8 @@ func removeAll(ctx context.Context, prefix, stateDir string, cgs []cgroups, log 
 			errs = append(errs, err)
 		}
 	}
-	for _, cg := range cgs {
-		kept, err := cg.restoreParent()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(kept) > 0 {
-			log.Info("cgroup controllers left on: another cgroup below the lab's parent uses them", "controllers", kept, "parent", filepath.Dir(cg.Dirs[""]))
-		}
+	if err := stopScopes(ctx, h, cgs); err != nil {
+		errs = append(errs, err)
 	}
 	if stateDir != "" {
 		if err := os.RemoveAll(stateDir); err != nil {
@@ -320,19 +336,86 @@ func killAll(ctx context.Context, tops []string) error {
 	for {
 		var pids []int
 		for _, t := range tops {
-			pids = append(pids, pidsBelow(t)...)
+			pids = append(pids, killTree(t)...)
 		}
 		if len(pids) == 0 {
 			return nil
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("lab processes still alive after SIGKILL: %v", pids)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// scope is a lab's systemd scope that systemd still runs, and its cgroup
+// directory ("" when systemd has removed it already).
+type scope struct{ unit, dir string }
+
+// scopes asks systemd which of the lab's scopes it still runs.
+func scopes(ctx context.Context, h host, cgs []cgroups) ([]scope, error) {
+	var units []string
+	for _, cg := range cgs {
+		if cg.Unit != "" && !slices.Contains(units, cg.Unit) {
+			units = append(units, cg.Unit)
+		}
+	}
+	if len(units) == 0 {
+		return nil, nil
+	}
+	sd, err := h.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w (the lab's scope %s)", err, strings.Join(units, ", "))
+	}
+	defer sd.Close()
+	var out []scope
+	for _, u := range units {
+		rel, err := sd.ScopeCgroup(ctx, u)
+		if err != nil {
+			return out, err
+		}
+		if rel == "" {
+			continue
+		}
+		s := scope{unit: u, dir: filepath.Join(h.cgroupRoot, rel)}
+		if _, err := os.Stat(s.dir); err != nil {
+			s.dir = ""
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// stopScopes stops the lab's systemd scopes, which kills the holder and
+// whatever else is left in them, and removes what systemd left of their
+// cgroups: the lab created them (through systemd) and nothing else is in
+// them. A scope systemd already removed is stopped.
+func stopScopes(ctx context.Context, h host, cgs []cgroups) error {
+	var units, dirs []string
+	for _, cg := range cgs {
+		if cg.Unit != "" && !slices.Contains(units, cg.Unit) {
+			units, dirs = append(units, cg.Unit), append(dirs, cg.Scope)
+		}
+	}
+	if len(units) == 0 {
+		return nil
+	}
+	sd, err := h.dial(ctx)
+	if err != nil {
+		return fmt.Errorf("%w; stop the lab's scope with systemctl stop %s", err, strings.Join(units, " "))
+	}
+	defer sd.Close()
+	var errs []error
+	for i, u := range units {
+		if err := sd.StopUnit(ctx, u); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if dirs[i] != "" {
+			errs = append(errs, removeTree(dirs[i]))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // TeardownOrphans removes every lab under the state root whose owner is

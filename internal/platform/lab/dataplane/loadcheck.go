@@ -48,8 +48,12 @@ func checkLoads(ctx context.Context, bin, version, role, config string, uid int)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	why := envoyReason(out)
+	if why == "" { // it did not run: the exec failed for the proxy's user
+		why = err.Error()
+	}
 	return fmt.Errorf("envoy %s (%s) cannot load the %s configuration meshbench writes for Envoy %s: %s",
-		version, bin, role, ExpectedEnvoy, envoyReason(out))
+		version, bin, role, ExpectedEnvoy, why)
 }
 
 // envoyReason is the lines of Envoy's output that say why it refused a

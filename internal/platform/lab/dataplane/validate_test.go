@@ -99,3 +99,21 @@ func TestIntegrationEnvoyAcceptsWaypointAndIngress(t *testing.T) {
 		validateConfig(t, ca, buildIngress(v, &inv.Nodes[2], Settings{Workers: 2}, t.TempDir(), mode))
 	}
 }
+
+// Envoy the proxies' user cannot execute prints nothing: the error says
+// why instead of ending in an empty reason.
+func TestCheckLoadsUnreachableSaysWhy(t *testing.T) {
+	testenv.NeedRoot(t) // it runs the check as the proxies' user
+	dir := filepath.Join(t.TempDir(), "closed")
+	bin := filepath.Join(dir, "envoy")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := checkLoads(context.Background(), bin, "1.40.0", "sidecar", filepath.Join(dir, "envoy.yaml"), 1337)
+	if err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("checkLoads of an Envoy the proxies' user cannot reach: %v; want it to say permission denied", err)
+	}
+}
