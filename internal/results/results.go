@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the results format written here; what
 // each version added, all of it optional, is listed in docs/results.md.
-const SchemaVersion = 16
+const SchemaVersion = 17
 
 // OldestSchema is the oldest version ReadIndex reads: older versions
 // only lack fields, so they are read as they are; their cell files go
