@@ -145,3 +145,48 @@ func TestDocsQuoteThePins(t *testing.T) {
 	}
 	t.Logf("%d quoted versions checked", checked)
 }
+
+// quotedTest is a test the docs name as the proof of a claim.
+var quotedTest = regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)`")
+
+// TestDocsNameTestsThatExist fails when a doc names, as a claim's proof,
+// a test that no test file in the module defines: a renamed or deleted
+// test would leave the claim unproven while the table still cites it.
+func TestDocsNameTestsThatExist(t *testing.T) {
+	defined := map[string]bool{}
+	funcTest := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".venv" || d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range funcTest.FindAllSubmatch(b, -1) {
+			defined[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defined) < 100 {
+		t.Fatalf("found %d tests in the module, too few: is the walk reading the tree?", len(defined))
+	}
+	for _, f := range docs(t) {
+		for i, line := range f.lines {
+			for _, m := range quotedTest.FindAllStringSubmatch(line, -1) {
+				if !defined[m[1]] {
+					t.Errorf("%s:%d names %s, which no test file defines", f.path, i+1, m[1])
+				}
+			}
+		}
+	}
+}

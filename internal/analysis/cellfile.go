@@ -3,14 +3,13 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // cellFile is the part of results.Cell a report reads. Decoding into it
@@ -50,7 +49,9 @@ func readCell(dir string, s results.Summary) (*cellFile, error) {
 	if s.File == "" {
 		return nil, fmt.Errorf("cell %s: no file in %s", s.ID, results.IndexFile)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, s.File))
+	// The index names the file: refused if it leads out of the results
+	// directory, through a link, or is larger than a cell can be.
+	b, err := confined.ReadFile(dir, s.File, results.MaxCellBytes)
 	if err != nil {
 		return nil, err
 	}

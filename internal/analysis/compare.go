@@ -1,12 +1,15 @@
 package analysis
 
+import "fmt"
+
 // Verdict is what a difference with its interval allows one to say.
 type Verdict int
 
 // Verdicts.
 const (
-	// TooFewRuns: a side has fewer than two usable repetitions, so the
-	// difference has no interval.
+	// TooFewRuns: the difference has no interval, or one whose design
+	// reaches less than the nominal level, so it cannot be called
+	// measurable.
 	TooFewRuns Verdict = iota
 	// NoDifference: the interval includes zero. It is not a win for
 	// either side.
@@ -15,10 +18,10 @@ const (
 	Lower
 )
 
-// Judge reads a difference.
+// Judge reads a difference at the nominal level.
 func Judge(d Diff) Verdict {
 	switch {
-	case !d.Delta.Interval():
+	case !d.Delta.Interval() || d.Delta.BelowNominal():
 		return TooFewRuns
 	case d.Delta.Lo > 0:
 		return Higher
@@ -28,13 +31,49 @@ func Judge(d Diff) Verdict {
 	return NoDifference
 }
 
-// Change is one figure of one group compared between two runs of a study:
-// Diff is run B minus run A.
+// Change is one figure of one group compared between two runs of a study,
+// or between two meshes of one run: Diff is B minus A (the newer minus
+// the older). Added says the figure is the mesh's overhead over its run's
+// baseline (Metric's value less the baseline's in the same round), which
+// the gate's family holds by default.
 type Change struct {
 	Mesh   string
 	Config LoadConfig
 	Metric Metric
+	Added  bool
 	Diff   Diff
+	// Gated says the change is in the gate's primary family; P is then
+	// the one-sided p-value of its rank test that B is worse, and
+	// Regression is the gate's decision on it (see Gate).
+	Gated      bool
+	P          float64
+	Regression bool
+}
+
+// Figure names the change's figure: "added p50" for an overhead, else
+// the metric's label.
+func (c Change) Figure() string {
+	if c.Added {
+		return "added " + c.Metric.Label()
+	}
+	return c.Metric.Label()
+}
+
+// Name is the change's figure in the gate's terms (GateSpec): the metric,
+// "added:" before an overhead.
+func (c Change) Name() string {
+	if c.Added {
+		return AddedPrefix + string(c.Metric)
+	}
+	return string(c.Metric)
+}
+
+// worseP is the one-sided p-value that B is worse than A.
+func (c Change) worseP() float64 {
+	if c.Metric.HigherIsBetter() {
+		return c.Diff.PLower
+	}
+	return c.Diff.PHigher
 }
 
 // Regressed reports whether B is measurably worse than A.
@@ -52,12 +91,14 @@ func (c Change) Improved() bool {
 // Comparison is two runs of a study compared group by group.
 type Comparison struct {
 	A, B    *Dataset
-	Changes []Change // in B's mesh and configuration order, then metric order
+	Changes []Change // in B's mesh and configuration order, then metric order, overheads last
 	// OnlyA and OnlyB name the groups ("mesh at config") one run lacks.
 	OnlyA, OnlyB []string
 }
 
-// Compare compares every group the two runs share on the given metrics;
+// Compare compares every group the two runs share on the given metrics,
+// each run's units against the other's (Between), and each mesh's
+// overhead over its run's baseline on the latency metrics among them;
 // metrics a group lacks in either run are skipped.
 func Compare(a, b *Dataset, ms []Metric) *Comparison {
 	c := &Comparison{A: a, B: b}
@@ -73,11 +114,22 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 				continue
 			}
 			for _, m := range ms {
-				va, vb := ga.Values(m), gb.Values(m)
-				if len(va) == 0 || len(vb) == 0 {
+				ua, ub := ga.Sample(m).Units(), gb.Sample(m).Units()
+				if len(ua) == 0 || len(ub) == 0 {
 					continue
 				}
-				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Diff: Difference(va, vb)})
+				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Diff: Between(ua, ub)})
+			}
+			for _, m := range ms {
+				if !m.IsLatency() {
+					continue
+				}
+				ua, oka := a.overheadUnits(mesh, cfg, m)
+				ub, okb := b.overheadUnits(mesh, cfg, m)
+				if !oka || !okb || len(ua) == 0 || len(ub) == 0 {
+					continue
+				}
+				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Added: true, Diff: Between(ua, ub)})
 			}
 		}
 	}
@@ -89,4 +141,22 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 		}
 	}
 	return c
+}
+
+// overheadUnits are a mesh's paired units over the run's baseline (see
+// PairUnits); false for the baseline, or without one.
+func (d *Dataset) overheadUnits(mesh string, c LoadConfig, m Metric) ([]float64, bool) {
+	if d.Baseline == "" || mesh == d.Baseline {
+		return nil, false
+	}
+	b, o := d.Group(d.Baseline, c), d.Group(mesh, c)
+	if b == nil || o == nil {
+		return nil, false
+	}
+	return PairUnits(b.Sample(m), o.Sample(m)).Delta, true
+}
+
+// String is the change's place: "sidecar added p50 at connections=32".
+func (c Change) String() string {
+	return fmt.Sprintf("%s %s at %s", c.Mesh, c.Figure(), c.Config.Label())
 }

@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -65,8 +67,11 @@ func Load(dir string, opts Options) (*Dataset, error) {
 		return nil, &results.DamagedError{Dir: dir, Cells: damaged}
 	}
 	d := &Dataset{Dir: dir, Index: ix, groups: map[string]*Group{}}
-	if b, err := confined.ReadFile(dir, results.StudyFile); err == nil {
+	switch b, err := confined.ReadFile(dir, results.StudyFile, results.MaxStudyBytes); {
+	case err == nil:
 		d.StudyFile = b
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	}
 	appNodes := appNodesOf(ix.Provenance.Cluster)
 	values := map[string]map[string]bool{}
@@ -200,8 +205,8 @@ func (d *Dataset) ReplicaSweep() (Param, bool) {
 }
 
 // Overhead is the mesh's difference from the baseline at a configuration
-// for one metric; false when there is no baseline or either group is
-// missing.
+// for one metric, paired by round (see Paired); false when there is no
+// baseline or either group is missing.
 func (d *Dataset) Overhead(mesh string, c LoadConfig, m Metric) (Diff, bool) {
 	if d.Baseline == "" || mesh == d.Baseline {
 		return Diff{}, false
@@ -210,7 +215,17 @@ func (d *Dataset) Overhead(mesh string, c LoadConfig, m Metric) (Diff, bool) {
 	if b == nil || o == nil {
 		return Diff{}, false
 	}
-	return Difference(b.Values(m), o.Values(m)), true
+	return Paired(b.Sample(m), o.Sample(m)), true
+}
+
+// Deployments is how many independent deployments the results' cells ran
+// in: 1 for results before schema 17.
+func (d *Dataset) Deployments() int {
+	seen := map[int]bool{}
+	for _, s := range d.Index.Cells {
+		seen[s.DeploymentOf()] = true
+	}
+	return max(1, len(seen))
 }
 
 // HasPart reports whether any usable repetition of the mesh measured the
@@ -244,15 +259,16 @@ func (d *Dataset) Slices(param string) []LoadConfig {
 type Precision struct {
 	Mesh   string
 	Config LoadConfig
-	// Relative is the 95% interval's half-width over the median
-	// overhead's size; +Inf when there is no interval yet or the overhead
-	// is zero.
+	// Relative is the interval's half-width over the overhead's size;
+	// +Inf when there is no interval yet or the overhead is zero.
 	Relative float64
+	// Units is how many units the interval rests on.
+	Units int
 }
 
 // WidestOverhead is the least precise overhead of metric m over every
-// mesh and configuration: the one adaptive repetitions wait for. False
-// when there is no baseline or no other mesh.
+// mesh and configuration: the one a planned count of rounds plans for.
+// False when there is no baseline or no other mesh.
 func (d *Dataset) WidestOverhead(m Metric) (Precision, bool) {
 	var worst Precision
 	found := false
@@ -262,7 +278,7 @@ func (d *Dataset) WidestOverhead(m Metric) (Precision, bool) {
 			if !ok {
 				continue
 			}
-			p := Precision{Mesh: mesh, Config: c, Relative: relativeHalfWidth(o.Delta)}
+			p := Precision{Mesh: mesh, Config: c, Relative: relativeHalfWidth(o.Delta), Units: o.Delta.N}
 			if !found || p.Relative > worst.Relative {
 				worst, found = p, true
 			}

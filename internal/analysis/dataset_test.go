@@ -73,8 +73,8 @@ func TestLoadExcludesDistortedAndFailedCells(t *testing.T) {
 		t.Errorf("failed exclusion %+v", fail)
 	}
 	g := d.Group(resultstest.DistortedMesh, cfg(resultstest.DistortedConnections, resultstest.DistortedReplicas))
-	if len(g.Reps) != 4 || len(g.Excluded) != 1 {
-		t.Errorf("distorted group has %d usable and %d excluded repetitions, want 4 and 1", len(g.Reps), len(g.Excluded))
+	if len(g.Reps) != 2 || len(g.Excluded) != 1 {
+		t.Errorf("distorted group has %d usable and %d excluded repetitions, want 2 and 1", len(g.Reps), len(g.Excluded))
 	}
 	for _, r := range g.Reps {
 		if r.Summary.Repetition == resultstest.DistortedRep {
@@ -82,7 +82,7 @@ func TestLoadExcludesDistortedAndFailedCells(t *testing.T) {
 		}
 	}
 	g = d.Group(resultstest.FailedMesh, cfg(resultstest.FailedConnections, resultstest.FailedReplicas))
-	if len(g.Reps) != 2 || g.Estimate(P50).N != 2 {
+	if len(g.Reps) != 5 || g.Estimate(P50).N != 5 || g.Estimate(P50).Level != 1-2.0/32 {
 		t.Errorf("failed group: %d usable repetitions, estimate %+v", len(g.Reps), g.Estimate(P50))
 	}
 }
@@ -90,7 +90,7 @@ func TestLoadExcludesDistortedAndFailedCells(t *testing.T) {
 func TestGroupFiguresMatchTheCells(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t)
-	g := d.Group(resultstest.Sidecar, cfg(64, 1))
+	g := d.Group(resultstest.Sidecar, cfg(64, 4))
 	var p99s, qps []float64
 	for _, r := range g.Reps {
 		p99s = append(p99s, r.Summary.LatencyMs.P99)
@@ -104,11 +104,12 @@ func TestGroupFiguresMatchTheCells(t *testing.T) {
 	if got, want := g.Estimate(QPS).Median, Median(qps); math.Abs(got-want) > 1e-9 {
 		t.Errorf("QPS median %v, want %v", got, want)
 	}
-	if e := g.Estimate(P50); !(e.Lo <= e.Median && e.Median <= e.Hi) || e.N != 5 {
+	// Six deployments: [min, max] at 96.9%.
+	if e := g.Estimate(P50); !(e.Lo <= e.Median && e.Median <= e.Hi) || e.N != 6 || e.Level != 1-2.0/64 || e.Lo != slices.Min(g.Sample(P50).Values()) {
 		t.Errorf("p50 estimate %+v", e)
 	}
-	if n := g.Latency().Count(); n != 5*30000 {
-		t.Errorf("pooled histogram holds %d requests, want %d", n, 5*30000)
+	if n := g.Latency().Count(); n != 6*30000 {
+		t.Errorf("pooled histogram holds %d requests, want %d", n, 6*30000)
 	}
 }
 
@@ -150,7 +151,7 @@ func TestParts(t *testing.T) {
 func TestOverhead(t *testing.T) {
 	t.Parallel()
 	d := loadFixture(t)
-	c := cfg(32, 1)
+	c := cfg(32, 4)
 	o, ok := d.Overhead(resultstest.Sidecar, c, P50)
 	if !ok || !o.Measurable() || o.Delta.Median <= 0 || o.Pct.Median < 15 {
 		t.Errorf("sidecar p50 overhead %+v, want a measurable increase of over 15%%", o)
@@ -158,7 +159,7 @@ func TestOverhead(t *testing.T) {
 	if _, ok := d.Overhead(resultstest.Baseline, c, P50); ok {
 		t.Error("the baseline has an overhead against itself")
 	}
-	want := Difference(d.Group(resultstest.Baseline, c).Values(P95), d.Group(resultstest.Ambient, c).Values(P95))
+	want := Paired(d.Group(resultstest.Baseline, c).Sample(P95), d.Group(resultstest.Ambient, c).Sample(P95))
 	if got, _ := d.Overhead(resultstest.Ambient, c, P95); got != want {
 		t.Errorf("ambient p95 overhead %+v, want %+v", got, want)
 	}

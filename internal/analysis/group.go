@@ -32,6 +32,22 @@ func (g *Group) Values(m Metric) []float64 {
 	return out
 }
 
+// Sample returns the metric's value in each usable repetition that has
+// it, with the deployment and round that measured it; none where Values
+// has none.
+func (g *Group) Sample(m Metric) Sample {
+	if !g.Supports(m) {
+		return nil
+	}
+	var out Sample
+	for _, r := range g.Reps {
+		if v, ok := r.Values[m]; ok {
+			out = append(out, Obs{Deployment: r.Summary.DeploymentOf(), Round: r.Summary.Repetition, V: v})
+		}
+	}
+	return out
+}
+
 // DistortedAtLeast is the highest value of a higher-is-better metric
 // (a throughput) among the cells left out because their load generator
 // set the pace: the generator, not the path, was the limit, so the path
@@ -51,13 +67,14 @@ func (g *Group) DistortedAtLeast(m Metric) (v float64, ok bool) {
 	return v, ok
 }
 
-// Estimate returns the median of the metric over the usable repetitions
-// with its bootstrap interval; N is zero when no repetition has it.
+// Estimate returns the metric's median over its units (see Sample.Units)
+// with its distribution-free interval; N is zero when no repetition has
+// it.
 func (g *Group) Estimate(m Metric) Estimate {
 	if e, ok := g.cache[m]; ok {
 		return e
 	}
-	e := MedianCI(g.Values(m))
+	e := MedianCI(g.Sample(m).Units())
 	if g.cache == nil {
 		g.cache = map[Metric]Estimate{}
 	}

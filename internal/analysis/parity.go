@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"math"
-
 	"github.com/meshbench/meshbench/internal/mesh"
 )
 
@@ -83,65 +81,58 @@ func (d *Dataset) parity(c LoadConfig, ref, other string) (Parity, bool) {
 		return Parity{}, false
 	}
 	p := Parity{Meshbench: ref, Istiod: other,
-		CPUPerRequest:  Difference(rg.Values(CPUPerRequest), og.Values(CPUPerRequest)).Ratio(),
-		MemoryPerProxy: Difference(memoryPerProxy(rg), memoryPerProxy(og)).Ratio(),
-		P50:            Difference(rg.Values(P50), og.Values(P50)),
+		CPUPerRequest:  Paired(rg.Sample(CPUPerRequest), og.Sample(CPUPerRequest)).Ratio(),
+		MemoryPerProxy: Paired(memoryPerProxy(rg), memoryPerProxy(og)).Ratio(),
+		P50:            Paired(rg.Sample(P50), og.Sample(P50)),
 	}
 	if bg := d.Group(d.Baseline, c); d.Baseline != "" && bg != nil {
-		p.AddedP50 = AddedRatio(bg.Values(P50), rg.Values(P50), og.Values(P50))
-		p.AddedP99 = AddedRatio(bg.Values(P99), rg.Values(P99), og.Values(P99))
+		p.AddedP50 = AddedRatio(bg.Sample(P50), rg.Sample(P50), og.Sample(P50))
+		p.AddedP99 = AddedRatio(bg.Sample(P99), rg.Sample(P99), og.Sample(P99))
 	}
 	return p, true
 }
 
 // memoryPerProxy is each usable repetition's data-plane working set over
 // the proxies measured in it.
-func memoryPerProxy(g *Group) []float64 {
-	var out []float64
+func memoryPerProxy(g *Group) Sample {
+	var out Sample
 	for _, r := range g.Reps {
 		v, ok := r.Values[Memory(PartDataPlane)]
 		if n := r.Alloc[PartDataPlane].Components; ok && n > 0 {
-			out = append(out, v/float64(n))
+			out = append(out, Obs{Deployment: r.Summary.DeploymentOf(), Round: r.Summary.Repetition, V: v / float64(n)})
 		}
 	}
 	return out
 }
 
-// Ratio is the difference read as Other over Base: the bootstrap's
-// percentages, each plus 100, as a factor.
+// Ratio is the difference read as Other over Base: its percentages, each
+// plus 100, as a factor.
 func (d Diff) Ratio() Estimate {
 	f := func(pct float64) float64 { return 1 + pct/100 }
-	return Estimate{Median: f(d.Pct.Median), Lo: f(d.Pct.Lo), Hi: f(d.Pct.Hi), N: d.Pct.N}
+	return Estimate{Median: f(d.Pct.Median), Lo: f(d.Pct.Lo), Hi: f(d.Pct.Hi), N: d.Pct.N, Level: d.Pct.Level}
 }
 
 // AddedRatio is what other adds over base divided by what ref adds over
-// base, medians of repetitions each, with a percentile-bootstrap 95%
-// interval resampling the three sides independently, as Difference does
-// two. With fewer than MinRunsForDifference repetitions on a side there
-// is no interval (N is 1); a resample whose ref adds nothing is skipped.
-func AddedRatio(base, ref, other []float64) Estimate {
-	n := min(len(base), len(ref), len(other))
-	if n == 0 {
-		return Estimate{}
+// base, the three measured in the same rounds: each round's ratio, each
+// deployment's median of those (see Sample.Units), and their median with
+// its distribution-free interval (MedianCI). A round whose ref adds
+// nothing has no ratio and is left out.
+func AddedRatio(base, ref, other Sample) Estimate {
+	b, r := map[int]float64{}, map[int]float64{}
+	for _, o := range base {
+		b[o.Round] = o.V
 	}
-	ratio := func(b, r, o float64) float64 {
-		if r == b {
-			return math.NaN()
+	for _, o := range ref {
+		r[o.Round] = o.V
+	}
+	var ratios Sample
+	for _, o := range other {
+		bv, okb := b[o.Round]
+		rv, okr := r[o.Round]
+		if !okb || !okr || rv == bv {
+			continue
 		}
-		return (o - b) / (r - b)
+		ratios = append(ratios, Obs{Deployment: o.Deployment, Round: o.Round, V: (o.V - bv) / (rv - bv)})
 	}
-	e := Estimate{Median: ratio(Median(base), Median(ref), Median(other)), N: n}
-	e.Lo, e.Hi = e.Median, e.Median
-	if n < MinRunsForDifference {
-		e.N = 1
-		return e
-	}
-	rng := newRNG()
-	stats := make([]float64, Resamples)
-	bb, rb, ob := make([]float64, len(base)), make([]float64, len(ref)), make([]float64, len(other))
-	for i := range stats {
-		stats[i] = ratio(resampleMedian(rng, base, bb), resampleMedian(rng, ref, rb), resampleMedian(rng, other, ob))
-	}
-	e.Lo, e.Hi = percentileInterval(stats)
-	return e
+	return MedianCI(ratios.Units())
 }

@@ -7,22 +7,25 @@ import (
 
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
-// parityGroup is a group of three repetitions whose figures are the given
-// ones times 0.98, 1 and 1.02, with the data plane spread over proxies.
+// parityGroup is a group of six repetitions, each its own deployment and
+// round, whose figures are the given ones times 0.97 to 1.03 (median 1),
+// with the data plane spread over proxies.
 func parityGroup(d *Dataset, name string, spec mesh.MeshSpec, cfg LoadConfig, v map[Metric]float64, proxies int) {
 	g := d.group(name, cfg)
 	h := metrics.NewHistogram()
 	for range 2000 { // enough requests for p99
 		h.Record(time.Millisecond)
 	}
-	for _, f := range []float64{0.98, 1, 1.02} {
+	for i, f := range []float64{0.97, 0.98, 0.99, 1.01, 1.02, 1.03} {
 		vals := map[Metric]float64{}
 		for m, x := range v {
 			vals[m] = x * f
 		}
-		g.add(&Rep{MeshSpec: spec, Values: vals, Alloc: map[Part]Allocation{PartDataPlane: {Components: proxies}}}, h)
+		g.add(&Rep{MeshSpec: spec, Values: vals, Alloc: map[Part]Allocation{PartDataPlane: {Components: proxies}},
+			Summary: results.Summary{Deployment: i + 1, Repetition: i + 1}}, h)
 	}
 	d.Meshes = append(d.Meshes, name)
 }
@@ -75,22 +78,34 @@ func TestParities(t *testing.T) {
 	}
 }
 
+// rounds is a sample of one deployment per round.
+func rounds(vs ...float64) Sample {
+	var s Sample
+	for i, v := range vs {
+		s = append(s, Obs{Deployment: i + 1, Round: i + 1, V: v})
+	}
+	return s
+}
+
 func TestAddedRatio(t *testing.T) {
 	t.Parallel()
-	if e := AddedRatio([]float64{1, 1}, []float64{2, 2}, []float64{4, 4}); e.Median != 3 || e.Interval() {
-		t.Errorf("two runs a side: %+v, want 3 without an interval", e)
+	if e := AddedRatio(rounds(1), rounds(2), rounds(4)); e.Median != 3 || e.Interval() {
+		t.Errorf("one round: %+v, want 3 without an interval", e)
 	}
-	if e := AddedRatio([]float64{1, 1, 1}, []float64{1, 1, 1}, []float64{2, 2, 2}); !math.IsNaN(e.Median) {
-		t.Errorf("a reference that adds nothing: %+v, want NaN", e)
+	if e := AddedRatio(rounds(1, 1, 2), rounds(2, 3, 4), rounds(4, 5, 8)); e.Median != 3 || e.Lo != 2 || e.Hi != 3 || e.Level != 0.75 {
+		t.Errorf("three rounds: %+v, want the median 3 in [2, 3] at 75%%", e)
 	}
-	if e := AddedRatio(nil, []float64{1}, []float64{2}); e.Valid() {
+	if e := AddedRatio(rounds(1, 1, 1), rounds(1, 1, 1), rounds(2, 2, 2)); e.Valid() {
+		t.Errorf("a reference that adds nothing: %+v, want no ratio", e)
+	}
+	if e := AddedRatio(nil, rounds(1), rounds(2)); e.Valid() {
 		t.Errorf("no baseline: %+v", e)
 	}
 }
 
 func TestDiffRatio(t *testing.T) {
 	t.Parallel()
-	if r := Difference([]float64{2, 2, 2}, []float64{3, 3, 3}).Ratio(); r.Median != 1.5 || r.Lo != 1.5 || r.Hi != 1.5 || !r.Interval() {
+	if r := Paired(rounds(2, 2, 2, 2, 2, 2), rounds(3, 3, 3, 3, 3, 3)).Ratio(); r.Median != 1.5 || r.Lo != 1.5 || r.Hi != 1.5 || !r.Interval() || r.Level < Nominal {
 		t.Errorf("3 over 2: %+v", r)
 	}
 }

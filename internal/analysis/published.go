@@ -231,7 +231,7 @@ func (d *Dataset) Reproductions(fs []Fidelity) []Reproduction {
 // apart reports whether the run tells two meshes' figures apart. Figures
 // of one relation to the same mesh (an overhead over the baseline, a
 // ratio to it) order as the meshes' own values do, so the difference of
-// those values, bootstrapped over the repetitions, decides. Without the
+// those values, paired by round, decides. Without the
 // repetitions to decide, the figures count as apart: an ordering is only
 // excused by an interval that shows it could go either way.
 func (d *Dataset) apart(a, b Fidelity) bool {
@@ -243,7 +243,10 @@ func (d *Dataset) apart(a, b Fidelity) bool {
 	if ga == nil || gb == nil {
 		return true
 	}
-	return Judge(Difference(ga.Values(Metric(base)), gb.Values(Metric(base)))) != NoDifference
+	// An interval below the nominal level that holds zero excuses the
+	// order too: a nominal one would be wider still.
+	e := Paired(ga.Sample(Metric(base)), gb.Sample(Metric(base))).Delta
+	return !e.Interval() || e.Lo > 0 || e.Hi < 0
 }
 
 // ParamsText is a figure's parameters as "name=value", sorted, or "".

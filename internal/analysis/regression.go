@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -11,53 +13,185 @@ import (
 )
 
 // The regression gate: what makes a new result set (a new proxy release,
-// a new mesh version) a regression against an old one.
+// a new mesh version) a regression against an old one, with a known
+// false-alarm rate.
 //
-// A figure regresses when the new is worse and the 95% interval of the
-// difference excludes zero, and the median change is at least
-// RegressionMinPct percent: an interval narrow enough to exclude zero can
-// still hold a change too small to act on.
+// The gate judges a declared primary family of figures, by default each
+// mesh's added p50, added p99 and data-plane CPU per request at the
+// study's main configuration; every other figure is reported and never
+// gates. Each figure in the family gets the one-sided p-value of an exact
+// rank test that B is worse (Mann-Whitney on the two runs' units, or
+// Wilcoxon's signed-rank on the paired units of two meshes of one run),
+// and Holm's step-down procedure over the family holds the chance of any
+// false alarm, when nothing changed, at GateAlpha. A figure Holm rejects
+// is a regression when B is worse by at least RegressionMinPct percent:
+// a difference too small to act on never fails a build.
 
-// RegressionMinPct is the smallest median change, in percent of the old
-// figure, that the gate counts as a regression.
+// GateAlpha is the family-wise false-alarm rate the gate holds: the
+// chance that comparing a run with another of the same commit fails at
+// all, whatever the family's size.
+const GateAlpha = 0.05
+
+// RegressionMinPct is the smallest change, in percent of the old figure
+// (the estimate, not a bound), that the gate counts as a regression.
 const RegressionMinPct = 5.0
 
-// RegressionMetrics are the figures the gate judges: p50 and p99 latency,
-// and the data plane's CPU per request.
+// AddedPrefix names an overhead in a gate's family: "added:p50" is the
+// mesh's p50 less its run's baseline's, round by round.
+const AddedPrefix = "added:"
+
+// RegressionMetrics are the figures the gate's default family holds:
+// p50 and p99 latency, as overheads where the run has a baseline, and
+// the data plane's CPU per request.
 var RegressionMetrics = []Metric{P50, P99, CPUPerRequest}
 
-// IsRegression is the regression decision, the one the gate, the
-// comparison and the report's releases all apply: on one of
-// RegressionMetrics, B worse than A beyond the difference's interval, by
-// at least RegressionMinPct.
-func (c Change) IsRegression() bool {
-	return slices.Contains(RegressionMetrics, c.Metric) && c.Regressed() && c.Diff.Pct.Valid() && math.Abs(c.Diff.Pct.Median) >= RegressionMinPct
+// DefaultGate is the default family, in Change.Name's terms.
+var DefaultGate = []string{AddedPrefix + string(P50), AddedPrefix + string(P99), string(CPUPerRequest)}
+
+// GateSpec is a gate's primary family: the figures (Change.Name, such as
+// "added:p50" or "p99") of every mesh at one configuration.
+type GateSpec struct {
+	Figures []string
+	// Config is the configuration's key (LoadConfig.Key); empty is the
+	// main one, B's representative configuration.
+	Config string
 }
 
-// Regressions compares result set b (the new) with a (the old) mesh by
-// mesh at each load configuration both hold, on RegressionMetrics, and
-// returns the changes that are regressions; none when b is no worse.
-func Regressions(a, b *Dataset) []Change {
-	return Compare(a, b, RegressionMetrics).Regressions()
-}
-
-// Regressions returns the comparison's changes that the gate counts (see
-// Change.IsRegression).
-func (c *Comparison) Regressions() []Change {
-	var out []Change
-	for _, ch := range c.Changes {
-		if ch.IsRegression() {
-			out = append(out, ch)
+// ParseGateFigures reads a comma-separated family ("added:p50,p99") and
+// names the first figure the gate cannot judge.
+func ParseGateFigures(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
 		}
+		m := Metric(strings.TrimPrefix(f, AddedPrefix))
+		if strings.HasPrefix(f, AddedPrefix) && !m.IsLatency() {
+			return nil, fmt.Errorf("gate figure %q: only a latency has an overhead (added:p50, added:p99, ...)", f)
+		}
+		if !slices.Contains(gateable, m) && !m.IsCPU() && !m.IsMemory() {
+			return nil, fmt.Errorf("gate figure %q is not a figure compare measures; use metrics such as p50, p99, %s, qps, or added:p50", f, CPUPerRequest)
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the gate's family is empty: name at least one figure, such as added:p50")
+	}
+	return out, nil
+}
+
+var gateable = []Metric{P50, P90, P95, P99, P999, MeanLatency, QPS, ErrorPct, CPUPerRequest, Gbps}
+
+// GateResult is the gate's decision over its family.
+type GateResult struct {
+	Family      int // figures in the family
+	Regressions []Change
+	// Reachable says the smallest p-value the family's units can give
+	// passes Holm's first threshold (GateAlpha over the family's size):
+	// with fewer units the gate cannot fail whatever happened, and the
+	// comparison says so.
+	Reachable bool
+	// SmallestP is that smallest attainable p-value.
+	SmallestP float64
+}
+
+// Gate marks the comparison's family, decides it (see the package
+// comment above) and returns the decision. Without a baseline in either
+// run, an added figure falls back to the figure itself.
+func (c *Comparison) Gate(spec GateSpec) GateResult {
+	cfg := spec.Config
+	if cfg == "" && len(c.B.Configs) > 0 {
+		cfg = c.B.Representative().Key
+	}
+	noBaseline := c.A.Baseline == "" || c.B.Baseline == ""
+	in := func(ch Change) bool {
+		if ch.Config.Key != cfg {
+			return false
+		}
+		name := ch.Name()
+		if noBaseline && !ch.Added {
+			return slices.Contains(spec.Figures, name) || slices.Contains(spec.Figures, AddedPrefix+name)
+		}
+		return slices.Contains(spec.Figures, name)
+	}
+	units := func(ch Change) (int, int) { return ch.Diff.Base.N, ch.Diff.Other.N }
+	return gate(c.Changes, in, func(ch Change) float64 {
+		m, n := units(ch)
+		if m < 1 || n < 1 {
+			return 1
+		}
+		return 1 / math.Exp(lchoose(m+n, m))
+	})
+}
+
+// gate applies Holm's procedure to the changes in the family; smallest
+// gives the smallest p-value a change's design can reach.
+func gate(changes []Change, in func(Change) bool, smallest func(Change) float64) GateResult {
+	var idx []int
+	var ps []float64
+	r := GateResult{SmallestP: 1}
+	for i := range changes {
+		changes[i].Gated, changes[i].Regression, changes[i].P = false, false, 0
+		if !in(changes[i]) {
+			continue
+		}
+		changes[i].Gated = true
+		changes[i].P = changes[i].worseP()
+		idx = append(idx, i)
+		ps = append(ps, changes[i].P)
+		r.SmallestP = min(r.SmallestP, smallest(changes[i]))
+	}
+	r.Family = len(idx)
+	if r.Family == 0 {
+		return r
+	}
+	r.Reachable = r.SmallestP <= GateAlpha/float64(r.Family)
+	for k, rejected := range Holm(ps, GateAlpha) {
+		ch := &changes[idx[k]]
+		if rejected && ch.Regressed() && ch.Diff.Pct.Valid() && math.Abs(ch.Diff.Pct.Median) >= RegressionMinPct {
+			ch.Regression = true
+			r.Regressions = append(r.Regressions, *ch)
+		}
+	}
+	return r
+}
+
+// Holm is Holm's step-down procedure ("A simple sequentially rejective
+// multiple test procedure", 1979): with the p-values sorted, reject while
+// the i-th smallest is at most alpha/(m-i+1). It holds the chance of
+// rejecting any true hypothesis at alpha, whatever their dependence.
+// Which p-values it rejects, in their order.
+func Holm(ps []float64, alpha float64) []bool {
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	out := make([]bool, len(ps))
+	for k, i := range order {
+		if ps[i] > alpha/float64(len(ps)-k) {
+			break
+		}
+		out[i] = true
 	}
 	return out
 }
 
+func lchoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}
+
 // CompareMeshes compares two meshes of one result set (such as one mesh
 // under two proxy releases, interleaved in the same rounds) at each load
-// configuration, on the metrics: each Change is newer minus older, named
-// by the newer mesh.
-func CompareMeshes(d *Dataset, older, newer string, ms []Metric) []Change {
+// configuration, on the metrics, paired by round (Paired): each Change is
+// newer minus older, named by the newer mesh. The changes come back
+// gated: the family is every change returned, with Wilcoxon's
+// signed-rank p-values, under Holm.
+func CompareMeshes(d *Dataset, older, newer string, ms []Metric) ([]Change, GateResult) {
 	var out []Change
 	for _, cfg := range d.Configs {
 		gOld, gNew := d.Group(older, cfg), d.Group(newer, cfg)
@@ -65,14 +199,15 @@ func CompareMeshes(d *Dataset, older, newer string, ms []Metric) []Change {
 			continue
 		}
 		for _, m := range ms {
-			vo, vn := gOld.Values(m), gNew.Values(m)
-			if len(vo) == 0 || len(vn) == 0 {
+			so, sn := gOld.Sample(m), gNew.Sample(m)
+			if len(so) == 0 || len(sn) == 0 {
 				continue
 			}
-			out = append(out, Change{Mesh: newer, Config: cfg, Metric: m, Diff: Difference(vo, vn)})
+			out = append(out, Change{Mesh: newer, Config: cfg, Metric: m, Diff: Paired(so, sn)})
 		}
 	}
-	return out
+	r := gate(out, func(Change) bool { return true }, func(ch Change) float64 { return math.Pow(0.5, float64(ch.Diff.Delta.N)) })
+	return out, r
 }
 
 // ReleasePair is two meshes of one result set that differ only in the

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -25,68 +26,106 @@ func loadWritten(t *testing.T, o resultstest.Options) *Dataset {
 	return d
 }
 
-func TestRegressionsFindsASyntheticRegression(t *testing.T) {
+// gateAt compares b with a on the default family at one configuration.
+func gateAt(a, b *Dataset, c LoadConfig) (*Comparison, GateResult) {
+	cmp := Compare(a, b, RegressionMetrics)
+	return cmp, cmp.Gate(GateSpec{Figures: DefaultGate, Config: c.Key})
+}
+
+func TestGateFindsASyntheticRegression(t *testing.T) {
 	t.Parallel()
 	a := loadWritten(t, resultstest.Options{Seed: 1})
 	// The same study again: new noise, and the sidecar 30% slower.
 	b := loadWritten(t, resultstest.Options{Seed: 2, Slowdown: map[string]float64{resultstest.Sidecar: 1.3}})
-	regs := Regressions(a, b)
-	if len(regs) == 0 {
-		t.Fatal("no regression found in a sidecar 30% slower")
+	c, r := gateAt(a, b, cfg(32, 4))
+	if !r.Reachable || r.Family == 0 {
+		t.Fatalf("gate over %d figures of six deployments a side is not reachable: %+v", r.Family, r)
 	}
-	seen := map[Metric]bool{}
-	for _, r := range regs {
-		if r.Mesh != resultstest.Sidecar {
-			t.Errorf("%s %s at %s counted as a regression (%+v); only the sidecar slowed", r.Mesh, r.Metric, r.Config.Label(), r.Diff)
+	seen := map[string]bool{}
+	for _, reg := range r.Regressions {
+		if reg.Mesh != resultstest.Sidecar {
+			t.Errorf("%s counted as a regression (%+v); only the sidecar slowed", reg, reg.Diff)
 		}
-		if r.Diff.Pct.Median < RegressionMinPct || r.Diff.Delta.Lo <= 0 {
-			t.Errorf("%s %s: %+v is not beyond its interval and the threshold", r.Mesh, r.Metric, r.Diff)
+		if reg.Diff.Pct.Median < RegressionMinPct || !reg.Gated || reg.P > GateAlpha {
+			t.Errorf("%s: %+v (p %v) is not a gated change beyond the threshold", reg, reg.Diff, reg.P)
 		}
-		seen[r.Metric] = true
+		seen[reg.Name()] = true
 	}
-	for _, m := range []Metric{P50, CPUPerRequest} {
-		if !seen[m] {
-			t.Errorf("no %s regression found; got %v", m, seen)
+	// The fixture's proxies burn CPU in proportion to the requests they
+	// carry, so a slower sidecar costs about as much per request: only
+	// its latency regresses.
+	for _, f := range []string{"added:p50", "added:p99"} {
+		if !seen[f] {
+			t.Errorf("no %s regression found; got %v", f, seen)
+		}
+	}
+	for _, ch := range c.Changes {
+		if ch.Regression && (!ch.Gated || ch.Config.Key != cfg(32, 4).Key) {
+			t.Errorf("%s is outside the family and regressed", ch)
 		}
 	}
 }
 
-func TestRegressionsNoneWhenIdentical(t *testing.T) {
+func TestGateNoneWhenIdentical(t *testing.T) {
 	t.Parallel()
 	a := loadWritten(t, resultstest.Options{Seed: 1})
 	b := loadWritten(t, resultstest.Options{Seed: 1})
-	if regs := Regressions(a, b); len(regs) != 0 {
-		t.Errorf("identical result sets: %d regressions, first %+v", len(regs), regs[0])
+	if _, r := gateAt(a, b, cfg(32, 4)); len(r.Regressions) != 0 {
+		t.Errorf("identical result sets: %d regressions, first %+v", len(r.Regressions), r.Regressions[0])
 	}
-	// Other noise, same model: nothing beyond the threshold either.
+	// Other noise, same model: nothing either.
 	c := loadWritten(t, resultstest.Options{Seed: 3})
-	for _, r := range Regressions(a, c) {
-		t.Errorf("noise alone counted as a regression: %s %s at %s %+v", r.Mesh, r.Metric, r.Config.Label(), r.Diff)
+	for _, ch := range gateRegressions(a, c) {
+		t.Errorf("noise alone counted as a regression: %s %+v", ch, ch.Diff)
 	}
 }
 
-func TestIsRegressionThreshold(t *testing.T) {
+func gateRegressions(a, b *Dataset) []Change {
+	_, r := gateAt(a, b, cfg(32, 4))
+	return r.Regressions
+}
+
+// TestGateUnreachable: three deployments a side give a smallest p-value
+// of 1/20, above Holm's first threshold for a family of several.
+func TestGateUnreachable(t *testing.T) {
+	t.Parallel()
+	a := loadWritten(t, resultstest.Options{Seed: 1})
+	b := loadWritten(t, resultstest.Options{Seed: 2, Slowdown: map[string]float64{resultstest.Sidecar: 2}})
+	_, r := gateAt(a, b, cfg(32, 1))
+	if r.Reachable || len(r.Regressions) != 0 || math.Abs(r.SmallestP-1.0/20) > 1e-9 {
+		t.Errorf("three units a side: %+v, want an unreachable gate with smallest p 1/20", r)
+	}
+}
+
+func TestHolm(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name string
-		m    Metric
-		d    Diff
-		want bool
+		ps   []float64
+		want []bool
 	}{
-		{"worse beyond interval and threshold", P50, Diff{Delta: Estimate{Median: 1, Lo: 0.5, Hi: 1.5, N: 5}, Pct: Estimate{Median: 10, Lo: 5, Hi: 15, N: 5}}, true},
-		{"worse beyond interval, below threshold", P50, Diff{Delta: Estimate{Median: 0.1, Lo: 0.05, Hi: 0.15, N: 5}, Pct: Estimate{Median: 2, Lo: 1, Hi: 3, N: 5}}, false},
-		{"interval includes zero", P99, Diff{Delta: Estimate{Median: 1, Lo: -0.5, Hi: 2, N: 5}, Pct: Estimate{Median: 10, Lo: -5, Hi: 20, N: 5}}, false},
-		{"better", CPUPerRequest, Diff{Delta: Estimate{Median: -1, Lo: -1.5, Hi: -0.5, N: 5}, Pct: Estimate{Median: -10, Lo: -15, Hi: -5, N: 5}}, false},
-		{"a figure the gate does not judge", P90, Diff{Delta: Estimate{Median: 1, Lo: 0.5, Hi: 1.5, N: 5}, Pct: Estimate{Median: 10, Lo: 5, Hi: 15, N: 5}}, false},
-		{"too few runs", P50, Diff{Delta: Estimate{Median: 1, Lo: 1, Hi: 1, N: 1}, Pct: Estimate{Median: 10, Lo: 10, Hi: 10, N: 1}}, false},
+		// 0.01 <= 0.05/4, 0.015 <= 0.05/3, 0.03 > 0.05/2: stop there.
+		{[]float64{0.03, 0.01, 0.5, 0.015}, []bool{false, true, false, true}},
+		{[]float64{0.02, 0.02}, []bool{true, true}},
+		{[]float64{0.06, 0.02}, []bool{false, true}},
+		{[]float64{0.013, 0.5, 0.5, 0.5}, []bool{false, false, false, false}},
+		{nil, []bool{}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := (Change{Metric: tt.m, Diff: tt.d}).IsRegression(); got != tt.want {
-				t.Errorf("IsRegression = %v, want %v", got, tt.want)
-			}
-		})
+		if got := Holm(tt.ps, 0.05); !slices.Equal(got, tt.want) {
+			t.Errorf("Holm(%v) = %v, want %v", tt.ps, got, tt.want)
+		}
+	}
+}
+
+func TestParseGateFigures(t *testing.T) {
+	t.Parallel()
+	if got, err := ParseGateFigures("added:p50, p99,dp_cpu_us_per_req"); err != nil || !slices.Equal(got, []string{"added:p50", "p99", "dp_cpu_us_per_req"}) {
+		t.Errorf("ParseGateFigures = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "added:qps", "p42"} {
+		if _, err := ParseGateFigures(bad); err == nil {
+			t.Errorf("ParseGateFigures(%q) accepted", bad)
+		}
 	}
 }
 

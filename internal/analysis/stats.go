@@ -3,33 +3,46 @@ package analysis
 import (
 	"cmp"
 	"math"
-	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Resamples is the number of bootstrap resamples behind every interval.
-const Resamples = 4000
+// Nominal is the confidence level every interval aims at. An interval
+// whose design cannot reach it (too few units) carries the level it does
+// reach, and reports show that level beside it.
+const Nominal = 0.95
 
-// The bootstrap's generator is seeded with constants, so that the same
-// results directory always gives the same report, whatever order the
-// figures are computed in.
-const seed1, seed2 = 0x6d657368, 0x62656e63
+// levelSlack absorbs rounding in a computed level: 0.9499999 is 95%.
+const levelSlack = 1e-9
 
-// Estimate is a median over repetitions with its 95% bootstrap interval.
-// With fewer than two repetitions the interval is empty: Lo and Hi equal
-// the median and Interval reports false.
+// Estimate is a figure's point estimate with its distribution-free
+// interval. Median is the estimate: the median of the units for a figure,
+// the Hodges-Lehmann estimate for a difference. N is the number of
+// independent units it rests on (deployments, or rounds of one
+// deployment); Level is the interval's exact coverage, Nominal or more
+// when the design reaches it, less when it cannot (three units give
+// [min, max] at 75%). With fewer than two units there is no interval: Lo
+// and Hi equal Median and Level is 0.
 type Estimate struct {
 	Median float64 `json:"median"`
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
 	N      int     `json:"n"`
+	Level  float64 `json:"level"`
 }
 
 // Valid reports whether the estimate rests on at least one value.
 func (e Estimate) Valid() bool { return e.N > 0 }
 
 // Interval reports whether the estimate has a confidence interval.
-func (e Estimate) Interval() bool { return e.N >= 2 }
+func (e Estimate) Interval() bool { return e.N >= 2 && e.Level > 0 }
+
+// BelowNominal reports whether the estimate's interval covers with less
+// than the nominal level, which the design could not reach.
+func (e Estimate) BelowNominal() bool { return e.Interval() && e.Level < Nominal-levelSlack }
+
+func point(v float64, n int) Estimate { return Estimate{Median: v, Lo: v, Hi: v, N: n} }
 
 // Median returns the median of xs, or NaN when xs is empty.
 func Median(xs []float64) float64 {
@@ -49,106 +62,266 @@ func sortedMedian(s []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// MedianCI returns the median of xs with a percentile-bootstrap 95%
-// interval: the median of Resamples resamples drawn with replacement.
+// MedianCI is the median of xs with its distribution-free interval: the
+// k-th smallest to the k-th largest value, k the largest for which the
+// chance that the population median lies between them, 1 - 2·P(Bin(n, ½)
+// < k), is at least Nominal (Conover, Practical Nonparametric
+// Statistics, §3.2). It holds for any continuous distribution of
+// independent values. Below six values no k reaches 95% and the interval
+// is [min, max] at its own level: 50% for two, 75% for three, 87.5% for
+// four, 93.75% for five.
 func MedianCI(xs []float64) Estimate {
-	e := Estimate{Median: Median(xs), N: len(xs)}
-	e.Lo, e.Hi = e.Median, e.Median
-	if len(xs) < 2 {
-		return e
+	n := len(xs)
+	if n < 2 {
+		return point(Median(xs), n)
 	}
-	rng := newRNG()
-	stats := make([]float64, Resamples)
-	buf := make([]float64, len(xs))
-	for i := range stats {
-		stats[i] = resampleMedian(rng, xs, buf)
-	}
-	e.Lo, e.Hi = percentileInterval(stats)
-	return e
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	k, level := symmetricRank(func(j int) float64 { return binomialHalfCDF(j, n) }, n)
+	return Estimate{Median: sortedMedian(s), Lo: s[k-1], Hi: s[n-k], N: n, Level: level}
 }
 
-// MinRunsForDifference is the fewest usable repetitions each side needs
-// before a difference gets an interval. With two, a percentile bootstrap
-// can only shuffle the two values and calls almost any gap measurable.
-const MinRunsForDifference = 3
+// ShiftCI is the center of a sample of differences (one per independent
+// unit, such as a mesh's latency less the baseline's in one deployment)
+// with Wilcoxon's signed-rank interval: the estimate is the
+// Hodges-Lehmann median of the Walsh averages (dᵢ+dⱼ)/2, i <= j, and the
+// interval runs from the k-th smallest to the k-th largest of them, k
+// from the signed-rank statistic's exact distribution (Hollander & Wolfe,
+// Nonparametric Statistical Methods, §3.2). It covers the center of any
+// continuous distribution symmetric about it at the level stated.
+func ShiftCI(ds []float64) Estimate {
+	n := len(ds)
+	if n < 2 {
+		return point(Median(ds), n)
+	}
+	w := make([]float64, 0, n*(n+1)/2)
+	for i, a := range ds {
+		for _, b := range ds[i:] {
+			w = append(w, (a+b)/2)
+		}
+	}
+	slices.Sort(w)
+	k, level := symmetricRank(func(j int) float64 { return signedRankCDF(j, n) }, len(w))
+	return Estimate{Median: sortedMedian(w), Lo: w[k-1], Hi: w[len(w)-k], N: n, Level: level}
+}
 
-// Diff is the difference between two sets of repetitions: Other minus
-// Base, in the metric's unit and in percent of Base, each with a 95%
-// interval from bootstrapping the difference of medians.
+// ShiftBetween is how far b lies above a, two independent samples of
+// units: the Hodges-Lehmann median of the differences bⱼ - aᵢ, with the
+// interval from the k-th smallest to the k-th largest of them, k from the
+// Mann-Whitney statistic's exact distribution (Hollander & Wolfe, §4.3).
+// It covers the shift between two continuous distributions of one shape
+// at the level stated. N is the smaller sample's size.
+func ShiftBetween(a, b []float64) Estimate {
+	m, n := len(a), len(b)
+	if m == 0 || n == 0 {
+		return Estimate{}
+	}
+	ds := make([]float64, 0, m*n)
+	for _, x := range a {
+		for _, y := range b {
+			ds = append(ds, y-x)
+		}
+	}
+	slices.Sort(ds)
+	if m < 2 || n < 2 {
+		return point(sortedMedian(ds), 1)
+	}
+	k, level := symmetricRank(func(j int) float64 { return rankSumCDF(j, m, n) }, len(ds))
+	return Estimate{Median: sortedMedian(ds), Lo: ds[k-1], Hi: ds[len(ds)-k], N: min(m, n), Level: level}
+}
+
+// HigherP is the one-sided p-value of the Mann-Whitney test that b tends
+// to be larger than a: the chance, were both from one distribution, of a
+// statistic at least the one seen. A tie counts for a, which can only
+// raise the p-value. 1 when either sample is empty.
+func HigherP(a, b []float64) float64 {
+	m, n := len(a), len(b)
+	if m == 0 || n == 0 {
+		return 1
+	}
+	u := 0
+	for _, x := range a {
+		for _, y := range b {
+			if y > x {
+				u++
+			}
+		}
+	}
+	return 1 - rankSumCDF(u-1, m, n)
+}
+
+// MeanCI is the mean of xs with Student's t interval on n-1 degrees of
+// freedom, for figures whose mean is the quantity wanted (a price is paid
+// on mean use, not median use). Exact for normal units and, from five
+// units of skewed ones, close: bench/validity measures how close.
+func MeanCI(xs []float64) Estimate {
+	n := len(xs)
+	if n == 0 {
+		return Estimate{}
+	}
+	var mean float64
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n < 2 {
+		return point(mean, n)
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	half := TQuantile(n-1) * math.Sqrt(ss/float64(n-1)/float64(n))
+	return Estimate{Median: mean, Lo: mean - half, Hi: mean + half, N: n, Level: Nominal}
+}
+
+// TQuantile is Student's t quantile for a two-sided Nominal interval on df
+// degrees of freedom.
+func TQuantile(df int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - (1-Nominal)/2)
+}
+
+// MinBatches and MaxBatches bound the batch means of a time series: two
+// batches are the fewest with a spread (Student's t on one degree of
+// freedom then makes the interval honestly wide), and more than the
+// maximum make batches too short to outlast the series' correlation
+// (Schmeiser, "Batch size effects in the analysis of simulation output",
+// 1982: 10 to 30 batches).
+const (
+	MinBatches = 2
+	MaxBatches = 10
+)
+
+// BatchMeansCI is the mean of a time series (such as 1-second CPU samples,
+// each correlated with its neighbours) with the batch-means interval: the
+// series is cut into b consecutive batches of equal length, whose means
+// are nearly independent when a batch outlasts the correlation, and the
+// interval is Student's t over the b batch means, on b-1 degrees of
+// freedom. b is MaxBatches when the series has at least
+// MaxBatches·minBatchLen samples, fewer for shorter series, and no
+// interval below MinBatches batches of minBatchLen; samples that do not
+// fill the last batch are left out of the interval but not of the mean.
+func BatchMeansCI(xs []float64, minBatchLen int) Estimate {
+	n := len(xs)
+	var mean float64
+	for _, x := range xs {
+		mean += x
+	}
+	if n == 0 {
+		return Estimate{}
+	}
+	mean /= float64(n)
+	b := min(MaxBatches, n/max(1, minBatchLen))
+	if b < MinBatches {
+		return point(mean, 1)
+	}
+	size := n / b
+	means := make([]float64, b)
+	for i := range means {
+		var s float64
+		for _, x := range xs[i*size : (i+1)*size] {
+			s += x
+		}
+		means[i] = s / float64(size)
+	}
+	e := MeanCI(means)
+	half := (e.Hi - e.Lo) / 2
+	return Estimate{Median: mean, Lo: mean - half, Hi: mean + half, N: b, Level: Nominal}
+}
+
+// Diff is the difference between two sets of units: Other minus Base, in
+// the metric's unit (Delta) and in percent of Base (Pct), each with its
+// interval, and the one-sided p-values of a rank test that Other is
+// higher or lower, which the gate reads.
 type Diff struct {
 	Base  Estimate `json:"base"`
 	Other Estimate `json:"other"`
 	Delta Estimate `json:"delta"`
 	Pct   Estimate `json:"pct"`
+	// PHigher and PLower are the one-sided p-values that Other is above
+	// or below Base; 1 without units to test.
+	PHigher float64 `json:"p_higher"`
+	PLower  float64 `json:"p_lower"`
 }
 
-// Measurable reports whether the difference's interval excludes zero.
-// A difference without an interval (too few repetitions) is not.
+// Measurable reports whether the difference's interval excludes zero at
+// the nominal level. A difference without an interval, or one whose
+// design reaches less than the nominal level, is not.
 func (d Diff) Measurable() bool {
-	return d.Delta.Interval() && (d.Delta.Lo > 0 || d.Delta.Hi < 0)
+	return d.Delta.Interval() && !d.Delta.BelowNominal() && (d.Delta.Lo > 0 || d.Delta.Hi < 0)
 }
 
-// Difference bootstraps median(other) - median(base), resampling each side
-// independently.
-func Difference(base, other []float64) Diff {
-	d := Diff{Base: MedianCI(base), Other: MedianCI(other)}
-	n := min(len(base), len(other))
-	if n == 0 {
+// Paired is the difference of a blocked design, other against base
+// measured in the same rounds: each independent unit's difference (see
+// Sample.PairUnits) with ShiftCI, in the unit and in percent of the
+// unit's base.
+func Paired(base, other Sample) Diff {
+	pu := PairUnits(base, other)
+	d := Diff{Base: MedianCI(base.Units()), Other: MedianCI(other.Units()), PHigher: 1, PLower: 1}
+	if len(pu.Delta) == 0 {
 		return d
 	}
-	d.Delta = Estimate{Median: d.Other.Median - d.Base.Median, N: n}
-	d.Pct = Estimate{Median: pct(d.Delta.Median, d.Base.Median), N: n}
-	d.Delta.Lo, d.Delta.Hi = d.Delta.Median, d.Delta.Median
-	d.Pct.Lo, d.Pct.Hi = d.Pct.Median, d.Pct.Median
-	if len(base) < MinRunsForDifference || len(other) < MinRunsForDifference {
-		d.Delta.N, d.Pct.N = 1, 1 // too few runs for an interval worth having
-		return d
+	d.Delta = ShiftCI(pu.Delta)
+	if !slices.ContainsFunc(pu.Pct, math.IsNaN) {
+		d.Pct = ShiftCI(pu.Pct)
 	}
-	rng := newRNG()
-	deltas := make([]float64, Resamples)
-	pcts := make([]float64, Resamples)
-	bb, ob := make([]float64, len(base)), make([]float64, len(other))
-	for i := range deltas {
-		mb := resampleMedian(rng, base, bb)
-		mo := resampleMedian(rng, other, ob)
-		deltas[i] = mo - mb
-		pcts[i] = pct(mo-mb, mb)
-	}
-	d.Delta.Lo, d.Delta.Hi = percentileInterval(deltas)
-	d.Pct.Lo, d.Pct.Hi = percentileInterval(pcts)
+	d.PHigher, d.PLower = signedRankP(pu.Delta, 1), signedRankP(pu.Delta, -1)
 	return d
 }
 
-func pct(delta, base float64) float64 {
-	if base == 0 {
-		return math.NaN()
+// signedRankP is the one-sided p-value of Wilcoxon's signed-rank test
+// that the differences' center lies above zero (sign 1) or below (-1).
+// A zero difference counts against the alternative.
+func signedRankP(ds []float64, sign float64) float64 {
+	n := len(ds)
+	if n == 0 {
+		return 1
 	}
-	return 100 * delta / base
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int { return cmp.Compare(math.Abs(ds[i]), math.Abs(ds[j])) })
+	t := 0
+	for r, i := range idx {
+		if sign*ds[i] > 0 {
+			t += r + 1
+		}
+	}
+	return 1 - signedRankCDF(t-1, n)
 }
 
-func newRNG() *rand.Rand { return rand.New(rand.NewPCG(seed1, seed2)) }
-
-func resampleMedian(rng *rand.Rand, xs, buf []float64) float64 {
-	for i := range buf {
-		buf[i] = xs[rng.IntN(len(xs))]
+// Between is the difference between two independent runs' units (see
+// Sample.Units), bu less au: ShiftBetween in the unit, and in percent as
+// the shift of the logarithms (a ratio) when every value is positive,
+// else of the unit over au's median.
+func Between(au, bu []float64) Diff {
+	d := Diff{Base: MedianCI(au), Other: MedianCI(bu), Delta: ShiftBetween(au, bu),
+		PHigher: HigherP(au, bu), PLower: HigherP(bu, au)}
+	if !d.Delta.Valid() {
+		return d
 	}
-	slices.Sort(buf)
-	return sortedMedian(buf)
+	positive := func(x float64) bool { return x > 0 }
+	if all(au, positive) && all(bu, positive) {
+		la, lb := logs(au), logs(bu)
+		l := ShiftBetween(la, lb)
+		f := func(x float64) float64 { return 100 * math.Expm1(x) }
+		d.Pct = Estimate{Median: f(l.Median), Lo: f(l.Lo), Hi: f(l.Hi), N: l.N, Level: l.Level}
+	} else if m := d.Base.Median; m != 0 {
+		f := func(x float64) float64 { return 100 * x / math.Abs(m) }
+		d.Pct = Estimate{Median: f(d.Delta.Median), Lo: f(d.Delta.Lo), Hi: f(d.Delta.Hi), N: d.Delta.N, Level: d.Delta.Level}
+	}
+	return d
 }
 
-// percentileInterval returns the 2.5th and 97.5th percentiles of stats,
-// which it sorts. NaNs (a percentage of a zero base) sort first, as
-// cmp.Compare orders them, and are skipped.
-func percentileInterval(stats []float64) (lo, hi float64) {
-	slices.SortFunc(stats, cmp.Compare[float64])
-	i := 0
-	for i < len(stats) && math.IsNaN(stats[i]) {
-		i++
+func all(xs []float64, f func(float64) bool) bool {
+	return !slices.ContainsFunc(xs, func(x float64) bool { return !f(x) })
+}
+
+func logs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Log(x)
 	}
-	s := stats[i:]
-	if len(s) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	n := float64(len(s))
-	return s[int(math.Floor(0.025*n))], s[int(math.Ceil(0.975*n))-1]
+	return out
 }

@@ -26,8 +26,9 @@ type downstream interface {
 
 var errCallTimeout = errors.New("call timed out")
 
-// maxBody bounds a downstream answer read into memory.
-const maxBody = 16 << 20
+// maxBody bounds a downstream answer read into memory; a graph whose
+// called service would answer more is refused when it is read.
+const maxBody = topology.MaxDownstreamAnswer
 
 // newDownstreams returns a client per edge of the service, at the given
 // addresses: HTTP/1.1, h2c through the shared client h2c, or gRPC. With

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
@@ -59,7 +60,7 @@ with its fix; -o json prints every finding as JSON.`,
 			if dir == "" {
 				dir = "results"
 			}
-			fs := preflight(cmd.Context(), st, dir, f.sharedHost)
+			fs := preflight(cmd.Context(), st, dir, f)
 			failed := platform.Problems(fs) != nil
 			if f.output == outJSON {
 				if fs == nil {
@@ -110,12 +111,13 @@ func addPlatformFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.platform.Kubeconfig, "kubeconfig", "", "kubeconfig file for kubernetes (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.platform.Context, "context", "", "kubeconfig context for kubernetes (default the current one)")
 	fl.StringVar(&f.platform.Image, "image", "", "meshbench's image for kubernetes, such as ghcr.io/you/meshbench:v0.1.0")
+	addAllowChartRulesFlag(fl, &f.allowChartRules)
 }
 
 // preflight runs the checks of the study's platform; each platform
 // produces its own findings, and the disk check applies to all.
-func preflight(ctx context.Context, st *study.Study, resultsDir string, shared bool) []platform.Finding {
-	n := platform.Needs{Nodes: st.Platform.Nodes, ResultsDir: resultsDir, SharedHost: shared}
+func preflight(ctx context.Context, st *study.Study, resultsDir string, f runFlags) []platform.Finding {
+	n := platform.Needs{Nodes: st.Platform.Nodes, ResultsDir: resultsDir, SharedHost: f.sharedHost}
 	for _, m := range st.Meshes {
 		n.Profiles = append(n.Profiles, m.Profile)
 		if m.ProxyVersion != "" && !slices.Contains(n.ProxyVersions, m.ProxyVersion) {
@@ -125,6 +127,16 @@ func preflight(ctx context.Context, st *study.Study, resultsDir string, shared b
 	if st.Platform.Type == study.PlatformLab {
 		return platformlab.Doctor(ctx, n, "")
 	}
-	fs := kubernetesFindings(ctx, st.Platform)
+	fs := kubernetesFindings(ctx, st.Platform, f.allowChartRules)
 	return append(fs, platform.DiskFinding(resultsDir, platform.MinFreeDisk))
+}
+
+// allowChartRulesFlag accepts the wide rules of the charts' roles it
+// names (the Kubernetes platform's refusal names it too).
+const allowChartRulesFlag = "allow-chart-rules"
+
+// addAllowChartRulesFlag adds the flag that accepts wide chart rules.
+func addAllowChartRulesFlag(fl *pflag.FlagSet, allow *[]string) {
+	fl.StringSliceVar(allow, allowChartRulesFlag, nil,
+		"on kubernetes, accept the wide rules (wildcards beyond a mesh's own API, non-resource URLs) of the charts' roles named, ClusterRole/NAME or Role/NAMESPACE/NAME; refused otherwise")
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/meshbench/meshbench/internal/platform/kube"
 	"github.com/meshbench/meshbench/internal/study"
 )
 
@@ -39,5 +42,19 @@ func TestKubernetesOptions(t *testing.T) {
 	}
 	if o := kubeOptions(nil); o.Image != "" || o.Kubeconfig != "" || o.Charts != nil {
 		t.Errorf("nil section gave %+v, want kube's defaults", o)
+	}
+}
+
+// TestAllowChartRulesFlag: the flag the Kubernetes platform's refusal of
+// a wide chart rule names is the one doctor, run and kubernetes rbac take.
+func TestAllowChartRulesFlag(t *testing.T) {
+	if "--"+allowChartRulesFlag != kube.AllowChartRulesFlag {
+		t.Errorf("the commands take --%s, the refusal names %s", allowChartRulesFlag, kube.AllowChartRulesFlag)
+	}
+	g := &globals{}
+	for _, c := range []*cobra.Command{newDoctorCmd(Streams{}, g), newRunCmd(Streams{}, g), newKubernetesRBACCmd(Streams{})} {
+		if c.Flags().Lookup(allowChartRulesFlag) == nil {
+			t.Errorf("meshbench %s has no --%s", c.Name(), allowChartRulesFlag)
+		}
 	}
 }

@@ -35,10 +35,11 @@ func openKubernetes(p study.Platform, log *slog.Logger) (platform.Platform, erro
 	return kube.New(o)
 }
 
-// kubernetesFindings is the Kubernetes platform's preflight for a study.
-func kubernetesFindings(ctx context.Context, p study.Platform) []platform.Finding {
+// kubernetesFindings is the Kubernetes platform's preflight for a study,
+// accepting the wide chart rules allow names.
+func kubernetesFindings(ctx context.Context, p study.Platform, allow []string) []platform.Finding {
 	o := kubeOptions(p.Kubernetes)
-	o.Ingress, o.Meshes = p.Ingress, p.Meshes
+	o.Ingress, o.Meshes, o.AllowChartRules = p.Ingress, p.Meshes, allow
 	return kube.Doctor(ctx, o, infra.ClusterSpec{Nodes: p.Nodes})
 }
 
@@ -73,27 +74,38 @@ func newKubernetesRBACCmd(s Streams) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "rbac [FILE] --user NAME | --group NAME | --service-account NAMESPACE/NAME",
-		Short: "Print the ClusterRole a run needs, and its binding, for kubectl apply",
-		Long: `Print a ClusterRole holding exactly the permissions a run of a study uses
-(what 'meshbench doctor' checks), and a ClusterRoleBinding of it to the
-user, group or service account that runs meshbench.
+		Short: "Print the role a run needs, and its binding, for kubectl apply",
+		Long: `Print what binds exactly the permissions a run of a study uses (what
+'meshbench doctor' checks) to the user, group or service account that
+runs meshbench. There are two modes, and the output says which.
 
-The role holds meshbench's own permissions and those the RBAC objects of
-the meshes' charts need: the API server lets a user create a role only if
-the user holds every permission the role grants, so the role holds every
-rule of the charts' ClusterRoles and Roles (cluster-wide), and bind only
-on the roles of the cluster the charts bind, by name. It holds neither
-escalate nor unrestricted bind, which would make it cluster-admin. To read
-them it renders the charts of the study's meshes (a file, or --study NAME)
-with the values a run installs them with, which may download them from
-their repositories; with no study, the charts of every mesh meshbench
-installs (Istio's profiles with the ingress gateway, and Linkerd's, from
-your Helm repository "linkerd"), a role any study can run under. Other
-chart versions or values may need other rules: print the role again when
-they change (the role's meshbench.io/charts annotation names the charts).`,
+A study that installs a mesh from its charts needs a ClusterRole that is
+cluster-admin in effect: the API server lets a user create a role only if
+the user holds every permission the role grants, so it holds every rule of
+the charts' ClusterRoles and Roles (cluster-wide), bind only on the roles
+of the cluster the charts bind, by name, and meshbench's own rules (CRDs,
+webhooks, DaemonSets, Helm's Secrets anywhere). To read them it renders
+the charts of the study's meshes (a file, or --study NAME) with the values
+a run installs them with, which may download them; with no study, the
+charts of every mesh meshbench installs (Istio's profiles with the ingress
+gateway, and Linkerd's, from your Helm repository "linkerd"), a role any
+study can run under. A chart role with a wide rule (non-resource URLs,
+every API group, wildcards that write or reach Kubernetes' own groups,
+every verb on anything but a status) is refused unless
+--allow-chart-rules names it. Other chart versions or values may need
+other rules: print the role again when they change (the role's
+meshbench.io/charts annotation names the charts).
+
+A study that installs no charts (baseline, cilium, meshes with
+use_existing) gets a namespaced role: small cluster-wide rules, a
+ClusterRole meshbench binds to itself in each namespace it makes, read-only
+Roles in kube-system and the mesh's namespace, and a
+ValidatingAdmissionPolicy (Kubernetes 1.30 or later) that lets it bind that
+role nowhere else and make no privileged pod. Apply all of it.`,
 		Example: `  meshbench kubernetes rbac --user perf | kubectl apply -f -
   meshbench kubernetes rbac --study solo-tiered --group perf-team | kubectl apply -f -
-  meshbench kubernetes rbac my-study.yaml --service-account perf/meshbench`,
+  meshbench kubernetes rbac my-study.yaml --service-account perf/meshbench
+  meshbench kubernetes rbac my-study.yaml --user perf --allow-chart-rules ClusterRole/vendor-admin`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var subject rbacv1.Subject
@@ -134,6 +146,7 @@ they change (the role's meshbench.io/charts annotation names the charts).`,
 				o.Meshes, o.Ingress = st.Platform.Meshes, st.Platform.Ingress
 				fix = ""
 			}
+			o.AllowChartRules = f.allowChartRules
 			role, err := kube.RBAC(cmd.Context(), o, kubeVersion)
 			if err != nil {
 				return fmt.Errorf("kubernetes rbac: reading the RBAC the meshes' charts install: %w%s", err, fix)
@@ -147,6 +160,7 @@ they change (the role's meshbench.io/charts annotation names the charts).`,
 	fl.StringVar(&serviceAccount, "service-account", "", "bind the role to this service account, NAMESPACE/NAME")
 	fl.StringVar(&f.preset, "study", "", "the role for a built-in study's meshes (see 'meshbench studies'); default every mesh with charts")
 	fl.StringVar(&kubeVersion, "kube-version", kube.DefaultKubeVersion, "the cluster's Kubernetes version, which charts may render for")
+	addAllowChartRulesFlag(fl, &f.allowChartRules)
 	return cmd
 }
 

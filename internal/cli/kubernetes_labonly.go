@@ -31,7 +31,7 @@ func openKubernetes(study.Platform, *slog.Logger) (platform.Platform, error) {
 	return nil, errLabOnly
 }
 
-func kubernetesFindings(context.Context, study.Platform) []platform.Finding {
+func kubernetesFindings(context.Context, study.Platform, []string) []platform.Finding {
 	return []platform.Finding{{Check: "kubernetes", Detail: "this meshbench was built for the lab only", Fix: labOnlyFix}}
 }
 

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/report"
 )
 
@@ -52,7 +55,9 @@ directory --out names, and listed.
 write no file; JSON holds every table and text (the verdict first), not
 the charts.
 
-Every figure is the median over repetitions with a 95% bootstrap interval;
+Every figure is the median over its units (the study's independent
+deployments) with a distribution-free 95% interval, or the level its design
+reaches where that is below 95% (docs/statistics.md);
 overheads against the baseline come with their own interval, and one whose
 interval includes zero is called no measurable difference. Distorted and
 failed cells are listed and left out of every figure.
@@ -101,7 +106,7 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 
 func newCompareCmd(s Streams, g *globals) *cobra.Command {
 	o := report.Options{Compare: true}
-	var output string
+	var output, gate string
 	cmd := &cobra.Command{
 		Use:   "compare A B [-o text|json|markdown|html]",
 		Short: "Compare two runs of the same study figure by figure; exit 3 on a measurable regression with --fail-on-regression",
@@ -111,11 +116,19 @@ figures of B are measurably worse, better, or not measurably different.
 compare.html and compare.md are written into B, or the directory --out
 names; -o json, markdown or html print the comparison instead.
 
---fail-on-regression exits with code 3 when B regressed: p50, p99 or
-data-plane CPU per request worse beyond the 95% interval by at least 5%,
-for CI; 0 when it did not.`,
+--fail-on-regression is the regression gate, for CI: it exits with code 3
+when B regressed on the gate's primary family (--gate, by default each
+mesh's added p50, added p99 and data-plane CPU per request at the study's
+main configuration), judged by exact rank tests under Holm's procedure so
+that comparing two runs of one commit fails at most 5% of the time
+whatever the family's size, each regression worse by at least 5%; every
+other figure is reported and never gates. It refuses, with exit code 1
+and before writing anything, runs whose offered load, scaling, proxy
+build, worker count, CPU model or CPU limits differ, naming each
+difference, unless --vary names it as the variable under test.`,
 		Example: `  meshbench compare results/last results/new
-  meshbench compare results/last results/new --fail-on-regression -o markdown`,
+  meshbench compare results/last results/new --fail-on-regression -o markdown
+  meshbench compare results/envoy-1.39 results/envoy-1.40 --fail-on-regression --vary proxy-build`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := reportPrint(output)
@@ -123,6 +136,14 @@ for CI; 0 when it did not.`,
 				return err
 			}
 			o.Dirs, o.Stdout, o.Logger, o.Print = args, s.Out, g.logger(s), p
+			if o.Gate.Figures, err = analysis.ParseGateFigures(gate); err != nil {
+				return usageErrorf("--gate: %v", err)
+			}
+			for _, v := range o.Vary {
+				if !slices.Contains(analysis.VaryKinds, v) {
+					return usageErrorf("--vary %q: not a set-up difference the gate knows; one of %s", v, strings.Join(analysis.VaryKinds, ", "))
+				}
+			}
 			files, err := report.Generate(cmd.Context(), o)
 			listWritten(s, o, files)
 			return err
@@ -131,7 +152,9 @@ for CI; 0 when it did not.`,
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", outText, "output: text (write the files, list them), json, markdown or html (print the comparison, write nothing)")
 	f.StringVar(&o.Out, "out", "", "directory to write the comparison into (default B)")
-	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed: p50, p99 or data-plane CPU per request worse beyond the interval by at least 5%")
+	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed on the gate's family (see --gate); refuse runs whose set-ups differ outside --vary")
+	f.StringVar(&gate, "gate", strings.Join(analysis.DefaultGate, ","), "the gate's primary family: figures of every mesh at the main configuration, added:<latency> for an overhead over the baseline")
+	f.StringSliceVar(&o.Vary, "vary", nil, "set-up differences the comparison is about, which the gate accepts: "+strings.Join(analysis.VaryKinds, ", "))
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/platform"
 	platformlab "github.com/meshbench/meshbench/internal/platform/lab"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
 
@@ -27,9 +28,13 @@ type runFlags struct {
 	out        string
 	resume     string
 	anyway     bool
+	trust      bool
 	scale      float64
 	platform   study.PlatformOverride
 	sharedHost bool
+	// allowChartRules accepts the wide rules of the charts' roles they
+	// name (kube.AllowChartRulesFlag).
+	allowChartRules []string
 
 	controlPlane controlPlaneFlags
 }
@@ -61,8 +66,11 @@ an estimated duration; neither runs anything. Ctrl-C stops cleanly, leaving
 every finished cell on disk; --resume DIR continues from there, on the
 same host, CPU, kernel, Envoy and Kubernetes context, or refuses
 (--resume-anyway mixes them, each cell recording its own, and the report
-shows the mix). A resumed study cannot name a kubeconfig: give it with
---kubeconfig. One run at a time writes a results directory: another
+shows the mix). A study resumed from its results directory cannot choose
+what reaches outside it (the cluster, its context or kubeconfig, images,
+charts, a Prometheus URL): give those with --platform, --context,
+--kubeconfig and --image, or pass --trust-study for a directory you
+trust. One run at a time writes a results directory: another
 refuses, naming it. Nothing in a results directory is followed through a
 symbolic link.
 
@@ -97,6 +105,7 @@ and 'meshbench lab down' removes the rest (namespaces, cgroups, state).`,
 	fl.StringVarP(&f.output, "output", "o", "text", "plan output format: text or json")
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<study>-<time>)")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted run in this results directory")
+	fl.BoolVar(&f.trust, "trust-study", false, "with --resume, honour what the results directory's study names outside it (a cluster, images, charts, a Prometheus URL, a kubeconfig): only for a directory you trust")
 	fl.BoolVar(&f.anyway, "resume-anyway", false, "with --resume, continue on another host, CPU, kernel, Envoy or Kubernetes context than the run started on (each cell then records its own)")
 	fl.Float64Var(&f.scale, "scale", 0, "scale open-loop rates and request counts by this factor instead of calibrating")
 	addPlatformFlags(cmd, &f)
@@ -120,6 +129,9 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	if f.anyway && f.resume == "" {
 		return errors.New("--resume-anyway is for --resume DIR")
+	}
+	if f.trust && (f.resume == "" || f.file != "" || f.preset != "") {
+		return errors.New("--trust-study is for --resume DIR without a study file: a study file or --study is trusted already")
 	}
 	st, src, name, err := loadStudy(f)
 	if err != nil {
@@ -157,7 +169,7 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 	}
 	// Before anything exists: a missing prerequisite found now costs
 	// nothing to fix, found in the third cell it costs a run.
-	fs := preflight(ctx, st, o.Dir, f.sharedHost)
+	fs := preflight(ctx, st, o.Dir, f)
 	if err := platform.Problems(fs); err != nil {
 		return err
 	}
@@ -181,7 +193,7 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 		st, src, err := study.LoadFile(f.file, f.platform)
 		return st, src, f.file, err
 	case f.preset == "" && f.resume != "":
-		st, src, err := study.LoadRun(f.resume, f.platform)
+		st, src, err := study.LoadRun(f.resume, f.platform, f.trust)
 		return st, src, f.resume, err
 	}
 	name := f.preset
@@ -193,7 +205,7 @@ func loadStudy(f runFlags) (*study.Study, []byte, string, error) {
 }
 
 // openPlatform returns the platform a study's platform section names.
-func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
+func openPlatform(ctx context.Context, p study.Platform, log *slog.Logger, podLogDir confined.Dir) (platform.Platform, error) {
 	if p.Type == study.PlatformKubernetes {
 		return openKubernetes(p, log)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
 
@@ -66,7 +67,7 @@ current-context: bench
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := study.Platform{Type: study.PlatformKubernetes, Kubernetes: tt.k}
-			pl, err := openPlatform(context.Background(), p, log, t.TempDir())
+			pl, err := openPlatform(context.Background(), p, log, confined.Dir{Root: t.TempDir(), Name: "logs/pods"})
 			if tt.wantErr == "" {
 				if err != nil || pl == nil {
 					t.Fatalf("openPlatform = %v, %v", pl, err)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -14,6 +17,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"meshbench": func() {
+			limitAddressSpace()
 			os.Exit(Main(context.Background(), Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:]))
 		},
 	})
@@ -32,4 +36,24 @@ func condition(cond string) (bool, error) {
 		return os.Geteuid() == 0, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// limitAddressSpaceEnv, set to a number of bytes, caps the address space
+// of a meshbench a test runs (RLIMIT_AS), so that a regression that reads
+// a hostile file whole fails that run, not the shared machine.
+const limitAddressSpaceEnv = "MESHBENCH_TEST_LIMIT_AS"
+
+func limitAddressSpace() {
+	v := os.Getenv(limitAddressSpaceEnv)
+	if v == "" {
+		return
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err == nil {
+		err = unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: n, Max: n})
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s=%s: %v\n", limitAddressSpaceEnv, v, err)
+		os.Exit(2)
+	}
 }

@@ -10,9 +10,10 @@ import (
 
 // GroupConsumption prices the data plane of each of the group's usable
 // repetitions, in repetition order. Both `meshbench cost --results` and
-// the report price consumption with it: a mesh's figure is the median of
-// its repetitions' (with an interval in the report), so that the data
-// plane's CPU, memory and price come from the same runs.
+// the report price consumption with it: a mesh's figure is the mean of
+// its repetitions' (with an interval in the report), for a bill is paid
+// on mean use, so that the data plane's CPU, memory and price come from
+// the same runs.
 func GroupConsumption(g *analysis.Group, p UnitPrices, proj *Projection) ([]ConsumptionRow, error) {
 	var usages []Usage
 	for _, r := range g.Reps {
@@ -45,21 +46,21 @@ func repUsage(mesh string, r *analysis.Rep) Usage {
 	return u
 }
 
-// medianRow is each figure's median over the repetitions' rows.
-func medianRow(rows []ConsumptionRow) ConsumptionRow {
-	median := func(f func(ConsumptionRow) float64) float64 {
+// meanRow is each figure's mean over the repetitions' rows.
+func meanRow(rows []ConsumptionRow) ConsumptionRow {
+	mean := func(f func(ConsumptionRow) float64) float64 {
 		var xs []float64
 		for _, r := range rows {
 			xs = append(xs, f(r))
 		}
-		return analysis.Median(xs)
+		return analysis.MeanCI(xs).Median
 	}
 	out := ConsumptionRow{
 		Mesh:          rows[0].Mesh,
-		CPUCores:      median(func(r ConsumptionRow) float64 { return r.CPUCores }),
-		MemoryGB:      median(func(r ConsumptionRow) float64 { return r.MemoryGB }),
-		MonthlyCost:   median(func(r ConsumptionRow) float64 { return r.MonthlyCost }),
-		CPUPer1000RPS: median(func(r ConsumptionRow) float64 { return r.CPUPer1000RPS }),
+		CPUCores:      mean(func(r ConsumptionRow) float64 { return r.CPUCores }),
+		MemoryGB:      mean(func(r ConsumptionRow) float64 { return r.MemoryGB }),
+		MonthlyCost:   mean(func(r ConsumptionRow) float64 { return r.MonthlyCost }),
+		CPUPer1000RPS: mean(func(r ConsumptionRow) float64 { return r.CPUPer1000RPS }),
 	}
 	// The control plane over the repetitions that measured it.
 	var cp []Consumed
@@ -74,7 +75,7 @@ func medianRow(rows []ConsumptionRow) ConsumptionRow {
 			for _, c := range cp {
 				xs = append(xs, f(c))
 			}
-			return analysis.Median(xs)
+			return analysis.MeanCI(xs).Median
 		}
 		out.ControlPlane = &Consumed{
 			CPUCores:    of(func(c Consumed) float64 { return c.CPUCores }),
@@ -84,9 +85,9 @@ func medianRow(rows []ConsumptionRow) ConsumptionRow {
 	}
 	if rows[0].Projected != nil {
 		out.Projected = &Consumed{
-			CPUCores:    median(func(r ConsumptionRow) float64 { return r.Projected.CPUCores }),
-			MemoryGB:    median(func(r ConsumptionRow) float64 { return r.Projected.MemoryGB }),
-			MonthlyCost: median(func(r ConsumptionRow) float64 { return r.Projected.MonthlyCost }),
+			CPUCores:    mean(func(r ConsumptionRow) float64 { return r.Projected.CPUCores }),
+			MemoryGB:    mean(func(r ConsumptionRow) float64 { return r.Projected.MemoryGB }),
+			MonthlyCost: mean(func(r ConsumptionRow) float64 { return r.Projected.MonthlyCost }),
 		}
 	}
 	return out

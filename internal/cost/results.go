@@ -92,7 +92,7 @@ func EstimateResults(o Options, catalog *Catalog) (*ResultsEstimate, error) {
 				return nil, fmt.Errorf("%s: %w", o.ResultsDir, err)
 			}
 			mc.RequestRate = analysis.Median(g.Values(analysis.QPS))
-			e.Consumption.Rows = append(e.Consumption.Rows, medianRow(rows))
+			e.Consumption.Rows = append(e.Consumption.Rows, meanRow(rows))
 		}
 		e.Meshes = append(e.Meshes, mc)
 	}
@@ -148,7 +148,7 @@ func (e *ResultsEstimate) Write(w io.Writer, format string) error {
 	if err := e.Consumption.Write(w, "text"); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(w, "Per mesh, each figure is the median over its usable cells of that cell's: the data plane's mean usage over the measured window, its price, and its CPU over the completed requests a second.\n\n"); err != nil {
+	if _, err := io.WriteString(w, "Per mesh, each figure is the mean over its usable cells of that cell's (a bill is paid on mean use): the data plane's mean usage over the measured window, its price, and its CPU over the completed requests a second.\n\n"); err != nil {
 		return err
 	}
 	if e.Allocation == nil {

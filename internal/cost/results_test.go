@@ -109,17 +109,26 @@ func recompute(t *testing.T, dir string, vcpu, gb float64) map[string]cellFigure
 	}
 	out := map[string]cellFigures{}
 	for mesh, fs := range per {
-		m := func(get func(cellFigures) float64) float64 {
+		values := func(get func(cellFigures) float64) []float64 {
 			var xs []float64
 			for _, f := range fs {
 				xs = append(xs, get(f))
 			}
-			return median(xs)
+			return xs
+		}
+		// Costs are priced at the mean over the cells; the rate is their
+		// median.
+		m := func(get func(cellFigures) float64) float64 {
+			var sum float64
+			for _, x := range values(get) {
+				sum += x
+			}
+			return sum / float64(len(fs))
 		}
 		out[mesh] = cellFigures{
 			cores: m(func(f cellFigures) float64 { return f.cores }), gib: m(func(f cellFigures) float64 { return f.gib }),
 			monthly: m(func(f cellFigures) float64 { return f.monthly }), per1000: m(func(f cellFigures) float64 { return f.per1000 }),
-			rate: m(func(f cellFigures) float64 { return f.rate }), projCores: m(func(f cellFigures) float64 { return f.projCores }),
+			rate: median(values(func(f cellFigures) float64 { return f.rate })), projCores: m(func(f cellFigures) float64 { return f.projCores }),
 			projGiB: m(func(f cellFigures) float64 { return f.projGiB }), projMonthly: m(func(f cellFigures) float64 { return f.projMonthly }),
 		}
 	}
@@ -170,7 +179,7 @@ func TestRunResultsMatchesCellFiles(t *testing.T) {
 		t.Errorf("first row = %+v, want the baseline with no data plane", r)
 	}
 	for _, m := range e.Meshes {
-		if wantUsable := map[bool]int{true: 2, false: 3}[m.Mesh == resultstest.Sidecar]; m.Usable != wantUsable || !approx(m.RequestRate, want[m.Mesh].rate) {
+		if wantUsable := map[bool]int{true: 5, false: 6}[m.Mesh == resultstest.Sidecar]; m.Usable != wantUsable || !approx(m.RequestRate, want[m.Mesh].rate) {
 			t.Errorf("%+v: want %d usable cells at %.3f RPS", m, wantUsable, want[m.Mesh].rate)
 		}
 	}

@@ -30,24 +30,31 @@ type Summary struct {
 	Pods     int  `json:"pods"`
 	Services int  `json:"services"`
 	Proxies  int  `json:"proxies"`
-	// CPU is istiod's cores while the churn ran; Idle before it.
+	// CPU is istiod's mean cores while the churn ran; Idle before it;
+	// each with its batch-means interval (the samples are a time series,
+	// each correlated with the next).
 	CPU  analysis.Estimate `json:"cpu_cores"`
 	Idle analysis.Estimate `json:"idle_cpu_cores"`
-	// Memory is istiod's working set (GiB) while idle and churning; Peak
-	// the most it held at any sample.
+	// Memory is istiod's mean working set (GiB) while idle and churning;
+	// Peak the most it held at any sample.
 	Memory   analysis.Estimate `json:"memory_gib"`
 	PeakGiB  float64           `json:"peak_memory_gib"`
 	BytesP50 Float             `json:"config_bytes_p50"`
 	BytesP99 Float             `json:"config_bytes_p99"`
 	// ConvergeP50 and ConvergeP99 are over changes: the time until every
 	// affected proxy ACKed; TimedOut counts changes some proxy never
-	// ACKed within the timeout.
-	ConvergeP50 Float   `json:"converge_p50_s"`
-	ConvergeP99 Float   `json:"converge_p99_s"`
-	Changes     int     `json:"changes"`
-	TimedOut    int     `json:"timed_out"`
-	InitialSync float64 `json:"initial_sync_s"`
-	RestartSync float64 `json:"restart_sync_s"`
+	// ACKed within the timeout. A timed-out change is censored at the
+	// timeout: it took at least that long, so it counts in the
+	// percentiles, and a percentile that falls on one is the timeout, a
+	// lower bound (the AtLeast fields say so).
+	ConvergeP50        Float   `json:"converge_p50_s"`
+	ConvergeP99        Float   `json:"converge_p99_s"`
+	ConvergeP50AtLeast bool    `json:"converge_p50_at_least,omitempty"`
+	ConvergeP99AtLeast bool    `json:"converge_p99_at_least,omitempty"`
+	Changes            int     `json:"changes"`
+	TimedOut           int     `json:"timed_out"`
+	InitialSync        float64 `json:"initial_sync_s"`
+	RestartSync        float64 `json:"restart_sync_s"`
 	// istiod's own view: mean push time per proxy and type, p99 of its
 	// proxy convergence time, mean config size per push.
 	PushTimeMean   Float   `json:"istiod_push_time_mean_s"`
@@ -76,13 +83,14 @@ func Summarize(r *Results, prices cost.UnitPrices) []Summary {
 				mem = append(mem, gib)
 			}
 		}
-		s.CPU, s.Idle, s.Memory = analysis.MedianCI(churn), analysis.MedianCI(idle), analysis.MedianCI(mem)
+		s.CPU, s.Idle, s.Memory = analysis.BatchMeansCI(churn, minBatchSamples), analysis.BatchMeansCI(idle, minBatchSamples), analysis.BatchMeansCI(mem, minBatchSamples)
 		bytes := make([]float64, len(p.ConfigBytes))
 		for i, b := range p.ConfigBytes {
 			bytes[i] = float64(b)
 		}
 		s.BytesP50, s.BytesP99 = Float(percentile(bytes, 0.5)), Float(percentile(bytes, 0.99))
 		var conv []float64
+		timeout := r.Config.ChangeTimeout.Seconds()
 		for _, c := range p.Changes {
 			if c.Affected == 0 {
 				continue
@@ -90,19 +98,33 @@ func Summarize(r *Results, prices cost.UnitPrices) []Summary {
 			s.Changes++
 			if c.Converged == nil {
 				s.TimedOut++
+				conv = append(conv, math.Inf(1)) // censored at the timeout
 				continue
 			}
 			conv = append(conv, *c.Converged)
 		}
-		s.ConvergeP50, s.ConvergeP99 = Float(percentile(conv, 0.5)), Float(percentile(conv, 0.99))
+		censored := func(v float64) (Float, bool) {
+			if math.IsInf(v, 1) {
+				return Float(timeout), true
+			}
+			return Float(v), false
+		}
+		s.ConvergeP50, s.ConvergeP50AtLeast = censored(percentile(conv, 0.5))
+		s.ConvergeP99, s.ConvergeP99AtLeast = censored(percentile(conv, 0.99))
 		s.PushTimeMean = Float(p.IstiodMetrics["pilot_xds_push_time"].Mean())
 		s.ConvergenceP99 = Float(p.IstiodMetrics["pilot_proxy_convergence_time"].Quantile(0.99))
 		s.ConfigSizeMean = Float(p.IstiodMetrics["pilot_xds_config_size_bytes"].Mean())
+		// Priced at the mean CPU, the use a bill is paid on.
 		s.MonthlyUSD = s.CPU.Median*prices.PerVCPUMonth + s.PeakGiB*prices.PerGBMonth
 		out = append(out, s)
 	}
 	return out
 }
+
+// minBatchSamples is the shortest batch of samples a batch mean takes: 5
+// s of 1-s samples, longer than istiod's pushes, which debounce for 100
+// ms to 10 s and then run for a second or two.
+const minBatchSamples = 5
 
 // Float is a figure that may be missing (NaN), written to JSON as null.
 type Float float64
@@ -203,11 +225,13 @@ func markdown(r *Results, sums []Summary, prices cost.UnitPrices) string {
 	for _, s := range sums {
 		f("| %s | %d | %d | %d | %s | %s | %s | %.2f | %s | %s | %s | %s | %d/%d | %.1f | %.1f | %.2f |\n",
 			s.Mode, s.Pods, s.Services, s.Proxies, ci(s.CPU, 2), ci(s.Idle, 2), ci(s.Memory, 2), s.PeakGiB,
-			chart.Number(float64(s.BytesP50)), chart.Number(float64(s.BytesP99)), num(s.ConvergeP50), num(s.ConvergeP99),
+			chart.Number(float64(s.BytesP50)), chart.Number(float64(s.BytesP99)), atLeast(s.ConvergeP50, s.ConvergeP50AtLeast), atLeast(s.ConvergeP99, s.ConvergeP99AtLeast),
 			s.TimedOut, s.Changes, s.InitialSync, s.RestartSync, s.MonthlyUSD)
 	}
-	f("\nIntervals are 95%% bootstrap intervals of the median over %s samples. Monthly dollars price the median churn CPU and the peak working set at $%.2f per vCPU-month and $%.2f per GB-month (%s).\n\n",
-		r.Settings.SampleInterval, prices.PerVCPUMonth, prices.PerGBMonth, prices.Source)
+	f("\nCPU and working set are means over %s samples, with 95%% batch-means intervals: the samples of a phase cut into at most %d consecutive batches of at least %d, Student's t over the batch means, since each sample is correlated with the next (docs/statistics.md). "+
+		"Change→ACK percentiles count the changes that timed out as taking at least the timeout (%s): a percentile that falls on one reads ≥ the timeout. "+
+		"Monthly dollars price the mean churn CPU and the peak working set at $%.2f per vCPU-month and $%.2f per GB-month (%s).\n\n",
+		r.Settings.SampleInterval, analysis.MaxBatches, minBatchSamples, r.Settings.ChangeTimeout, prices.PerVCPUMonth, prices.PerGBMonth, prices.Source)
 	f("## istiod's own metrics\n\n| mode | pods | pilot_xds_push_time mean (s) | pilot_proxy_convergence_time p99 (s) | pilot_xds_config_size_bytes mean |\n|---|---:|---:|---:|---:|\n")
 	for _, s := range sums {
 		f("| %s | %d | %s | %s | %s |\n", s.Mode, s.Pods, num(s.PushTimeMean), num(s.ConvergenceP99), chart.Number(float64(s.ConfigSizeMean)))
@@ -227,6 +251,15 @@ func ci(e analysis.Estimate, digits int) string {
 		return fmt.Sprintf("%.*f", digits, e.Median)
 	}
 	return fmt.Sprintf("%.*f [%.*f, %.*f]", digits, e.Median, digits, e.Lo, digits, e.Hi)
+}
+
+// atLeast is a percentile that may be censored: "≥ 20.000" when it fell
+// on a change that timed out.
+func atLeast(v Float, censored bool) string {
+	if censored {
+		return "≥ " + num(v)
+	}
+	return num(v)
 }
 
 func num(v Float) string {

@@ -6,14 +6,41 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
+// TestSummarizeBatchMeans: a minute of churn samples that alternate in
+// blocks of ten (istiod pushing, then idle) gets a mean with an interval
+// from the batch means, wider than samples taken as independent would
+// give.
+func TestSummarizeBatchMeans(t *testing.T) {
+	var samples []Sample
+	for i := range 60 {
+		cpu := 0.2
+		if i/10%2 == 1 {
+			cpu = 0.6
+		}
+		samples = append(samples, Sample{Phase: "churn", CPUCores: cpu + 0.01*float64(i%3), WorkingSet: 1 << 30})
+	}
+	r := &Results{Study: Name, Points: []Point{{Mode: Sidecar, Pods: 10, Samples: samples}}}
+	s := Summarize(r, cost.UnitPrices{PerVCPUMonth: 20, PerGBMonth: 3})[0]
+	var naive []float64
+	for _, x := range samples {
+		naive = append(naive, x.CPUCores)
+	}
+	iid := analysis.MeanCI(naive)
+	if math.Abs(s.CPU.Median-0.41) > 1e-9 || s.CPU.N != analysis.MaxBatches || s.CPU.Hi-s.CPU.Lo <= iid.Hi-iid.Lo {
+		t.Errorf("churn CPU %+v, want the mean 0.41 over %d batches, wider than independent samples' %+v", s.CPU, analysis.MaxBatches, iid)
+	}
+}
+
 func TestSummarizeComputesFromRawData(t *testing.T) {
 	conv := func(v float64) *float64 { return &v }
-	r := &Results{Study: Name, Points: []Point{{
+	r := &Results{Study: Name, Config: Config{ChangeTimeout: 20 * time.Second}, Points: []Point{{
 		Mode: Sidecar, Pods: 100, Services: 25, Proxies: 100,
 		ConfigBytes: []int64{100, 200, 300, 400},
 		Samples: []Sample{
@@ -32,14 +59,18 @@ func TestSummarizeComputesFromRawData(t *testing.T) {
 		IstiodMetrics: map[string]Histogram{"pilot_xds_push_time": {Sum: 2, Count: 4}},
 	}}}
 	s := Summarize(r, cost.UnitPrices{PerVCPUMonth: 20, PerGBMonth: 3})[0]
-	if s.CPU.Median != 0.4 || s.CPU.N != 3 {
-		t.Errorf("churn CPU %+v, want the median 0.4 of three churn samples", s.CPU)
+	if math.Abs(s.CPU.Median-0.4) > 1e-12 || s.CPU.Interval() {
+		t.Errorf("churn CPU %+v, want the mean 0.4 of three churn samples, too few for a batch-means interval", s.CPU)
 	}
 	if s.PeakGiB != 3 || s.Memory.Median != 1 {
 		t.Errorf("peak %g GiB, working set %+v; want 3 and 1", s.PeakGiB, s.Memory)
 	}
-	if s.Changes != 3 || s.TimedOut != 1 || s.ConvergeP50 != 0.2 || s.ConvergeP99 != 0.4 {
-		t.Errorf("changes %d, timed out %d, p50 %g, p99 %g; want 3, 1, 0.2, 0.4", s.Changes, s.TimedOut, s.ConvergeP50, s.ConvergeP99)
+	// The change that timed out took at least the timeout: it is the
+	// slowest of three, so the p99 is the timeout, a lower bound, and the
+	// p50 the middle change, 0.4 s.
+	if s.Changes != 3 || s.TimedOut != 1 || s.ConvergeP50 != 0.4 || s.ConvergeP50AtLeast || s.ConvergeP99 != 20 || !s.ConvergeP99AtLeast {
+		t.Errorf("changes %d, timed out %d, p50 %g (at least: %v), p99 %g (at least: %v); want 3, 1, 0.4, 20 s at least",
+			s.Changes, s.TimedOut, s.ConvergeP50, s.ConvergeP50AtLeast, s.ConvergeP99, s.ConvergeP99AtLeast)
 	}
 	if s.BytesP50 != 200 || s.BytesP99 != 400 {
 		t.Errorf("config bytes p50 %g p99 %g, want 200 and 400", s.BytesP50, s.BytesP99)
@@ -62,7 +93,7 @@ func TestSummarizeComputesFromRawData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| sidecar | 100 | 25 | 100 | 0.40 [") || !strings.Contains(string(md), "| 1/3 |") {
+	if !strings.Contains(string(md), "| sidecar | 100 | 25 | 100 | 0.40 |") || !strings.Contains(string(md), "| ≥ 20.000 | 1/3 |") {
 		t.Errorf("report.md lacks the point's row:\n%s", md)
 	}
 	for _, f := range []string{"cpu.svg", "memory.svg", "convergence.svg", "summary.json"} {

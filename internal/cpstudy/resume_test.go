@@ -61,6 +61,11 @@ func TestResumableRefuses(t *testing.T) {
 		{name: "repeated point", edit: func(r *Results) { r.Points = append(r.Points, r.Points[0]) }, want: "repeats"},
 		{name: "bad configuration", edit: func(r *Results) { r.Config.Scales = []int{400, 100} }, want: "ascending"},
 		{name: "another study", edit: func(r *Results) { r.Study = "quick" }, want: "not a control-plane"},
+		// Sizes a results directory from someone else could hold.
+		{name: "pods past the bound", edit: func(r *Results) { r.Config.Scales = []int{100, 1000, 10_000_000} }, want: "10000000 pods, more than the 150000"},
+		{name: "changes past the bound", edit: func(r *Results) { r.Config.Changes = 1 << 30 }, want: "1073741824 changes, more than the 10000"},
+		{name: "an endless idle", edit: func(r *Results) { r.Config.Idle = 1000 * time.Hour }, want: "idle 1000h0m0s, more than the 1h0m0s"},
+		{name: "an endless sync", edit: func(r *Results) { r.Config.SyncTimeout = 1000 * time.Hour }, want: "sync timeout 1000h0m0s, more than the 1h0m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

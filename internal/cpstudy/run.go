@@ -31,6 +31,12 @@ const Name = "control-plane"
 // ResultsFile is the raw data's file in the results directory.
 const ResultsFile = "control-plane.json"
 
+// maxResultsBytes bounds the raw data read back from a results directory,
+// which may come from someone else: the default study writes well under
+// 1 MB (a sample of about 80 bytes a second over its 17 minutes, and a
+// few hundred bytes a change).
+const maxResultsBytes = 64 << 20
+
 // Mode is how the mesh's proxies are deployed.
 type Mode string
 
@@ -172,8 +178,35 @@ func (c Config) validate() error {
 	if c.Changes < 0 || c.ChangeInterval <= 0 || c.ChangeTimeout <= 0 || c.SampleInterval <= 0 || c.SyncTimeout <= 0 {
 		return errors.New("control-plane study: changes, intervals and timeouts must be positive")
 	}
+	// Bounds, as a resumed run's configuration comes from a results
+	// directory that may be someone else's.
+	if s := c.Scales[len(c.Scales)-1]; s > maxPods {
+		return fmt.Errorf("control-plane study: %d pods, more than the %d of Kubernetes's scalability threshold", s, maxPods)
+	}
+	if c.Changes > maxChanges {
+		return fmt.Errorf("control-plane study: %d changes, more than the %d a point may make", c.Changes, maxChanges)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"change interval", c.ChangeInterval}, {"change timeout", c.ChangeTimeout}, {"idle", c.Idle}, {"sample interval", c.SampleInterval}, {"sync timeout", c.SyncTimeout}} {
+		if d.d > maxWait {
+			return fmt.Errorf("control-plane study: %s %s, more than the %s any of its phases may take", d.name, d.d, maxWait)
+		}
+	}
 	return nil
 }
+
+// Bounds on the study's configuration: Kubernetes's threshold of pods in
+// a cluster (the default's largest point is 5,000), 10,000 changes a
+// point (the default makes 16, one a second), and an hour for any one
+// phase (the slowest, 5,000 unscoped sidecars' first push, took under 7
+// minutes).
+const (
+	maxPods    = 150000
+	maxChanges = 10000
+	maxWait    = time.Hour
+)
 
 // Run runs the study into c.Dir, or with c.Resume the points of the run
 // there that it did not finish, and writes its report there.
@@ -506,7 +539,7 @@ func (s *sampler) stop() []Sample {
 
 // ReadResults reads a results directory's raw data.
 func ReadResults(dir string) (*Results, error) {
-	b, err := confined.ReadFile(dir, ResultsFile)
+	b, err := confined.ReadFile(dir, ResultsFile, maxResultsBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -112,12 +113,31 @@ func WriteTarball(path, ref string, img v1.Image) error {
 	if err != nil {
 		return fmt.Errorf("image reference %q: %w", ref, err)
 	}
-	tmp := path + ".tmp"
-	if err := tarball.WriteToFile(tmp, r, img); err != nil {
-		os.Remove(tmp)
+	// The temporary file gets a fresh name, created O_EXCL in the
+	// target's directory: a predictable name there could be a link
+	// another user planted, which a root run would write through.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	defer os.Remove(f.Name()) // fails harmlessly after the rename
+	err = tarball.Write(r, img, f)
+	if err == nil {
+		// CreateTemp's 0600 would hide the tarball from the docker or
+		// kind that loads it; os.Create's 0644 is what a user expects.
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// rename replaces a link at path, never writing through it.
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 func digestRef(r name.Reference, img v1.Image) (string, error) {

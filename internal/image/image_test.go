@@ -135,3 +135,41 @@ func TestBuildRefusesDynamicBinary(t *testing.T) {
 		t.Errorf("Build of a dynamically linked /bin/sh: %v, want a refusal saying how to build static", err)
 	}
 }
+
+// TestTarballRefusesPlantedLink plants, where a tarball's temporary file
+// used to be made (PATH.tmp), a link to a file another user owns and a
+// root run must not write: the tarball is written beside it, whole, and
+// the link's target is unchanged.
+func TestTarballRefusesPlantedLink(t *testing.T) {
+	img, err := Build(staticBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "meshbench.tar")
+	if err := os.Symlink(victim, path+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTarball(path, "registry.example/meshbench:dev", img); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Fatalf("the link's target now holds %d bytes, want it unchanged", len(b))
+	}
+	tag, _ := name.NewTag("registry.example/meshbench:dev")
+	if _, err := tarball.ImageFromPath(path, &tag); err != nil {
+		t.Fatalf("the tarball: %v", err)
+	}
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o044 != 0o044 {
+		t.Fatalf("the tarball is %v (%v), want a regular file others can read, as os.Create made it", st.Mode(), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("the directory holds %d entries, want the tarball and the planted link only", len(entries))
+	}
+}

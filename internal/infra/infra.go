@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -125,9 +126,11 @@ type LoadSpec struct {
 	Tenants int `json:"tenants,omitempty"`
 	// LogDir, when set, is a directory for this measurement's logs: each
 	// generator's own output, and the logs of pods that restarted during
-	// it. The runner gives each cell its own; Measure creates it when it
-	// writes there. It is not part of the recorded load.
-	LogDir string `json:"-"`
+	// it. The runner gives each cell its own, beneath the results
+	// directory, whose every write walks from there again: a directory on
+	// its way swapped for a link mid-run is refused. It is not part of
+	// the recorded load.
+	LogDir confined.Dir `json:"-"`
 }
 
 // HostCPU is the CPU time spent on the study's CPUs by anything outside

@@ -22,6 +22,14 @@ type MeshSpec struct {
 	// inside the measured figures; off, the default, they log only while
 	// verification runs.
 	AccessLog bool `json:"access_log,omitempty"`
+	// InjectedWork, on the lab, makes every sidecar do that many
+	// iterations of a Lua loop on each request it receives (an extra
+	// upstream Envoy HTTP filter, envoy.filters.http.lua, before the
+	// router on the inbound side): real extra CPU per request, a
+	// regression injected on purpose, so that a gate's power is measured
+	// on a real one rather than on an edited number (docs/statistics.md).
+	// 0, the default, adds no filter.
+	InjectedWork int `json:"injected_work,omitempty"`
 	// ControlPlane, on the lab, says who configures the proxies:
 	// meshbench's own static configuration (ControlPlaneMeshbench, the
 	// default) or real istiod over xDS (ControlPlaneIstiod).
@@ -38,6 +46,10 @@ type MeshSpec struct {
 	// mesh meshbench did not install is refused.
 	UseExisting bool `json:"use_existing,omitempty"`
 }
+
+// MaxInjectedWork bounds InjectedWork: ten million iterations is tens of
+// milliseconds of CPU a request, past any regression worth measuring.
+const MaxInjectedWork = 10_000_000
 
 // Control planes a lab mesh can take its proxies' configuration from.
 const (

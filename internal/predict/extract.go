@@ -244,22 +244,28 @@ func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
 	return u, u.instances > 0
 }
 
+// meanSE is a series' mean with the standard error its batch means give
+// (analysis.BatchMeansCI): samples every half second are correlated with
+// their neighbours, so their spread over √n understates the mean's
+// uncertainty. The error is the batch-means interval's half-width over
+// z95, so that the predictor's normal intervals (around) reproduce
+// Student's t on the batches' degrees of freedom; 0 for a series too
+// short for two batches.
 func meanSE(xs []metrics.Sample, f func(metrics.Sample) float64) (mean, se float64) {
-	n := float64(len(xs))
-	for _, x := range xs {
-		mean += f(x)
+	vs := make([]float64, len(xs))
+	for i, x := range xs {
+		vs[i] = f(x)
 	}
-	mean /= n
-	if len(xs) < 2 {
-		return mean, 0
+	e := analysis.BatchMeansCI(vs, batchSamples)
+	if !e.Interval() {
+		return e.Median, 0
 	}
-	var ss float64
-	for _, x := range xs {
-		d := f(x) - mean
-		ss += d * d
-	}
-	return mean, math.Sqrt(ss / (n - 1) / n)
+	return e.Median, (e.Hi - e.Lo) / 2 / z95
 }
+
+// batchSamples is the shortest batch the predictor's means take: a second
+// of the lab's half-second samples.
+const batchSamples = 2
 
 // z95 is the normal quantile of a two-sided 95% interval.
 const z95 = 1.96

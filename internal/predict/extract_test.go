@@ -76,8 +76,10 @@ func writeRun(t *testing.T) string {
 						c := metrics.Component{Role: metrics.RoleSidecar, Namespace: fmt.Sprintf("ns-%d", ns), Pod: pod, Container: "istio-proxy"}
 						var samples []metrics.Sample
 						for j := range 4 {
-							// ±1% around the mean, for a spread.
-							d := 1 + 0.01*float64(j%2*2-1)
+							// ±1% around the mean, wandering slowly (two
+							// samples low, two high), for a spread the
+							// batch means of correlated samples see.
+							d := 1 + 0.01*float64(j/2*2-1)
 							samples = append(samples, metrics.Sample{Time: t0.Add(time.Duration(j) * time.Second), CPUCores: cores * d, WorkingSet: int64(mem)})
 						}
 						cell.Resources = append(cell.Resources, metrics.Series{Component: c, Samples: samples})

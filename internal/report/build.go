@@ -149,4 +149,4 @@ func (b *builder) firstGroup(c analysis.LoadConfig) *analysis.Group {
 
 var nan = math.NaN()
 
-const intervalNote = "Each figure is the median over repetitions, with its 95% bootstrap interval in brackets."
+const intervalNote = "Each figure is the median over its units (the deployments, or the rounds of a run with one), with its distribution-free 95% interval in brackets, or the level the design reaches after it where that is below 95% (\"[2.1, 2.6], 75%\")."

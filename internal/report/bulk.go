@@ -70,8 +70,8 @@ func (b *builder) bulk() Section {
 	}
 	s.Blocks = append(s.Blocks, text("Throughput at each transfer: a download pads every answer to its size, an upload sends its size as every request's body (POST) and gets a small answer. "+
 		"Gbit/s is the successful exchanges times the bytes each carried (the answer's payload plus the upload), and each mesh's over the baseline's at the same transfer and load "+
-		"(the ratio of medians, its interval from the bootstrapped difference). Peak memory is each proxy role's highest working set over the measured transfer, its components summed sample by sample. "+
-		"Medians over repetitions, with 95% bootstrap intervals. The charts after the tables plot each proxy role's memory over the largest transfer in each direction, one line per mesh."))
+		"(the Hodges-Lehmann ratio of the two, paired by round, with its signed-rank interval). Peak memory is each proxy role's highest working set over the measured transfer, its components summed sample by sample. "+
+		"Medians over the units, with their distribution-free 95% intervals (the level after an interval that cannot reach 95%). The charts after the tables plot each proxy role's memory over the largest transfer in each direction, one line per mesh."))
 	floors := map[string]float64{}
 	for _, slice := range groups {
 		t := &Table{Header: []string{"Mesh", "Direction", "Size (MB)", "Gbit/s", "Ratio to baseline", "Proxy", "Peak memory (MiB)", "Runs"}}
@@ -84,7 +84,7 @@ func (b *builder) bulk() Section {
 				}
 				ratio := "—"
 				if base := d.Group(d.Baseline, c); base != nil && m != d.Baseline {
-					ratio = ratioText(analysis.Difference(base.Values(analysis.Gbps), g.Values(analysis.Gbps)))
+					ratio = ratioText(analysis.Paired(base.Sample(analysis.Gbps), g.Sample(analysis.Gbps)))
 					if least, ok := base.DistortedAtLeast(analysis.Gbps); ok && len(base.Values(analysis.Gbps)) == 0 && least > 0 {
 						// The baseline's generator was the limit, so its
 						// throughput is a floor and the ratio a ceiling.
@@ -203,7 +203,7 @@ func ratioText(d analysis.Diff) string {
 	if !d.Pct.Interval() {
 		return r(d.Pct.Median) + " (too few runs for an interval)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", r(d.Pct.Median), r(d.Pct.Lo), r(d.Pct.Hi))
+	return fmt.Sprintf("%s [%s, %s]%s", r(d.Pct.Median), r(d.Pct.Lo), r(d.Pct.Hi), levelText(d.Pct))
 }
 
 // megabytes writes a size in bytes as decimal megabytes.

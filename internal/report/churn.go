@@ -48,7 +48,7 @@ func (b *builder) churn() Section {
 		"The added latency is what opening a connection adds to the requests that open one: its TCP handshake, its acceptance by each proxy it reaches, and whatever upstream connection or mTLS handshake those proxies open for it (an HTTP proxy pools its upstream connections, and an ambient node proxy its HBONE tunnels, where a new connection is one CONNECT stream on an open mTLS connection, so a new client connection need not mean a new handshake between proxies; the node proxy at the destination opens a TCP connection to the pod for each); "+
 		"\"beyond the baseline\" subtracts what the baseline's own TCP handshakes add. "+
 		"A component's CPU per new connection is its added CPU (cores) over the new connections the generators opened a second; its CPU per request is its CPU with connections kept open over the request rate. "+
-		"Medians over repetitions, with 95% bootstrap intervals."))
+		"Medians over the units, and differences paired by round, with their distribution-free 95% intervals (the level after an interval that cannot reach 95%)."))
 	tables := []struct {
 		title string
 		build func(analysis.LoadConfig, []string) *Table
@@ -81,9 +81,9 @@ func (b *builder) churnSummary(slice analysis.LoadConfig, settings []string) *Ta
 	t := &Table{Header: header}
 	for m, ref := range b.churnRefs(slice) {
 		for v, g := range b.churnAt(m, slice, settings) {
-			row := []string{m, v, deltaText(analysis.Difference(ref.Values(analysis.P50), g.Values(analysis.P50))), "—"}
+			row := []string{m, v, deltaText(analysis.Paired(ref.Sample(analysis.P50), g.Sample(analysis.P50))), "—"}
 			if rate := g.Estimate(analysis.ConnRate).Median; d.HasPart(m, analysis.PartDataPlane) && rate > 0 {
-				if added := analysis.Difference(ref.Values(analysis.CPU(analysis.PartDataPlane)), g.Values(analysis.CPU(analysis.PartDataPlane))); added.Delta.Valid() {
+				if added := analysis.Paired(ref.Sample(analysis.CPU(analysis.PartDataPlane)), g.Sample(analysis.CPU(analysis.PartDataPlane))); added.Delta.Valid() {
 					row[3] = deltaScaled(added.Delta, 1e6/rate)
 				}
 			}
@@ -113,12 +113,12 @@ func (b *builder) churnLatency(slice analysis.LoadConfig, settings []string) *Ta
 	t := &Table{Header: []string{"Mesh", "Requests per connection", "New connections/s", "p50 (ms)", "p50 added (ms)", "p50 added beyond the baseline (ms)", "p99 added (ms)", "Errors (%)", "Runs"}}
 	for m, ref := range b.churnRefs(slice) {
 		for v, g := range b.churnAt(m, slice, settings) {
-			p50 := analysis.Difference(ref.Values(analysis.P50), g.Values(analysis.P50))
-			p99 := analysis.Difference(ref.Values(analysis.P99), g.Values(analysis.P99))
+			p50 := analysis.Paired(ref.Sample(analysis.P50), g.Sample(analysis.P50))
+			p99 := analysis.Paired(ref.Sample(analysis.P99), g.Sample(analysis.P99))
 			beyond := "—"
 			if base := d.Group(d.Baseline, slice.With(churnParam, v)); m != d.Baseline && base != nil {
 				if bref := d.Group(d.Baseline, slice.With(churnParam, keptOpen)); bref != nil {
-					bd := analysis.Difference(bref.Values(analysis.P50), base.Values(analysis.P50))
+					bd := analysis.Paired(bref.Sample(analysis.P50), base.Sample(analysis.P50))
 					if bd.Delta.Valid() && p50.Delta.Valid() {
 						beyond = signed(p50.Delta.Median - bd.Delta.Median)
 					}
@@ -147,7 +147,7 @@ func (b *builder) churnCPU(slice analysis.LoadConfig, settings []string) *Table 
 			}
 			perReq := ref.Estimate(analysis.CPU(p)).Median / ref.Estimate(analysis.QPS).Median * 1e6
 			for v, g := range b.churnAt(m, slice, settings) {
-				added := analysis.Difference(ref.Values(analysis.CPU(p)), g.Values(analysis.CPU(p)))
+				added := analysis.Paired(ref.Sample(analysis.CPU(p)), g.Sample(analysis.CPU(p)))
 				rate := g.Estimate(analysis.ConnRate).Median
 				perConn, ratio := "—", "—"
 				if added.Delta.Valid() && rate > 0 {
@@ -207,5 +207,5 @@ func deltaScaled(e analysis.Estimate, scale float64) string {
 	if !e.Interval() {
 		return signed(e.Median*scale) + " (too few runs for an interval)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", signed(e.Median*scale), signed(e.Lo*scale), signed(e.Hi*scale))
+	return fmt.Sprintf("%s [%s, %s]%s", signed(e.Median*scale), signed(e.Lo*scale), signed(e.Hi*scale), levelText(e))
 }

@@ -47,7 +47,7 @@ func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCel
 	ix := &results.Index{Schema: results.SchemaVersion, Study: "sweep", Start: start, Complete: true}
 	now := start
 	meshes := slices.Sorted(maps.Keys(cells))
-	for rep := 1; rep <= 5; rep++ {
+	for rep := 1; rep <= 6; rep++ {
 		for _, name := range meshes {
 			for _, v := range slices.Sorted(maps.Keys(cells[name])) {
 				f := cells[name][v]
@@ -77,7 +77,7 @@ func writeCells(t *testing.T, param string, cells map[string]map[string]sweepCel
 					Start: now, End: end, Requests: 1000, StatusCodes: map[int]int64{200: 1000},
 					Latency: h, ByClass: map[string]*metrics.Histogram{"2xx": h}, NewConnections: f.newConns}
 				g := results.GeneratorOf(r)
-				s := results.Summary{ID: id, File: results.CellFile(id), Mesh: name, Profile: spec.Profile, Repetition: rep,
+				s := results.Summary{ID: id, File: results.CellFile(id), Mesh: name, Profile: spec.Profile, Repetition: rep, Deployment: rep,
 					Status: results.StatusOK, Params: params, Start: now, End: end, Requests: 1000}
 				if f.distorted {
 					s.Status, s.Reason = results.StatusDistorted, "generator CPU saturated"

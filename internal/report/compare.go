@@ -35,21 +35,30 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 		}
 	}
 	c := analysis.Compare(ds[0], ds[1], compareMetrics)
-	doc := BuildComparison(c)
+	spec := o.Gate
+	if len(spec.Figures) == 0 {
+		spec.Figures = analysis.DefaultGate
+	}
+	g := c.Gate(spec)
+	incomparable := analysis.CheckComparable(ds[0], ds[1], o.Vary)
+	if incomparable != nil && o.FailOnRegression {
+		// Refused before anything is written: no comparison to misread.
+		return nil, fmt.Errorf("compare %s %s: %w", o.Dirs[0], o.Dirs[1], incomparable)
+	}
+	doc := BuildComparison(c, g, incomparable)
 	regressed := func(err error) error {
-		regs := c.Regressions()
-		if err != nil || !o.FailOnRegression || len(regs) == 0 {
+		if err != nil || !o.FailOnRegression || len(g.Regressions) == 0 {
 			return err
 		}
 		var l []string
-		for _, ch := range regs[:min(len(regs), 3)] {
-			l = append(l, fmt.Sprintf("%s %s at %s %s%%", ch.Mesh, ch.Metric.Label(), ch.Config.Label(), signed(ch.Diff.Pct.Median)))
+		for _, ch := range g.Regressions[:min(len(g.Regressions), 3)] {
+			l = append(l, fmt.Sprintf("%s %s%% (p %.2g)", ch, signed(ch.Diff.Pct.Median), ch.P))
 		}
-		if len(regs) > 3 {
-			l = append(l, fmt.Sprintf("and %d more", len(regs)-3))
+		if len(g.Regressions) > 3 {
+			l = append(l, fmt.Sprintf("and %d more", len(g.Regressions)-3))
 		}
-		return fmt.Errorf("%s regressed against %s (p50, p99 or data-plane CPU per request worse beyond its 95%% interval by at least %g%%): %s: %w",
-			o.Dirs[1], o.Dirs[0], analysis.RegressionMinPct, strings.Join(l, "; "), ErrRegression)
+		return fmt.Errorf("%s regressed against %s (%s): %s: %w",
+			o.Dirs[1], o.Dirs[0], gateRule(g), strings.Join(l, "; "), ErrRegression)
 	}
 	if o.Print != "" {
 		return nil, regressed(printDocument(o, doc))
@@ -76,9 +85,15 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 	return written, regressed(nil)
 }
 
+// gateRule says what the gate decides on, for its messages.
+func gateRule(g analysis.GateResult) string {
+	return fmt.Sprintf("the gate's family of %d figures under Holm's procedure at a %.0f%% family-wise false-alarm rate, each worse by at least %g%%",
+		g.Family, 100*analysis.GateAlpha, analysis.RegressionMinPct)
+}
+
 func changeVerdict(ch analysis.Change) string {
 	switch {
-	case ch.IsRegression():
+	case ch.Regression:
 		return "REGRESSED"
 	case ch.Regressed():
 		return "worse"
@@ -88,34 +103,43 @@ func changeVerdict(ch analysis.Change) string {
 	return verdictText(ch.Diff)
 }
 
-// BuildComparison turns a comparison into a document: what regressed,
-// every figure's change with its interval, and what differs between the
-// two runs' set-ups.
-func BuildComparison(c *analysis.Comparison) *Document {
+// BuildComparison turns a comparison into a document: the gate's
+// decision over its family, every figure's change with its interval, and
+// what differs between the two runs' set-ups. incomparable, when not nil,
+// says why the runs cannot be gated.
+func BuildComparison(c *analysis.Comparison, g analysis.GateResult, incomparable error) *Document {
 	a, b := c.A, c.B
 	doc := &Document{
 		Title:    "meshbench comparison: " + b.Index.Study,
 		Subtitle: fmt.Sprintf("A: %s (run %s); B: %s (run %s). Changes are B minus A.", a.Dir, a.Index.Start.UTC().Format("2006-01-02 15:04"), b.Dir, b.Index.Start.UTC().Format("2006-01-02 15:04")),
 	}
 	counts := map[string]int{}
-	reg := &Table{Header: []string{"Mesh", "Configuration", "Figure", "A", "B", "B − A", "Verdict"}}
 	for _, ch := range c.Changes {
 		counts[changeVerdict(ch)]++
 	}
-	for _, ch := range c.Regressions() {
-		reg.Rows = append(reg.Rows, changeRow(ch, true))
-	}
 	sum := Section{ID: "summary", Title: "Summary"}
+	if incomparable != nil {
+		sum.Blocks = append(sum.Blocks, text("Not comparable for the gate: "+incomparable.Error()+". No figure below is a regression; read the changes as the set-ups' difference."))
+	}
+	sum.Blocks = append(sum.Blocks, text(gateText(g, a, b)))
 	sum.Blocks = append(sum.Blocks, text(fmt.Sprintf("%d figures compared: %d regressed, %d otherwise worse, %d improved, %d show no measurable difference, %d have too few runs to tell. "+
-		"A change counts only when the 95%% bootstrap interval of the difference of medians excludes zero; "+
-		"even then about one in twenty unchanged figures crosses zero by chance, so look for changes that agree across configurations. "+
-		"Regressed (what --fail-on-regression gates on) is p50, p99 or data-plane CPU per request worse by at least %g%%; worse is any other measurably worse figure.",
-		len(c.Changes), counts["REGRESSED"], counts["worse"], counts["improved"], counts["no measurable difference"], counts["too few runs to tell"], analysis.RegressionMinPct)))
+		"Each change is the Hodges-Lehmann shift between the two runs' units (%s), with the distribution-free interval of the Mann-Whitney statistic; "+
+		"a change counts as measurable only when that interval reaches %.0f%% and excludes zero. Outside the gate's family, about one unchanged figure in twenty "+
+		"crosses zero by chance: look for changes that agree across configurations.",
+		len(c.Changes), counts["REGRESSED"], counts["worse"], counts["improved"], counts["no measurable difference"], counts["too few runs to tell"],
+		unitsText(a, b), 100*analysis.Nominal)))
 	for _, w := range setupDifferences(a.Index, b.Index) {
 		sum.Blocks = append(sum.Blocks, text("Set-up differs: "+w))
 	}
-	if len(reg.Rows) > 0 {
-		sum.Blocks = append(sum.Blocks, heading("Regressions"), table(reg))
+	gated := &Table{Header: []string{"Mesh", "Configuration", "Figure", "A", "B", "B − A", "p (B worse)", "Verdict"}}
+	for _, ch := range c.Changes {
+		if ch.Gated {
+			r := changeRow(ch)
+			gated.Rows = append(gated.Rows, []string{r[0], ch.Config.Label(), r[1], r[2], r[3], r[4], fmt.Sprintf("%.3g", ch.P), r[5]})
+		}
+	}
+	if len(gated.Rows) > 0 {
+		sum.Blocks = append(sum.Blocks, heading("The gate's family"), table(gated))
 	}
 	if len(c.OnlyA)+len(c.OnlyB) > 0 {
 		var l []string
@@ -132,7 +156,7 @@ func BuildComparison(c *analysis.Comparison) *Document {
 		t := &Table{Header: []string{"Mesh", "Figure", "A", "B", "B − A", "Verdict"}}
 		for _, ch := range c.Changes {
 			if ch.Config.Key == cfg.Key {
-				t.Rows = append(t.Rows, changeRow(ch, false))
+				t.Rows = append(t.Rows, changeRow(ch))
 			}
 		}
 		if len(t.Rows) > 0 {
@@ -147,14 +171,47 @@ func BuildComparison(c *analysis.Comparison) *Document {
 	return doc
 }
 
-func changeRow(ch analysis.Change, withConfig bool) []string {
-	scale, u := unit(ch.Metric)
-	row := []string{ch.Mesh}
-	if withConfig {
-		row = append(row, ch.Config.Label())
+// gateText is the gate's decision in a sentence.
+func gateText(g analysis.GateResult, a, b *analysis.Dataset) string {
+	if g.Family == 0 {
+		return "Regression gate: no figure of its family is in both runs, so it judges nothing."
 	}
-	return append(row, ch.Metric.Label(), est(ch.Diff.Base, scale), est(ch.Diff.Other, scale),
-		diffText(ch.Diff, scale, u), changeVerdict(ch))
+	s := fmt.Sprintf("Regression gate (what --fail-on-regression exits 3 on): %s. ", gateRule(g))
+	switch {
+	case !g.Reachable:
+		s += fmt.Sprintf("With these runs' units the smallest p-value any figure can reach is %.3g, above Holm's first threshold of %.3g: the gate cannot fail whatever changed. Run more deployments on each side.",
+			g.SmallestP, analysis.GateAlpha/float64(g.Family))
+	case len(g.Regressions) == 0:
+		s += "No regression."
+	default:
+		var l []string
+		for _, ch := range g.Regressions {
+			l = append(l, ch.String())
+		}
+		s += "REGRESSED: " + strings.Join(l, "; ") + "."
+	}
+	if a.Deployments() == 1 || b.Deployments() == 1 {
+		s += " A run of one deployment shows only the variation between its rounds, not between runs: its side of each interval is too narrow, and the gate's false-alarm rate is not held."
+	}
+	return s
+}
+
+// unitsText says what the units of the two runs are.
+func unitsText(a, b *analysis.Dataset) string {
+	f := func(d *analysis.Dataset) string {
+		if n := d.Deployments(); n > 1 {
+			return fmt.Sprintf("%d deployments", n)
+		}
+		return "the rounds of one deployment"
+	}
+	return "A: " + f(a) + ", B: " + f(b)
+}
+
+// changeRow is a change's mesh, figure, both runs' estimates, the
+// difference and the verdict.
+func changeRow(ch analysis.Change) []string {
+	scale, u := unit(ch.Metric)
+	return []string{ch.Mesh, ch.Figure(), est(ch.Diff.Base, scale), est(ch.Diff.Other, scale), diffText(ch.Diff, scale, u), changeVerdict(ch)}
 }
 
 func compareChart(c *analysis.Comparison, m analysis.Metric) *Chart {
@@ -168,7 +225,7 @@ func compareChart(c *analysis.Comparison, m analysis.Metric) *Chart {
 		for _, cfg := range c.B.Configs {
 			bar := chart.Bar{V: nan}
 			for _, ch := range c.Changes {
-				if ch.Mesh == mesh && ch.Config.Key == cfg.Key && ch.Metric == m && ch.Diff.Pct.Valid() {
+				if ch.Mesh == mesh && ch.Config.Key == cfg.Key && ch.Metric == m && !ch.Added && ch.Diff.Pct.Valid() {
 					bar = chart.Bar{V: ch.Diff.Pct.Median, Lo: ch.Diff.Pct.Lo, Hi: ch.Diff.Pct.Hi}
 				}
 			}

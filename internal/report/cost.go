@@ -97,12 +97,16 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 				cpCores, cpGB, cpUSD = append(cpCores, c.CPUCores), append(cpGB, c.MemoryGB), append(cpUSD, c.MonthlyCost)
 			}
 		}
-		row := []string{mesh, est(analysis.MedianCI(cores), 1), est(analysis.MedianCI(gb), 1024),
-			est(analysis.MedianCI(usd), 1), est(analysis.MedianCI(per), 1)}
+		// A bill is paid on mean use: each figure is the mean over the
+		// deployments, with Student's t interval.
+		mean := func(xs []float64) analysis.Estimate {
+			return analysis.MeanCI(analysis.RepSample(g.Reps, xs).MeanUnits())
+		}
+		row := []string{mesh, est(mean(cores), 1), est(mean(gb), 1024), est(mean(usd), 1), est(mean(per), 1)}
 		if withCP {
 			cp := []string{"—", "—", "—"}
-			if len(cpCores) > 0 {
-				cp = []string{est(analysis.MedianCI(cpCores), 1), est(analysis.MedianCI(cpGB), 1024), est(analysis.MedianCI(cpUSD), 1)}
+			if len(cpCores) == len(g.Reps) {
+				cp = []string{est(mean(cpCores), 1), est(mean(cpGB), 1024), est(mean(cpUSD), 1)}
 			}
 			row = append(row, cp...)
 		}
@@ -116,7 +120,7 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 		cpNote = " The control plane (istiod on the lab under control_plane istiod) is priced alike, apart from the data plane's cost: it follows configuration, not traffic."
 	}
 	return append(out, text(fmt.Sprintf("Sidecars, node proxies and waypoints at their measured mean usage, priced at %s per vCPU-month and %s per GB-month (%s); "+
-		"priced per repetition, so each figure is a median with its 95%% interval.%s", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cpNote)), table(t))
+		"priced per repetition, and each figure is the mean over the deployments (a bill is paid on mean use, not median use) with its Student's t 95%% interval.%s", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cpNote)), table(t))
 }
 
 func dollars(v float64) string { return fmt.Sprintf("$%.2f", v) }

@@ -64,8 +64,9 @@ func unit(m analysis.Metric) (scale float64, name string) {
 	return 1, ""
 }
 
-// est formats an estimate as "median [lo, hi]"; a single run shows its
-// value and says it has no interval; no runs show a dash.
+// est formats an estimate as "median [lo, hi]", with the interval's level
+// where the design could not reach 95% ("[lo, hi], 75%"); a single run
+// shows its value and says it has no interval; no runs show a dash.
 func est(e analysis.Estimate, scale float64) string {
 	switch {
 	case !e.Valid():
@@ -73,7 +74,23 @@ func est(e analysis.Estimate, scale float64) string {
 	case !e.Interval():
 		return num(e.Median*scale) + " (1 run)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", num(e.Median*scale), num(e.Lo*scale), num(e.Hi*scale))
+	return fmt.Sprintf("%s [%s, %s]%s", num(e.Median*scale), num(e.Lo*scale), num(e.Hi*scale), levelText(e))
+}
+
+// levelText is an interval's level after it, ", 75%", when it is below
+// the nominal 95%; "" otherwise, for 95% is what an unmarked interval
+// means in every report.
+func levelText(e analysis.Estimate) string {
+	if !e.BelowNominal() {
+		return ""
+	}
+	return ", " + levelPct(e.Level)
+}
+
+// levelPct writes a level as a percentage with the digits it needs:
+// 75%, 87.5%, 93.75%.
+func levelPct(l float64) string {
+	return strconv.FormatFloat(math.Round(100*l*100)/100, 'f', -1, 64) + "%"
 }
 
 // MinPercentBaseMs is the smallest baseline latency a percentage is taken
@@ -109,10 +126,10 @@ func diffText(d analysis.Diff, scale float64, unitName string) string {
 		return fmt.Sprintf("%s%s (%s%%), too few runs for an interval", signed(d.Delta.Median*scale), u, signed(d.Pct.Median))
 	}
 	if !pctOK {
-		return fmt.Sprintf("%s%s [%s, %s] (%s)", signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale), noPercent)
+		return fmt.Sprintf("%s%s [%s, %s]%s (%s)", signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale), levelText(d.Delta), noPercent)
 	}
-	return fmt.Sprintf("%s%s [%s, %s] (%s%% [%s, %s])",
-		signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale),
+	return fmt.Sprintf("%s%s [%s, %s]%s (%s%% [%s, %s])",
+		signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale), levelText(d.Delta),
 		signed(d.Pct.Median), signed(d.Pct.Lo), signed(d.Pct.Hi))
 }
 

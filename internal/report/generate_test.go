@@ -144,9 +144,11 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every figure of the slowed mesh's latency regressed; of the figures
-	// that did not change, about 5% may cross zero by chance.
-	var unchanged, flagged, sidecarP50 int
+	// The slowed mesh's p50 is worse wherever six deployments a side can
+	// tell (the three configurations with four replicas), and REGRESSED
+	// only in the gate's family, at the main configuration; of the
+	// figures that did not change, about 5% may cross zero by chance.
+	var unchanged, flagged, sidecarP50, regressed int
 	for _, line := range strings.Split(string(md[bytes.Index(md, []byte("## Every figure")):]), "\n") {
 		row := cells(line)
 		if len(row) != 6 || !strings.HasPrefix(line, "| ") || row[0] == "Mesh" || strings.HasPrefix(row[0], "---") {
@@ -154,9 +156,11 @@ func TestCompare(t *testing.T) {
 		}
 		switch {
 		case row[0] == resultstest.Sidecar && row[1] == "p50":
-			if row[5] == "REGRESSED" {
+			if row[5] == "REGRESSED" || row[5] == "worse" {
 				sidecarP50++
 			}
+		case row[5] == "REGRESSED":
+			regressed++
 		case row[0] != resultstest.Sidecar:
 			unchanged++
 			if row[5] == "REGRESSED" || row[5] == "worse" || row[5] == "improved" {
@@ -164,8 +168,11 @@ func TestCompare(t *testing.T) {
 			}
 		}
 	}
-	if sidecarP50 != 6 {
-		t.Errorf("the sidecar's p50 regressed at %d configurations, want all 6", sidecarP50)
+	if sidecarP50 != 3 {
+		t.Errorf("the sidecar's p50 was worse at %d configurations, want the 3 with six deployments", sidecarP50)
+	}
+	if regressed == 0 {
+		t.Error("nothing in the gate's family REGRESSED")
 	}
 	if unchanged < 100 || float64(flagged) > 0.1*float64(unchanged) {
 		t.Errorf("%d of %d unchanged figures flagged as changed", flagged, unchanged)

@@ -16,8 +16,8 @@ func (b *builder) overhead() Section {
 	if d.Baseline == "" || len(d.Meshes) < 2 {
 		return s
 	}
-	s.Blocks = append(s.Blocks, text("Differences of medians against "+d.Baseline+
-		" at the same load configuration, in ms and in percent of the baseline, each with its 95% bootstrap interval; "+
+	s.Blocks = append(s.Blocks, text("Differences against "+d.Baseline+
+		" measured in the same rounds, in ms and in percent of the baseline: the Hodges-Lehmann estimate over the units with Wilcoxon's signed-rank 95% interval; "+
 		"a percentage only where the baseline's latency is at least "+num(MinPercentBaseMs)+" ms, since below that a small fixed cost reads as hundreds of percent of the loopback."))
 	for _, c := range d.Configs {
 		var lines []string

@@ -56,7 +56,7 @@ func ratioEst(e analysis.Estimate) string {
 	case !e.Interval():
 		return num(e.Median) + "× (too few runs)"
 	}
-	return fmt.Sprintf("%s× [%s, %s]", num(e.Median), num(e.Lo), num(e.Hi))
+	return fmt.Sprintf("%s× [%s, %s]%s", num(e.Median), num(e.Lo), num(e.Hi), levelText(e))
 }
 
 // relayChanges is what the relay changed for a mesh, as its cells'

@@ -16,11 +16,21 @@ func (b *builder) precision() Section {
 	ix := b.d.Index
 	var items []string
 	if r := ix.Rounds; r != nil {
+		deps := ""
+		if r.Deployments > 1 {
+			deps = fmt.Sprintf(", in %d independent deployments (each its own platform, installations and calibration)", r.Deployments)
+		}
 		switch r.Stop {
 		case "fixed":
-			items = append(items, fmt.Sprintf("Rounds: %s, as the study fixed them.", plural(r.Ran, "interleaved round", "interleaved rounds")))
+			items = append(items, fmt.Sprintf("Rounds: %s%s, as the study fixed them.", plural(r.Ran, "interleaved round", "interleaved rounds"), deps))
+		case "planned":
+			items = append(items, fmt.Sprintf("Rounds: %s%s, planned from a pilot of %d (at most %d) for every mesh's p50 overhead to have a 95%% interval within ±%.0f%% of itself; "+
+				"the count was decided from the pilot alone, never from the intervals as they narrowed.", plural(r.Ran, "interleaved round", "interleaved rounds"), deps, r.Min, r.Max, 100*r.CI))
+		case "no-basis":
+			items = append(items, fmt.Sprintf("Rounds: the pilot's %d%s; with no baseline and other mesh there was no overhead to plan more for.", r.Ran, deps))
 		case "narrow":
-			items = append(items, fmt.Sprintf("Rounds: %s (at least %d, at most %d); stopped because every mesh's p50 overhead had a 95%% interval within ±%.0f%% of itself.", plural(r.Ran, "interleaved round", "interleaved rounds"), r.Min, r.Max, 100*r.CI))
+			items = append(items, fmt.Sprintf("Rounds: %s (at least %d, at most %d); stopped because every mesh's p50 overhead had a 95%% interval within ±%.0f%% of itself. "+
+				"That stopping rule (results before schema 17) favours samples that happen to bunch: these intervals cover less than they say.", plural(r.Ran, "interleaved round", "interleaved rounds"), r.Min, r.Max, 100*r.CI))
 		case "max":
 			items = append(items, fmt.Sprintf("Rounds: %d interleaved rounds, the maximum; stopped there although some mesh's p50 overhead still had a 95%% interval wider than ±%.0f%% of itself (at least %d rounds were planned).", r.Ran, 100*r.CI, r.Min))
 		default:

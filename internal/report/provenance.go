@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
@@ -61,14 +60,30 @@ func (b *builder) provenance() Section {
 		"Study file SHA-256: " + orUnknown(ix.StudyHash),
 		"Results: " + fmt.Sprintf("schema %d, %d cells, complete: %s", ix.Schema, len(ix.Cells), yesNo(ix.Complete, "yes", "no")),
 		fmt.Sprintf("Cell order: meshes interleaved within each round, shuffled with seed %d.", ix.Seed),
-		fmt.Sprintf("Statistics: median over repetitions; 95%% percentile-bootstrap intervals from %d resamples with a fixed seed, so the report is reproducible; "+
-			"a difference needs %d usable repetitions on each side for an interval.", analysis.Resamples, analysis.MinRunsForDifference),
+		"Statistics: " + b.statisticsText(),
 	}
 	s.Blocks = append(s.Blocks, heading("Study"), Block{List: append(study, b.studyFileCheck())})
 	if b.d.StudyFile != nil {
 		s.Blocks = append(s.Blocks, Block{Heading: "The study file, " + results.StudyFile, Code: string(b.d.StudyFile), Collapsed: true})
 	}
 	s.Blocks = append(append(s.Blocks, heading("Scaling")), scaling(pv.Scaling)...)
+	if len(pv.Deployments) > 1 {
+		var l []string
+		for _, d := range pv.Deployments {
+			line := fmt.Sprintf("deployment %d, from %s", d.Index, d.Start.UTC().Format("15:04:05"))
+			if d.Scaling != nil && d.Scaling.Factor > 0 && d.Scaling.Mode != results.ScaleNone {
+				line += fmt.Sprintf(": factor %.4g", d.Scaling.Factor)
+				if d.Scaling.Rate > 0 {
+					line += fmt.Sprintf(", %.1f req/s", d.Scaling.Rate)
+				}
+				if d.Scaling.Reference != "" {
+					line += fmt.Sprintf(" (%s's capacity %.1f req/s)", d.Scaling.Reference, d.Scaling.Capacities[d.Scaling.Reference])
+				}
+			}
+			l = append(l, line)
+		}
+		s.Blocks = append(s.Blocks, text("Each deployment brought the platform up afresh, deployed the workload and, where the study calibrates, calibrated on its own:"), Block{List: l})
+	}
 	s.Blocks = append(s.Blocks, heading("Verification per mesh"), table(b.verification()))
 	if meshes := b.accessLogged(); len(meshes) > 0 {
 		s.Blocks = append(s.Blocks, heading("Access logs"), text(fmt.Sprintf(
@@ -173,6 +188,16 @@ func yesNo(b bool, yes, no string) string {
 
 // studyFileCheck says whether the study file kept with the results is the
 // one the index recorded the hash of.
+// statisticsText says what a figure and its interval are, for this run's
+// deployments.
+func (b *builder) statisticsText() string {
+	s := "every figure is the median of its units with a distribution-free interval (order statistics for a figure, Wilcoxon's signed-rank with the Hodges-Lehmann estimate for a difference between meshes measured in the same rounds), at 95% where the design reaches it and at the level it reaches, shown beside it, where it does not (docs/statistics.md). "
+	if n := b.d.Deployments(); n > 1 {
+		return s + fmt.Sprintf("The units are the study's %d independent deployments, each one's median over its rounds, so the intervals count the variation between runs as far as deployments show it.", n)
+	}
+	return s + "These results hold one deployment, so the units are its rounds: the intervals show the variation between rounds, not between runs, and are too narrow for what another run would find."
+}
+
 func (b *builder) studyFileCheck() string {
 	if b.d.StudyFile == nil {
 		return "The results directory keeps no " + results.StudyFile + "."

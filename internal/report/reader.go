@@ -25,7 +25,7 @@ func (b *builder) glossary() Section {
 		{"Node proxy (ztunnel)", "Istio ambient's per-node L4 proxy, written in Rust; the lab stands an Envoy in its role."},
 		{"Waypoint", "an Envoy per namespace (or service) that ambient mode sends traffic through for L7 features: HTTP routing, retries, L7 policy."},
 		{"HBONE", "HTTP-Based Overlay Network Environment: ambient's tunnel, mutual TLS carrying HTTP/2 CONNECT streams on port 15008 between node proxies and waypoints."},
-		{"Interval", "the 95% percentile-bootstrap interval of a median or of a difference of medians over the repetitions; a difference whose interval includes zero is no measurable difference."},
+		{"Interval", "the distribution-free 95% interval of a median over the units (the independent deployments) or of a difference paired by round, or the level the design reaches after it where that is below 95%; a difference whose interval includes zero, or that cannot reach 95%, is no measurable difference."},
 	}
 	var items []string
 	for _, t := range terms {

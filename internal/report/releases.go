@@ -19,10 +19,11 @@ func (b *builder) releases() Section {
 		return s
 	}
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf("Each pair of meshes that differ only in the proxy release they ran, the newer against the older, in the same rounds. "+
-		"Differences are the newer minus the older: medians over repetitions, with 95%% bootstrap intervals. "+
+		"Differences are the newer minus the older, paired by round: the Hodges-Lehmann estimate with Wilcoxon's signed-rank interval over the units. "+
 		"A difference whose interval includes zero is no measurable difference. "+
-		"The regression gate (meshbench compare --fail-on-regression uses the same) counts p50, p99 or the data plane's CPU per request worse beyond the interval by at least %g%%.",
-		analysis.RegressionMinPct)))
+		"The regression gate judges the pair's p50, p99 and data-plane CPU per request at every configuration as one family: a figure regresses when Holm's procedure "+
+		"at a %.0f%% family-wise false-alarm rate rejects it on its one-sided signed-rank p-value and it is worse by at least %g%%.",
+		100*analysis.GateAlpha, analysis.RegressionMinPct)))
 	for _, v := range verdicts {
 		s.Blocks = append(s.Blocks, heading(v.label), text(v.text), table(releaseTable(v.pair, v.changes)))
 	}
@@ -45,7 +46,8 @@ func (b *builder) releaseVerdicts() []releaseJudgement {
 	var out []releaseJudgement
 	for _, p := range d.ReleasePairs() {
 		byConfig := map[string][]analysis.Change{}
-		for _, ch := range analysis.CompareMeshes(d, p.Older, p.Newer, analysis.RegressionMetrics) {
+		changes, _ := analysis.CompareMeshes(d, p.Older, p.Newer, analysis.RegressionMetrics)
+		for _, ch := range changes {
 			byConfig[ch.Config.Key] = append(byConfig[ch.Config.Key], ch)
 		}
 		for _, cfg := range d.Configs {
@@ -72,7 +74,7 @@ func releaseVerdict(p analysis.ReleasePair, changes []analysis.Change) string {
 	measurable := false
 	var regressed []string
 	for _, ch := range changes {
-		if ch.IsRegression() {
+		if ch.Regression {
 			regressed = append(regressed, ch.Metric.Label())
 		}
 		if analysis.Judge(ch.Diff) == analysis.Higher || analysis.Judge(ch.Diff) == analysis.Lower {
@@ -100,12 +102,13 @@ func releaseVerdict(p analysis.ReleasePair, changes []analysis.Change) string {
 	return v + " Regression gate: no regression."
 }
 
-// deltaInterval formats a difference as "+x unit [lo, hi]".
+// deltaInterval formats a difference as "+x unit [lo, hi]", with the
+// interval's level where it is below the nominal one.
 func deltaInterval(e analysis.Estimate, unitName string) string {
 	if !e.Interval() {
 		return signed(e.Median) + unitName + " (too few runs for an interval)"
 	}
-	return fmt.Sprintf("%s%s [%s, %s]", signed(e.Median), unitName, signed(e.Lo), signed(e.Hi))
+	return fmt.Sprintf("%s%s [%s, %s]%s", signed(e.Median), unitName, signed(e.Lo), signed(e.Hi), levelText(e))
 }
 
 // releaseTable lists each judged figure under both releases.
@@ -114,7 +117,7 @@ func releaseTable(p analysis.ReleasePair, changes []analysis.Change) *Table {
 	for _, ch := range changes {
 		scale, u := unit(ch.Metric)
 		v := verdictText(ch.Diff)
-		if ch.IsRegression() {
+		if ch.Regression {
 			v = "REGRESSED"
 		}
 		t.Rows = append(t.Rows, []string{ch.Metric.Label(), est(ch.Diff.Base, scale), est(ch.Diff.Other, scale), diffText(ch.Diff, scale, u), v})

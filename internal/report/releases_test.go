@@ -12,7 +12,9 @@ import (
 func TestReleaseVerdict(t *testing.T) {
 	t.Parallel()
 	p := analysis.ReleasePair{Older: "sidecar-1-38-3", Newer: "sidecar-1-40-0", OlderRelease: "1.38.3", NewerRelease: "1.40.0"}
-	est := func(m, lo, hi float64) analysis.Estimate { return analysis.Estimate{Median: m, Lo: lo, Hi: hi, N: 7} }
+	est := func(m, lo, hi float64) analysis.Estimate {
+		return analysis.Estimate{Median: m, Lo: lo, Hi: hi, N: 7, Level: 1 - 6.0/128}
+	}
 	tests := []struct {
 		name    string
 		changes []analysis.Change
@@ -21,8 +23,8 @@ func TestReleaseVerdict(t *testing.T) {
 		{
 			name: "slower and costlier",
 			changes: []analysis.Change{
-				{Metric: analysis.P50, Diff: analysis.Diff{Delta: est(0.2, 0.1, 0.3), Pct: est(10, 5, 15)}},
-				{Metric: analysis.CPUPerRequest, Diff: analysis.Diff{Delta: est(3, 1, 5), Pct: est(8, 2, 14)}},
+				{Metric: analysis.P50, Diff: analysis.Diff{Delta: est(0.2, 0.1, 0.3), Pct: est(10, 5, 15)}, Regression: true},
+				{Metric: analysis.CPUPerRequest, Diff: analysis.Diff{Delta: est(3, 1, 5), Pct: est(8, 2, 14)}, Regression: true},
 			},
 			want: "1.40.0 against 1.38.3: p50 +0.200 ms [+0.100, +0.300], CPU per request +8.00% [+2.00, +14.0]. Regression gate: 1.40.0 regressed on p50, data plane CPU per request (µs).",
 		},
@@ -85,7 +87,7 @@ func TestVerdictNamesReleases(t *testing.T) {
 			}
 		}
 	}
-	want := "Proxy releases, 1.40.0 against 1.38.3: p50 +1.00 ms [+0.998, +1.00], p99 +1.00 ms [+0.998, +1.00], CPU per request +100% [+100, +100]. " +
+	want := "Proxy releases, 1.40.0 against 1.38.3: p50 +1.00 ms [+1.00, +1.00], p99 +1.00 ms [+1.00, +1.00], CPU per request +100% [+100, +100]. " +
 		"Regression gate: 1.40.0 regressed on p50, p99, data plane CPU per request (µs)."
 	if !strings.Contains(verdict, want) {
 		t.Errorf("the verdict lacks the releases' difference\n got: %s\nwant: %s", verdict, want)

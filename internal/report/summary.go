@@ -12,7 +12,7 @@ func (b *builder) summary() Section {
 	s := Section{ID: "summary", Title: "Summary"}
 	d := b.d
 	s.Blocks = append(s.Blocks, text(intervalNote+
-		" Overheads are the difference of medians against the baseline, with the interval from bootstrapping that difference;"+
+		" Overheads are the differences against the baseline measured in the same rounds, with their signed-rank interval;"+
 		" one whose interval includes zero is reported as no measurable difference, never as a win."))
 	if d.Baseline == "" {
 		s.Blocks = append(s.Blocks, text(fmt.Sprintf("The study has no %q mesh, so there are no overheads; the tables below compare the meshes side by side.", analysis.DefaultBaseline)))
@@ -71,12 +71,12 @@ func diffShort(d analysis.Diff) string {
 		if !d.Delta.Interval() {
 			return fmt.Sprintf("%s ms (too few runs)", signed(d.Delta.Median))
 		}
-		return fmt.Sprintf("%s ms [%s, %s]", signed(d.Delta.Median), signed(d.Delta.Lo), signed(d.Delta.Hi))
+		return fmt.Sprintf("%s ms [%s, %s]%s", signed(d.Delta.Median), signed(d.Delta.Lo), signed(d.Delta.Hi), levelText(d.Delta))
 	}
 	if !d.Delta.Interval() {
 		return fmt.Sprintf("%s ms, %s%% (too few runs)", signed(d.Delta.Median), signed(d.Pct.Median))
 	}
-	return fmt.Sprintf("%s ms [%s, %s], %s%%", signed(d.Delta.Median), signed(d.Delta.Lo), signed(d.Delta.Hi), signed(d.Pct.Median))
+	return fmt.Sprintf("%s ms [%s, %s]%s (%s%%)", signed(d.Delta.Median), signed(d.Delta.Lo), signed(d.Delta.Hi), levelText(d.Delta), signed(d.Pct.Median))
 }
 
 // phrase says what one difference shows.

@@ -154,13 +154,13 @@ func (b *builder) verdict() Section {
 			notes = append(notes, "This study runs no baseline mesh, so no latency is added to anything: the dashes. "+
 				"A dash is also a figure this study did not measure.")
 		} else {
-			notes = append(notes, "Added latency is the mesh's median minus the baseline's, with the 95% interval of that difference; "+
+			notes = append(notes, "Added latency is the mesh's latency less the baseline's in the same rounds (the Hodges-Lehmann estimate over the units, with Wilcoxon's signed-rank 95% interval); "+
 				"an interval across zero is no measurable difference. A dash is the baseline itself or a figure this study did not measure.")
 		}
 		notes = append(notes, "CPU and memory per 1,000 req/s are the data plane's (sidecars, node proxies, waypoints) mean usage divided by the completed requests a second, "+
 			"idle usage included: at a low rate this is mostly what the proxies burn with no traffic, not a marginal cost per request.")
 		notes = append(notes, fmt.Sprintf("Dollars price that usage at %s per vCPU-month and %s per GB-month (%s; %s; %d h a month); "+
-			"per million requests is the month's price over the requests the measured rate serves in a month.",
+			"per million requests is the month's price over the requests the measured rate serves in a month; both are means over the deployments (a bill is paid on mean use), with Student's t intervals.",
 			dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, catalog.PriceTable(), cost.HoursPerMonth))
 		if withCP {
 			notes = append(notes, "Control plane CPU and memory are its mean usage over the measured window (on the lab, istiod under control_plane istiod), "+
@@ -309,11 +309,13 @@ func (b *builder) throughput(mesh string) (figure, ratio string) {
 	return figure, ratio
 }
 
-// perRequestCosts are, per repetition, the data plane's cores and MiB per
-// 1,000 completed req/s, its monthly price, and its price per million
-// requests, each as a median with its interval.
+// perRequestCosts are the data plane's cores and MiB per 1,000 completed
+// req/s, medians over the units with their intervals, and its monthly
+// price and price per million requests, means over the deployments (a
+// bill is paid on mean use) with Student's t intervals.
 func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, million analysis.Estimate) {
 	var c, m, mo, mi []float64
+	var reps []*analysis.Rep
 	for _, r := range g.Reps {
 		rate := r.Values[analysis.QPS]
 		cores, ok := r.Values[analysis.CPU(analysis.PartDataPlane)]
@@ -327,8 +329,11 @@ func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, mil
 		m = append(m, bytes/(1<<20)/rate*1000)
 		mo = append(mo, monthly)
 		mi = append(mi, monthly/(rate*3600*cost.HoursPerMonth)*1e6)
+		reps = append(reps, r)
 	}
-	return analysis.MedianCI(c), analysis.MedianCI(m), analysis.MedianCI(mo), analysis.MedianCI(mi)
+	median := func(xs []float64) analysis.Estimate { return analysis.MedianCI(analysis.RepSample(reps, xs).Units()) }
+	mean := func(xs []float64) analysis.Estimate { return analysis.MeanCI(analysis.RepSample(reps, xs).MeanUnits()) }
+	return median(c), median(m), mean(mo), mean(mi)
 }
 
 // capacityDataPlaneCPU is a capacity search's data-plane cores per 1,000
@@ -418,7 +423,7 @@ func addedText(e analysis.Estimate) string {
 	if !e.Interval() {
 		return signed(e.Median) + " (too few runs)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", signed(e.Median), signed(e.Lo), signed(e.Hi))
+	return fmt.Sprintf("%s [%s, %s]%s", signed(e.Median), signed(e.Lo), signed(e.Hi), levelText(e))
 }
 
 // usdEst formats a price estimate with its interval.
@@ -429,7 +434,7 @@ func usdEst(e analysis.Estimate, f func(float64) string) string {
 	case !e.Interval():
 		return f(e.Median) + " (1 run)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", f(e.Median), f(e.Lo), f(e.Hi))
+	return fmt.Sprintf("%s [%s, %s]%s", f(e.Median), f(e.Lo), f(e.Hi), levelText(e))
 }
 
 // reference is the mesh the verdict's ratios are against: the baseline,

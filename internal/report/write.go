@@ -55,11 +55,19 @@ type Options struct {
 	// no file.
 	Print   string
 	Compare bool
-	// FailOnRegression makes a comparison an error when any figure of B
-	// is measurably worse than A's.
+	// FailOnRegression makes a comparison an error when the gate finds a
+	// regression in its family (see analysis.Comparison.Gate), and refuses
+	// (an *analysis.IncomparableError) runs whose set-ups differ outside
+	// Vary, before anything is written.
 	FailOnRegression bool
-	Baseline         string
-	Logger           *slog.Logger
+	// Gate is the gate's primary family; empty figures are
+	// analysis.DefaultGate.
+	Gate analysis.GateSpec
+	// Vary names the set-up differences (analysis.VaryKinds) the
+	// comparison is about, which the gate then accepts.
+	Vary     []string
+	Baseline string
+	Logger   *slog.Logger
 }
 
 // ErrRegression is returned, wrapped, by a comparison with

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -50,23 +51,38 @@ func CheckCell(dir string, s Summary) *DamagedCell {
 	if s.SHA256 == "" {
 		return damaged("no sha256 recorded in %s", IndexFile)
 	}
-	b, err := confined.ReadFile(dir, s.File)
+	f, err := confined.Open(dir, s.File)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return damaged("missing")
 	case err != nil:
 		return damaged("unreadable: %v", err)
 	}
-	sum := sha256.Sum256(b)
-	got := hex.EncodeToString(sum[:])
+	defer f.Close()
+	// The size first, from the file's metadata: a file of another size
+	// than the run wrote, or larger than a cell can be, is damaged
+	// without a byte of it read.
+	st, err := f.Stat()
+	if err != nil {
+		return damaged("unreadable: %v", err)
+	}
+	size := st.Size()
 	switch {
-	case got == s.SHA256:
-		return nil
-	case s.Bytes > 0 && int64(len(b)) < s.Bytes:
-		return damaged("truncated: %d of the %d bytes the run wrote", len(b), s.Bytes)
-	default:
+	case s.Bytes > 0 && size < s.Bytes:
+		return damaged("truncated: %d of the %d bytes the run wrote", size, s.Bytes)
+	case s.Bytes > 0 && size > s.Bytes:
+		return damaged("changed since the run wrote it: %d bytes, the run wrote %d", size, s.Bytes)
+	case size > MaxCellBytes:
+		return damaged("%d bytes, more than the %d a cell file can be", size, int64(MaxCellBytes))
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, size)); err != nil {
+		return damaged("unreadable: %v", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != s.SHA256 {
 		return damaged("changed since the run wrote it (sha256 %.12s…, recorded %.12s…)", got, s.SHA256)
 	}
+	return nil
 }
 
 // CheckCells checks every cell file the index lists, other attempts' and

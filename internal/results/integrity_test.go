@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,9 @@ func TestCheckCell(t *testing.T) {
 		damage func(path string) error
 		// unrecorded: the index holds no hash, which a run always records.
 		unrecorded bool
-		want       string
+		// claim, when set, is the size the index records.
+		claim int64
+		want  string
 	}{
 		{name: "intact", damage: func(string) error { return nil }},
 		{name: "missing", damage: os.Remove, want: "missing"},
@@ -29,6 +32,14 @@ func TestCheckCell(t *testing.T) {
 			return os.WriteFile(p, []byte(strings.Replace(string(b), `"requests": 1000`, `"requests": 2000`, 1)), 0o644)
 		}, want: "changed since the run wrote it"},
 		{name: "unrecorded", damage: func(string) error { return nil }, unrecorded: true, want: "no sha256 recorded"},
+		// A hostile results directory: a sparse file of 10 GB, which costs
+		// its maker nothing, is damaged from its size alone, none of it
+		// read, with the size the index records or with that edited to
+		// match.
+		{name: "sparse", damage: func(p string) error { return os.Truncate(p, 10<<30) },
+			want: "changed since the run wrote it: 10737418240 bytes, the run wrote"},
+		{name: "sparse, index edited", damage: func(p string) error { return os.Truncate(p, 10<<30) }, claim: 10 << 30,
+			want: "10737418240 bytes, more than the 268435456 a cell file can be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +59,16 @@ func TestCheckCell(t *testing.T) {
 			if tt.unrecorded {
 				s.SHA256, s.Bytes = "", 0
 			}
+			if tt.claim != 0 {
+				s.Bytes = tt.claim
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			d := CheckCell(dir, s)
+			runtime.ReadMemStats(&after)
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+				t.Errorf("CheckCell allocated %d bytes, want under 1 MiB whatever the file's size", grew)
+			}
 			switch {
 			case tt.want == "" && d != nil:
 				t.Fatalf("CheckCell: %v, want none", d)

@@ -44,7 +44,7 @@ func Mkdir(dir, name string) error { return confined.Mkdir(dir, name) }
 // ReadIndex reads dir/study.json.
 func ReadIndex(dir string) (*Index, error) {
 	var ix Index
-	if err := readJSON(dir, IndexFile, &ix); err != nil {
+	if err := readJSON(dir, IndexFile, MaxIndexBytes, &ix); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a results directory: no %s", dir, IndexFile)
 		}
@@ -59,14 +59,14 @@ func ReadIndex(dir string) (*Index, error) {
 // ReadCell reads one cell's full result.
 func ReadCell(dir string, s Summary) (*Cell, error) {
 	var c Cell
-	if err := readJSON(dir, s.File, &c); err != nil {
+	if err := readJSON(dir, s.File, MaxCellBytes, &c); err != nil {
 		return nil, err
 	}
 	return &c, nil
 }
 
-func readJSON(dir, name string, v any) error {
-	b, err := confined.ReadFile(dir, name)
+func readJSON(dir, name string, limit int64, v any) error {
+	b, err := confined.ReadFile(dir, name, limit)
 	if err != nil {
 		return err
 	}

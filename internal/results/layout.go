@@ -41,3 +41,23 @@ func AttemptFile(id string, n int) string {
 // logs of pods that restarted during it. Calibration measurements have
 // theirs too, under the calibration cells' IDs.
 func CellLogDir(id string) string { return filepath.Join("logs", CellsDir, id) }
+
+// Bounds on what meshbench reads from a results directory, which may come
+// from someone else: a file over its bound is refused before any of it is
+// read (a sparse file of terabytes costs its maker nothing). Each is many
+// times what the largest run meshbench makes writes.
+const (
+	// MaxIndexBytes bounds the index: about 1 KB a cell, and a study has
+	// at most 10,000 cells (30 times the largest built-in study's),
+	// each with its attempts.
+	MaxIndexBytes = 64 << 20
+	// MaxCellBytes bounds a cell file. Its bulk is the resource samples,
+	// about 100 bytes a container and sample, every 0.5 s on the lab
+	// (every 15 s on Kubernetes): 256 MiB holds 360 containers sampled
+	// for an hour on the lab, about 40 times a default cell's 60 KB a
+	// minute.
+	MaxCellBytes = 256 << 20
+	// MaxStudyBytes bounds the study file and the graph file, which
+	// people write: the largest built-in study is 13 KB.
+	MaxStudyBytes = 1 << 20
+)

@@ -18,6 +18,10 @@ import (
 // which names the run holding it.
 const LockFile = ".meshbench.lock"
 
+// maxHolderBytes bounds what is read of the lock file to name its
+// holder: a process ID, a host name, a command line and a time.
+const maxHolderBytes = 64 << 10
+
 // Holder is the run that holds a results directory's lock.
 type Holder struct {
 	PID     int       `json:"pid"`
@@ -63,7 +67,9 @@ func Acquire(dir string, command []string) (*Lock, error) {
 		}
 		e := &LockedError{Dir: dir}
 		var h Holder
-		if b, rerr := io.ReadAll(f); rerr == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
+		// Bounded: the lock file is in a directory that may be someone
+		// else's, and a holder's name is a line.
+		if b, rerr := io.ReadAll(io.LimitReader(f, maxHolderBytes)); rerr == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
 			e.Holder = &h
 		}
 		return nil, e

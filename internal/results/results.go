@@ -58,16 +58,35 @@ type Index struct {
 	Cells []Summary   `json:"cells"`
 }
 
-// Rounds is the repetitions a run planned and ran: Min rounds always,
-// then more, up to Max, until every mesh's p50 overhead had a 95% interval
-// whose half-width was under CI of the overhead.
+// Rounds is the repetitions a run planned and ran. A fixed count runs
+// Min rounds; a planned one (Max above Min) runs Min rounds as its pilot,
+// then plans the total from the pilot's spread (Planned, at most Max) so
+// that every mesh's p50 overhead would have a 95% interval within CI of
+// itself, and runs exactly that many: it never looks at the intervals
+// again, which would be optional stopping.
 type Rounds struct {
 	Min int     `json:"min"`
 	Max int     `json:"max"`
 	CI  float64 `json:"ci,omitempty"`
-	Ran int     `json:"ran"`
-	// Stop says why no more rounds ran.
+	// Planned is the total the pilot planned (schema 17); 0 for a fixed
+	// count.
+	Planned int `json:"planned,omitempty"`
+	Ran     int `json:"ran"`
+	// Deployments is how many independent deployments the rounds spanned
+	// (schema 17; older results ran one).
+	Deployments int `json:"deployments,omitempty"`
+	// Stop says how the count was decided: fixed, planned (from the
+	// pilot), or before schema 17 narrow and max (adaptive stopping).
 	Stop string `json:"stop"`
+}
+
+// Deployment is one independent deployment of a study: the platform
+// brought up afresh, the workload deployed, and where the study
+// calibrates, its own calibration, whose scaling its cells ran at.
+type Deployment struct {
+	Index   int       `json:"index"`
+	Start   time.Time `json:"start"`
+	Scaling *Scaling  `json:"scaling,omitempty"`
 }
 
 // NoiseGuard is the host-noise rule a run applied: a cell whose host noise
@@ -97,7 +116,13 @@ type Provenance struct {
 	// Envoy release its latest installation ran (mesh.FactEnvoyVersion);
 	// each cell's verification records its own.
 	EnvoyVersions map[string]string `json:"envoy_versions,omitempty"`
-	Scaling       *Scaling          `json:"scaling,omitempty"`
+	// Scaling is the first deployment's scaling (every deployment's
+	// before schema 17).
+	Scaling *Scaling `json:"scaling,omitempty"`
+	// Deployments are the study's independent deployments, in the order
+	// they ran, each with its own scaling (schema 17; older results ran
+	// one, at Scaling).
+	Deployments []Deployment `json:"deployments,omitempty"`
 	// Published holds the figures the study's authors published, as the
 	// study file carries them, for the report to set beside this run's.
 	Published []Published `json:"published,omitempty"`
@@ -191,12 +216,16 @@ type Summary struct {
 	Profile string `json:"profile"`
 	// Params holds the cell's sweep values by parameter name, such as
 	// "connections": "64" or "replicas.productpage": "4".
-	Params       map[string]string `json:"params"`
-	Repetition   int               `json:"repetition"`
-	Status       string            `json:"status"`
-	Reason       string            `json:"reason,omitempty"`
-	Verification []mesh.Check      `json:"verification"`
-	LatencyMs    Latency           `json:"latency_ms"`
+	Params     map[string]string `json:"params"`
+	Repetition int               `json:"repetition"`
+	// Deployment numbers, from 1, the independent deployment the cell ran
+	// in (Provenance.Deployments); 0 in results before schema 17, which
+	// ran one.
+	Deployment   int          `json:"deployment,omitempty"`
+	Status       string       `json:"status"`
+	Reason       string       `json:"reason,omitempty"`
+	Verification []mesh.Check `json:"verification"`
+	LatencyMs    Latency      `json:"latency_ms"`
 	// NamespaceLatencyMs, with a generator per namespace, is the mean over
 	// the generators of each one's own percentiles, as the 50-tenant study
 	// averaged per namespace; LatencyMs pools every request.
@@ -355,3 +384,7 @@ func (p Published) Split() (relation, base string) {
 	}
 	return "", p.Metric
 }
+
+// DeploymentOf is the deployment a cell ran in: its own number, or 1 in
+// results from before deployments were recorded, which ran one.
+func (s Summary) DeploymentOf() int { return max(s.Deployment, 1) }

@@ -37,7 +37,7 @@ func (r *runner) calibrateWork(ctx context.Context, caps map[string]float64) (*r
 	r.printf("calibrated the app's cost: %s\n", workNote(w))
 	r.log.Info("calibrated the app's cost", "scale", w.Scale, "target_app_ms", w.TargetAppMs)
 	r.group = 0 // deploy the workload again, with its new work
-	after, err := r.measureCapacities(ctx)
+	after, err := r.measureCapacities(ctx, r.s.calibrationMeshes())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -81,18 +81,21 @@ func (s *Study) calibrationMeshes() []Mesh {
 	return meshes
 }
 
-// measureCapacities runs, for each calibration mesh, the closed loop that
+// measureCapacities runs, for each of the meshes, the closed loop that
 // finds its capacity in requests served per second, on the first workload
 // shape, which it leaves deployed. A mesh that fails here is left out
 // (its cells will fail on their own); only the baseline failing is an
 // error, for then nothing can be scaled.
-func (r *runner) measureCapacities(ctx context.Context) (map[string]float64, error) {
-	meshes := r.s.calibrationMeshes()
+func (r *runner) measureCapacities(ctx context.Context, meshes []Mesh) (map[string]float64, error) {
 	caps := map[string]float64{}
 	for i, m := range meshes {
 		c, err := r.s.calibrationCell(m)
 		if err != nil {
 			return nil, err
+		}
+		if r.dep > 1 {
+			// Its logs beside the first deployment's, not over them.
+			c.ID = fmt.Sprintf("calibration-d%d-%s", r.dep, m.Name)
 		}
 		if i == 0 {
 			r.printf("calibrating: the closed-loop capacity of %d meshes (%d connections per generator, %s each)\n",

@@ -142,7 +142,7 @@ func TestRunCalibratesWork(t *testing.T) {
 
 	// Resuming deploys the scaled work without calibrating again.
 	f2 := newCostFake()
-	st, src, err := LoadRun(dir, PlatformOverride{})
+	st, src, err := LoadRun(dir, PlatformOverride{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

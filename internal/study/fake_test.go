@@ -15,6 +15,7 @@ import (
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // fakePlatform records the runner's calls and answers Measure with
@@ -70,8 +71,13 @@ type fakePlatform struct {
 	work       time.Duration // the deployed graph's work per request
 	deployed   []time.Duration
 	measures   int
-	logDirs    []string // each Measure's spec.LogDir
-	envoy      string   // the Envoy version Info reports, when set
+	logDirs    []confined.Dir // each Measure's spec.LogDir
+	// writeLogs makes Measure write a generator's log into its LogDir,
+	// and Down a pod's log into the directory open was given, as the
+	// platforms do.
+	writeLogs bool
+	podLogs   confined.Dir
+	envoy     string // the Envoy version Info reports, when set
 }
 
 func newFake() *fakePlatform {
@@ -97,8 +103,9 @@ func (f *fakePlatform) count(prefix string) int {
 	return n
 }
 
-func (f *fakePlatform) open(ctx context.Context, p Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
-	f.record("open %s %s", p.Type, podLogDir)
+func (f *fakePlatform) open(ctx context.Context, p Platform, log *slog.Logger, podLogDir confined.Dir) (platform.Platform, error) {
+	f.record("open %s %s", p.Type, podLogDir.Path())
+	f.podLogs = podLogDir
 	return f, nil
 }
 
@@ -157,6 +164,11 @@ func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 	}
 	if err := ctx.Err(); err != nil {
 		return platform.Measurement{}, err
+	}
+	if f.writeLogs {
+		if err := spec.LogDir.WriteFile("load-ns-1.log", []byte("a generator's log\n")); err != nil {
+			return platform.Measurement{}, err
+		}
 	}
 	rate := f.rate
 	if r, ok := f.rates[f.mesh]; ok && spec.Options.Rate == 0 {
@@ -252,6 +264,9 @@ func (f *fakePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfo
 
 func (f *fakePlatform) Down(ctx context.Context) error {
 	f.record("down")
+	if f.writeLogs {
+		return f.podLogs.WriteFile("ns-1_app.log", []byte("a pod's log\n"))
+	}
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // TestRunGivesEachMeasurementALogDir checks that the platform keeps its
@@ -29,15 +31,20 @@ scaling: {}
 	if want := "open lab " + filepath.Join(dir, "logs", "pods"); !slices.Contains(f.calls, want) {
 		t.Errorf("calls %q, want %q", f.calls, want)
 	}
+	// Each deployment calibrates before its cells; the second measures
+	// the first's reference alone, under a name of its own.
 	want := []string{"calibration-baseline", "calibration-sidecar"}
 	for _, c := range ix.Cells {
+		if c.Deployment == 2 && !strings.HasPrefix(want[len(want)-1], "calibration-d2-") {
+			want = append(want, "calibration-d2-"+ix.Provenance.Deployments[0].Scaling.Reference)
+		}
 		want = append(want, c.ID)
 	}
 	if len(f.logDirs) != len(want) {
 		t.Fatalf("%d measurements with log directories %q, want %d", len(f.logDirs), f.logDirs, len(want))
 	}
 	for i, id := range want {
-		if f.logDirs[i] != filepath.Join(dir, "logs", "cells", id) {
+		if f.logDirs[i] != (confined.Dir{Root: dir, Name: filepath.Join("logs", "cells", id)}) {
 			t.Errorf("measurement %d (%s) logs to %q", i+1, id, f.logDirs[i])
 		}
 	}

@@ -26,6 +26,8 @@ type Cell struct {
 	ID         string `json:"id"`
 	Mesh       Mesh   `json:"mesh"`
 	Repetition int    `json:"repetition"`
+	// Deployment is the independent deployment the cell's round runs in.
+	Deployment int `json:"deployment"`
 	// Params holds the cell's sweep values as the study wrote them (before
 	// scaling), by parameter name.
 	Params map[string]string `json:"params,omitempty"`
@@ -57,16 +59,19 @@ type Plan struct {
 	Seed        uint64 `json:"seed"`
 	Shuffle     bool   `json:"shuffle"`
 	Repetitions int    `json:"repetitions"`
-	// MaxRepetitions and CI are an adaptive study's limits: rounds are
-	// added, up to MaxRepetitions, until every p50 overhead's interval is
-	// within CI of it. Equal to Repetitions for a fixed count.
-	MaxRepetitions int             `json:"max_repetitions"`
-	CI             float64         `json:"ci,omitempty"`
-	Meshes         []string        `json:"meshes"`
-	Scaling        results.Scaling `json:"scaling"`
-	Groups         int             `json:"workload_groups"`
-	Cells          []Cell          `json:"cells"`
-	Estimate       time.Duration   `json:"estimate_ns"`
+	// MaxRepetitions and CI are a planned count's limits: the pilot of
+	// Repetitions rounds plans the total, at most MaxRepetitions, for every
+	// p50 overhead's interval to be within CI of it. Equal to Repetitions
+	// for a fixed count.
+	MaxRepetitions int `json:"max_repetitions"`
+	// Deployments is how many independent deployments the rounds span.
+	Deployments int             `json:"deployments"`
+	CI          float64         `json:"ci,omitempty"`
+	Meshes      []string        `json:"meshes"`
+	Scaling     results.Scaling `json:"scaling"`
+	Groups      int             `json:"workload_groups"`
+	Cells       []Cell          `json:"cells"`
+	Estimate    time.Duration   `json:"estimate_ns"`
 	// Notes say where the platform changed the study, such as a measured
 	// phase lengthened to fit its metrics.
 	Notes []string `json:"notes,omitempty"`
@@ -86,14 +91,15 @@ type point struct {
 	note    string // why the platform changed the point, for the plan
 }
 
-// NewPlan orders the study's cells. Cells are grouped by workload shape
-// (namespaces and replicas), so that the workload is deployed once per
-// group; within a group every repetition runs every load point, and every
-// load point runs each mesh once, in an order shuffled per round with the
-// study's seed. Meshes thus interleave (A B C C A B ...) rather than run in
-// blocks, and machine drift spreads over all of them. sc scales each
-// cell's load; a calibrated scaling whose factor is not yet measured plans
-// the load unscaled.
+// NewPlan orders the study's cells. The rounds are split over the
+// study's deployments, in order; within a deployment cells are grouped by
+// workload shape (namespaces and replicas), so that the workload is
+// deployed once per group; within a group every round of the deployment
+// runs every load point, and every load point runs each mesh once, in an
+// order shuffled per round with the study's seed. Meshes thus interleave
+// (A B C C A B ...) rather than run in blocks, and machine drift spreads
+// over all of them. sc scales each cell's load; a calibrated scaling whose
+// factor is not yet measured plans the load unscaled.
 func NewPlan(s *Study, sc results.Scaling) (*Plan, error) {
 	return newPlan(s, sc, s.Repetitions.Min)
 }
@@ -122,6 +128,7 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	p := &Plan{
 		Study: s.Name, StudySHA256: s.SHA256, Platform: s.Platform.Type, Seed: s.Order.Seed,
 		Shuffle: *s.Order.Shuffle, Repetitions: rounds, MaxRepetitions: max(rounds, s.Repetitions.Max), CI: s.Repetitions.CI, Scaling: sc,
+		Deployments: s.DeploymentOf(rounds),
 	}
 	for _, m := range s.Meshes {
 		p.Meshes = append(p.Meshes, m.Name)
@@ -154,17 +161,24 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	}
 	rng := rand.New(rand.NewPCG(s.Order.Seed, 0))
 	order := make([]int, len(s.Meshes))
-	for gi, g := range groups {
-		for rep := 1; rep <= rounds; rep++ {
-			for _, pt := range g {
-				for i := range order {
-					order[i] = i
+	for dep := 1; dep <= p.Deployments; dep++ {
+		for gi, g := range groups {
+			for rep := 1; rep <= rounds; rep++ {
+				if s.DeploymentOf(rep) != dep {
+					continue
 				}
-				if p.Shuffle {
-					rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-				}
-				for _, mi := range order {
-					p.Cells = append(p.Cells, s.cell(s.Meshes[mi], rep, gi+1, pt, sc))
+				for _, pt := range g {
+					for i := range order {
+						order[i] = i
+					}
+					if p.Shuffle {
+						rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+					}
+					for _, mi := range order {
+						c := s.cell(s.Meshes[mi], rep, gi+1, pt, sc)
+						c.Deployment = dep
+						p.Cells = append(p.Cells, c)
+					}
 				}
 			}
 		}
@@ -200,6 +214,9 @@ func (s *Study) points(axes []axis) ([]point, error) {
 	for i := range pts {
 		if err := pts[i].setting.Load.validate("load (with sweep values " + pts[i].label() + ")"); err != nil {
 			return nil, err
+		}
+		if err := s.checkPods(pts[i].setting); err != nil {
+			return nil, fieldError("sweeps", "with sweep values %s: %v", pts[i].label(), err)
 		}
 		pts[i].note = s.fitPhase(&pts[i].setting.Load)
 	}
@@ -271,7 +288,7 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	}
 	id += "_r" + strconv.Itoa(rep)
 	l := s.scaleLoad(pt.setting.Load, sc)
-	g := s.graphVariant(pt.setting.Payload, pt.setting.Protocol, pt.setting.Fanout)
+	g := graphVariant(s.Graph, pt.setting.Payload, pt.setting.Protocol, pt.setting.Fanout)
 	w := platform.Workload{Graph: g, Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas}
 	// The generator calls the entry as the graph says: gRPC keeps its
 	// connections and is HTTP/2 already, so keepalive and http2 (checked
@@ -319,7 +336,7 @@ func loadedOf(st setting) int {
 
 // WorkloadOf is what the platform deploys for a cell.
 func (s *Study) WorkloadOf(c Cell) platform.Workload {
-	return platform.Workload{Graph: s.graphVariant(c.Payload, c.Protocol, c.Fanout), Namespaces: c.Namespaces, Replicas: c.Replicas}
+	return platform.Workload{Graph: graphVariant(s.Graph, c.Payload, c.Protocol, c.Fanout), Namespaces: c.Namespaces, Replicas: c.Replicas}
 }
 
 // DefaultDir is where a run's results go without --out:

@@ -14,13 +14,15 @@ import (
 // installation grows with its proxy count beyond the few that start side
 // by side (250 sidecars took about 5 minutes on 2 cores; a mesh of up to
 // four proxies installs and verifies in about 1.5 s); a cluster starts
-// proxies on many nodes at once.
+// proxies on many nodes at once. fresh is taking the platform down and up
+// between deployments (the lab's namespaces and cgroups); calibrate is
+// one mesh's calibration (quick's three took 27 s on 2026-12-07).
 var setupTimes = map[string]struct {
-	deploy, install, perProxy, calibrate time.Duration
-	parallelProxies                      int
+	deploy, install, perProxy, calibrate, fresh time.Duration
+	parallelProxies                             int
 }{
-	PlatformLab:        {deploy: 10 * time.Second, install: 1500 * time.Millisecond, perProxy: 1200 * time.Millisecond, parallelProxies: 4, calibrate: 15 * time.Second},
-	PlatformKubernetes: {deploy: 2 * time.Minute, install: 90 * time.Second},
+	PlatformLab:        {deploy: 10 * time.Second, install: 1500 * time.Millisecond, perProxy: 1200 * time.Millisecond, parallelProxies: 4, calibrate: 9 * time.Second, fresh: 2 * time.Second},
+	PlatformKubernetes: {deploy: 2 * time.Minute, install: 90 * time.Second, fresh: 30 * time.Second},
 }
 
 // proxies is the number of Envoy processes a cell's mesh runs: one per
@@ -65,14 +67,18 @@ const assumedClosedLoopRate = 1000.0
 
 // estimate sets each cell's and the plan's expected duration: warm-up and
 // measured phase, plus a deployment at each new workload shape and a mesh
-// installation at each change of mesh.
+// installation at each change of mesh; and the plan's: each deployment
+// after the first brings the platform up afresh, and where the study
+// calibrates, the first calibrates every mesh and the others the
+// reference alone.
 func (p *Plan) estimate(s *Study) {
 	t := setupTimes[p.Platform]
 	p.Estimate = 0
 	if needsCalibration(p.Scaling) {
-		p.Estimate += t.deploy + time.Duration(len(s.calibrationMeshes()))*t.calibrate
+		p.Estimate += t.deploy + time.Duration(len(s.calibrationMeshes())+p.Deployments-1)*t.calibrate
 	}
-	prevGroup, prevMesh := 0, ""
+	p.Estimate += time.Duration(max(p.Deployments-1, 0)) * t.fresh
+	prevGroup, prevDep, prevMesh := 0, 0, ""
 	for i := range p.Cells {
 		c := &p.Cells[i]
 		o := c.Load.Options
@@ -80,14 +86,14 @@ func (p *Plan) estimate(s *Study) {
 		if o.Requests > 0 {
 			d += time.Duration(float64(o.Requests) / p.rate(s, c) * float64(time.Second))
 		}
-		if c.Group != prevGroup {
+		if c.Group != prevGroup || c.Deployment != prevDep {
 			d += t.deploy
 			prevMesh = ""
 		}
 		if c.Mesh.Name != prevMesh {
 			d += t.install + time.Duration(max(0, s.proxies(*c)-t.parallelProxies))*t.perProxy
 		}
-		prevGroup, prevMesh = c.Group, c.Mesh.Name
+		prevGroup, prevDep, prevMesh = c.Group, c.Deployment, c.Mesh.Name
 		c.Estimate = d
 		p.Estimate += d
 	}

@@ -43,22 +43,23 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	reps := fmt.Sprintf("%d repetitions", p.Repetitions)
 	if p.MaxRepetitions > p.Repetitions {
-		reps = fmt.Sprintf("%d repetitions, then more up to %d until every mesh's p50 overhead has a 95%% interval within ±%.0f%% of itself (the cells below are the first %d)",
-			p.Repetitions, p.MaxRepetitions, 100*p.CI, p.Repetitions)
+		reps = fmt.Sprintf("a pilot of %d repetitions, whose spread plans the total, at most %d, for every mesh's p50 overhead to have a 95%% interval within ±%.0f%% of itself (the cells below are the pilot's)",
+			p.Repetitions, p.MaxRepetitions, 100*p.CI)
 	}
+	reps += ", in " + plural(p.Deployments, "independent deployment") + " (each its own platform, installs and calibration)"
 	fmt.Fprintf(&b, "meshes: %s, %s; %s\n", strings.Join(p.Meshes, ", "), order, reps)
 	fmt.Fprintf(&b, "scaling: %s\n", p.scalingText())
 	for _, n := range p.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload deployment"), round(p.Estimate))
+	fmt.Fprintf(&b, "%d cells, %s, estimated %s\n\n", len(p.Cells), plural(p.Groups, "workload shape"), round(p.Estimate))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tMESH\tREP\tPARAMS\tWORKLOAD\tLOAD\tEST")
+	fmt.Fprintln(tw, "#\tMESH\tDEP\tREP\tPARAMS\tWORKLOAD\tLOAD\tEST")
 	for i, c := range p.Cells {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Mesh.Name, c.Repetition, paramsText(c.Params),
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Mesh.Name, c.Deployment, c.Repetition, paramsText(c.Params),
 			workloadText(c), loadText(c.Load), round(c.Estimate))
 	}
 	return tw.Flush()

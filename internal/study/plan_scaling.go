@@ -42,8 +42,10 @@ func (s *Study) ScalingFor(factor float64) results.Scaling {
 }
 
 // scaleLoad applies a scaling to one cell's load. Open-loop rates and
-// request counts are multiplied by the factor; a calibrated run also caps
-// the measured phase and warm-up at the study's scaling limits. A scaled
+// request counts are multiplied by the factor; a scaled run (calibrated,
+// or by a factor given with --scale, which stands in for a calibration's:
+// a run at another run's factor is that run's load) also caps the
+// measured phase and warm-up at the study's scaling limits. A scaled
 // open loop also scales down its connections (at least one), so that each
 // connection carries the rate it carried in the study: 100 connections at
 // a thousandth of the rate would make nearly every request a cold
@@ -68,7 +70,7 @@ func (s *Study) scaleLoad(l Load, sc results.Scaling) Load {
 			l.Requests = max(int64(l.Connections), int64(math.Round(float64(l.Requests)*f)))
 		}
 	}
-	if (sc.Mode == results.ScaleCalibrated || sc.Mode == results.ScaleTenants) && s.Scaling != nil {
+	if sc.Mode != results.ScaleNone && s.Scaling != nil {
 		if l.Duration > s.Scaling.Measure {
 			l.Duration = s.Scaling.Measure
 		}

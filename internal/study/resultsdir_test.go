@@ -60,7 +60,7 @@ func TestResumeRefusesLinks(t *testing.T) {
 			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
-			st, src, err := LoadRun(dir, PlatformOverride{})
+			st, src, err := LoadRun(dir, PlatformOverride{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,6 +78,51 @@ func TestResumeRefusesLinks(t *testing.T) {
 			}
 			if f.measures != 0 {
 				t.Errorf("%d cells measured through a link", f.measures)
+			}
+		})
+	}
+}
+
+// TestRunRefusesLinksSwappedIn swaps, after the run made them and while
+// it measures, a directory the platform writes logs beneath for a link to
+// a directory outside, as someone sharing the results directory could:
+// every later write of a log is refused, and nothing reaches the
+// directory outside.
+func TestRunRefusesLinksSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, swapped := range []string{"logs", "logs/cells", results.PodLogDir} {
+		t.Run(swapped, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "results")
+			victimDir := t.TempDir()
+			f := newFake()
+			f.writeLogs = true
+			f.onMeasure = func(n int) error {
+				if n == 2 {
+					if err := os.Rename(filepath.Join(dir, swapped), filepath.Join(t.TempDir(), "moved")); err != nil {
+						return err
+					}
+					return os.Symlink(victimDir, filepath.Join(dir, swapped))
+				}
+				return nil
+			}
+			o := runOptions(t, studySource, f, dir, nil)
+			var progress bytes.Buffer
+			o.Progress = &progress
+			ix, err := Run(context.Background(), o)
+			// A log kept at Down is refused with a warning.
+			refused := err != nil && strings.Contains(err.Error(), "refused: a symbolic link") ||
+				strings.Contains(progress.String(), "refused: a symbolic link")
+			if ix != nil {
+				for _, c := range ix.Cells {
+					refused = refused || strings.Contains(c.Reason, "refused: a symbolic link")
+				}
+			}
+			if !refused {
+				t.Errorf("Run: %v; no write was refused at the link", err)
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
 			}
 		})
 	}
@@ -175,11 +220,11 @@ func TestKillAtEveryWriteIsResumable(t *testing.T) {
 		}
 		if exists(dir, results.IndexFile) && !exists(dir, results.StudyFile) {
 			// `meshbench run --resume DIR` names the fix: the study file.
-			if _, _, err := LoadRun(dir, PlatformOverride{}); err == nil || !strings.Contains(err.Error(), "meshbench run FILE --resume "+dir) {
+			if _, _, err := LoadRun(dir, PlatformOverride{}, false); err == nil || !strings.Contains(err.Error(), "meshbench run FILE --resume "+dir) {
 				t.Errorf("killed at %s: LoadRun: %v, want the study file asked for", step, err)
 			}
 		} else if exists(dir, results.StudyFile) {
-			if _, _, err := LoadRun(dir, PlatformOverride{}); err != nil {
+			if _, _, err := LoadRun(dir, PlatformOverride{}, false); err != nil {
 				t.Errorf("killed at %s: LoadRun: %v", step, err)
 			}
 		}
@@ -219,7 +264,7 @@ func TestLoadRunFindsThePreset(t *testing.T) {
 	if err := results.WriteJSON(dir, results.IndexFile, &results.Index{Schema: results.SchemaVersion, StudyHash: sum}); err != nil {
 		t.Fatal(err)
 	}
-	st, got, err := LoadRun(dir, PlatformOverride{})
+	st, got, err := LoadRun(dir, PlatformOverride{}, false)
 	if err != nil || !bytes.Equal(got, src) || st.SHA256 != sum {
 		t.Fatalf("LoadRun: %v", err)
 	}
@@ -228,27 +273,6 @@ func TestLoadRunFindsThePreset(t *testing.T) {
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// TestLoadRunRefusesItsKubeconfig: the study of a results directory
-// cannot choose the kubeconfig whose exec plugin client-go would run;
-// the command line can.
-func TestLoadRunRefusesItsKubeconfig(t *testing.T) {
-	t.Parallel()
-	src := strings.Replace(string(readFile(t, "testdata/valid-kubernetes.yaml")), "    context: bench\n",
-		"    context: bench\n    kubeconfig: /tmp/evil-kubeconfig\n", 1)
-	dir := t.TempDir()
-	if err := results.WriteFile(dir, results.StudyFile, []byte(src)); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err := LoadRun(dir, PlatformOverride{})
-	if err == nil || !strings.Contains(err.Error(), "a resumed study cannot choose its kubeconfig") || !strings.Contains(err.Error(), "--kubeconfig FILE") {
-		t.Fatalf("LoadRun: %v, want the kubeconfig refused", err)
-	}
-	st, _, err := LoadRun(dir, PlatformOverride{Kubeconfig: "/home/me/.kube/config"})
-	if err != nil || st.Platform.Kubernetes.Kubeconfig != "/home/me/.kube/config" {
-		t.Fatalf("LoadRun with --kubeconfig: %v", err)
-	}
 }
 
 // TestResumeRefusesAnotherPlatform resumes a run with another Envoy: it

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // cleanupTimeout bounds tearing the platform down after a run, interrupted
@@ -27,7 +27,7 @@ type Options struct {
 	// its logs should go to log, which also writes the results' run log,
 	// and the logs of its pods, kept when it goes down, to podLogDir in
 	// the results.
-	Open func(ctx context.Context, p Platform, log *slog.Logger, podLogDir string) (platform.Platform, error)
+	Open func(ctx context.Context, p Platform, log *slog.Logger, podLogDir confined.Dir) (platform.Platform, error)
 	// Dir is the results directory: new, or with Resume the directory of an
 	// interrupted run to continue.
 	Dir    string
@@ -76,15 +76,7 @@ func Run(ctx context.Context, o Options) (*results.Index, error) {
 		return r.ix, r.stopped(err)
 	}
 	if r.s.HasCells() {
-		plan, err := r.plan(ctx)
-		if err != nil {
-			return r.ix, r.stopped(err)
-		}
-		plan, err = r.runRounds(ctx, plan)
-		if err != nil {
-			return r.ix, r.stopped(err)
-		}
-		if err := r.rerunNoisy(ctx, plan); err != nil {
+		if err := r.runRounds(ctx); err != nil {
 			return r.ix, r.stopped(err)
 		}
 	}
@@ -107,54 +99,6 @@ func Run(ctx context.Context, o Options) (*results.Index, error) {
 		r.printf("done: %d cells in %s; results in %s\n", len(r.ix.Cells), round(time.Since(r.started)), r.dir)
 	}
 	return r.ix, nil
-}
-
-// plan decides the run's scaling, calibrating on the platform when the
-// study asks for it, and plans the cells. A resumed run keeps the scaling
-// it started with, so that its cells match the ones already done.
-func (r *runner) plan(ctx context.Context) (*Plan, error) {
-	sc := r.s.ScalingFor(r.o.Scale)
-	if old := r.ix.Provenance.Scaling; old != nil {
-		if r.o.Scale > 0 && (old.Mode != results.ScaleFactor || old.Factor != r.o.Scale) {
-			return nil, fmt.Errorf("resume: the run started with scaling %q (factor %g); --scale cannot change it", old.Mode, old.Factor)
-		}
-		sc = *old
-		if sc.Work != nil {
-			// The cells still to run burn what the finished ones did.
-			r.s, _ = r.s.withWork(sc.Work.Scale)
-		}
-	}
-	if needsCalibration(sc) {
-		caps, err := r.measureCapacities(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r.s.Scaling != nil && r.s.Scaling.CalibrateWork {
-			if sc.Work, caps, err = r.calibrateWork(ctx, caps); err != nil {
-				return nil, err
-			}
-		}
-		if sc, err = r.s.calibrate(sc, caps); err != nil {
-			return nil, err
-		}
-		if sc.Work != nil {
-			sc.Note = joinNote(workNote(sc.Work), sc.Note)
-		}
-		r.printf("calibrated: capacity %s; load scaled by %.4g (%s)\n", capacitiesText(caps), sc.Factor, sc.Note)
-		r.log.Info("calibrated", "scaling", sc.Mode, "factor", sc.Factor, "tenant_rate", sc.TenantRate)
-	}
-	r.ix.Provenance.Scaling = &sc
-	plan, err := NewPlan(r.s, sc)
-	if err != nil {
-		return nil, err
-	}
-	r.ix.Planned = len(plan.Cells)
-	for id := range r.done {
-		if !slices.ContainsFunc(plan.Cells, func(c Cell) bool { return c.ID == id }) {
-			r.log.Warn("a finished cell is not in the plan; this meshbench plans the study differently", "cell", id)
-		}
-	}
-	return plan, r.writeIndex()
 }
 
 // stopped reports how to continue a run that stopped early.

@@ -3,25 +3,25 @@ package study
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // execute runs the plan's cells that are not done yet, writing each as it
-// finishes. It returns early only when ctx ends.
+// finishes, and tells the study's progress (r.prog). It returns early
+// only when ctx ends.
 func (r *runner) execute(ctx context.Context, plan *Plan) error {
-	prog := newProgress(plan, r.done)
-	r.printf("study %s: %d cells (%d to run), estimated %s; results in %s\n",
-		plan.Study, len(plan.Cells), prog.left, round(prog.remaining()), r.dir)
-	for i, c := range plan.Cells {
+	prog := r.prog
+	for _, c := range plan.Cells {
 		if r.done[c.ID] {
 			continue
 		}
+		i := prog.index(c.ID)
 		r.printf("%s\n", prog.start(i, c))
 		cell, err := r.runCell(ctx, c)
 		if err != nil {
@@ -55,7 +55,7 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 	cell := &results.Cell{
 		Summary: results.Summary{
 			ID: c.ID, File: results.CellFile(c.ID), Mesh: c.Mesh.Name, Profile: c.Mesh.Profile, Params: c.Params,
-			Repetition: c.Repetition, Verification: []mesh.Check{},
+			Repetition: c.Repetition, Deployment: c.Deployment, Verification: []mesh.Check{},
 		},
 		MeshSpec: c.Mesh.MeshSpec, Load: results.LoadOf(c.Load),
 	}
@@ -98,10 +98,10 @@ func (r *runner) measureCell(ctx context.Context, c Cell) (*results.Cell, []load
 // platform writes its files into a plain directory of the results.
 func (r *runner) withLogDir(c Cell) (infra.LoadSpec, error) {
 	l := c.Load
-	if err := results.Mkdir(r.dir, results.CellLogDir(c.ID)); err != nil {
+	l.LogDir = confined.Dir{Root: r.dir, Name: results.CellLogDir(c.ID)}
+	if err := l.LogDir.Mkdir(); err != nil {
 		return l, fmt.Errorf("results: %w", err)
 	}
-	l.LogDir = filepath.Join(r.dir, results.CellLogDir(c.ID))
 	return l, nil
 }
 

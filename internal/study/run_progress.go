@@ -34,6 +34,11 @@ func newProgress(plan *Plan, done map[string]bool) *progress {
 	return p
 }
 
+// index is the cell's place in the plan, from 0.
+func (p *progress) index(id string) int {
+	return slices.IndexFunc(p.plan.Cells, func(c Cell) bool { return c.ID == id })
+}
+
 // remaining is the expected time left.
 func (p *progress) remaining() time.Duration {
 	if p.doneEst <= 0 {

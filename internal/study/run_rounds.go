@@ -3,84 +3,111 @@ package study
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 )
 
-// Why adaptive rounds stopped, as results.Rounds.Stop says it.
+// How a run's count of rounds was decided, as results.Rounds.Stop says
+// it. Results before schema 17 also hold "narrow" and "max", from the
+// adaptive stopping rule this replaced.
 const (
 	StopFixed   = "fixed"    // a fixed number of repetitions
-	StopNarrow  = "narrow"   // every p50 overhead's interval was narrow enough
-	StopMax     = "max"      // the maximum number of rounds ran
-	StopNoBasis = "no-basis" // no baseline or no other mesh to have an overhead
+	StopPlanned = "planned"  // the pilot planned the total
+	StopNoBasis = "no-basis" // a pilot without a baseline and another mesh planned nothing more
 )
 
-// runRounds runs the plan's rounds, then, for adaptive repetitions, one
-// more round at a time until every mesh's p50 overhead is known to the
-// study's precision or the maximum is reached, and records why it stopped.
-func (r *runner) runRounds(ctx context.Context, plan *Plan) (*Plan, error) {
+// runRounds runs the study's deployments one after another, each with its
+// own platform, calibration and rounds (runDeployment); for a planned
+// count, the pilot's deployments first, then as many more as the pilot's
+// spread plans (planRounds), decided once. It records what ran.
+func (r *runner) runRounds(ctx context.Context) error {
 	reps := r.s.Repetitions
-	rounds := plan.Repetitions
-	if err := r.execute(ctx, plan); err != nil {
-		return plan, err
+	ro := &results.Rounds{Min: reps.Min, Max: reps.Max, CI: reps.CI, Stop: StopFixed}
+	rounds := reps.Min
+	r.startProgress(rounds)
+	for dep := 1; dep <= r.s.DeploymentOf(rounds); dep++ {
+		if err := r.runDeployment(ctx, dep, rounds); err != nil {
+			return err
+		}
 	}
-	ro := &results.Rounds{Min: reps.Min, Max: reps.Max, CI: reps.CI, Ran: rounds, Stop: StopFixed}
-	for reps.Adaptive() {
-		stop, why := r.precise(reps.CI)
-		ro.Ran = rounds
-		if stop != "" {
-			ro.Stop = stop
-			r.printf("rounds: stopping after %d: %s\n", rounds, why)
-			break
+	if reps.Adaptive() {
+		planned, why := r.planRounds(reps)
+		ro.Planned, ro.Stop = planned, StopPlanned
+		if planned == rounds && strings.HasPrefix(why, "no ") {
+			ro.Stop = StopNoBasis
 		}
-		if rounds >= reps.Max {
-			ro.Stop = StopMax
-			r.printf("rounds: stopping at the maximum, %d: %s\n", rounds, why)
-			break
+		r.printf("rounds: %s; %d rounds in all\n", why, planned)
+		r.startProgress(planned)
+		for dep := r.s.DeploymentOf(rounds) + 1; dep <= r.s.DeploymentOf(planned); dep++ {
+			if err := r.runDeployment(ctx, dep, planned); err != nil {
+				return err
+			}
 		}
-		rounds++
-		r.printf("rounds: %s; adding round %d (at most %d)\n", why, rounds, reps.Max)
-		next, err := newPlan(r.s, plan.Scaling, rounds)
-		if err != nil {
-			return plan, err
-		}
-		plan = next
-		r.ix.Planned = len(plan.Cells)
-		if err := r.execute(ctx, plan); err != nil {
-			return plan, err
-		}
-		ro.Ran = rounds
+		rounds = planned
 	}
+	ro.Ran, ro.Deployments = rounds, r.s.DeploymentOf(rounds)
 	r.ix.Rounds = ro
-	return plan, r.writeIndex()
+	if p, err := newPlan(r.s, r.s.ScalingFor(r.o.Scale), rounds); err == nil {
+		for id := range r.done {
+			if !slices.ContainsFunc(p.Cells, func(c Cell) bool { return c.ID == id }) {
+				r.log.Warn("a finished cell is not in the plan; this meshbench plans the study differently", "cell", id)
+			}
+		}
+	}
+	return r.writeIndex()
 }
 
-// precise reads the results so far and says whether every mesh's p50
-// overhead has a 95% interval narrower than ci of itself (StopNarrow), or
-// cannot have one (StopNoBasis), or "" to go on; why says which overhead
-// is widest.
-func (r *runner) precise(ci float64) (stop, why string) {
+// startProgress plans the study's cells over the given rounds, for the
+// index's planned count and the progress lines, and says so.
+func (r *runner) startProgress(rounds int) {
+	p, err := newPlan(r.s, r.s.ScalingFor(r.o.Scale), rounds)
+	if err != nil {
+		return // newPlan checked the study before the run
+	}
+	r.ix.Planned, r.prog = len(p.Cells), newProgress(p, r.done)
+	r.printf("study %s: %d cells (%d to run) in %s, estimated %s; results in %s\n",
+		p.Study, len(p.Cells), r.prog.left, plural(p.Deployments, "deployment"), round(r.prog.remaining()), r.dir)
+}
+
+// planRounds is the pilot's plan: the total rounds at which the widest p50
+// overhead's interval would be within the study's ci of itself, assuming
+// its half-width shrinks as the square root of the units (each a
+// deployment, or a round of one deployment), rounded up to whole
+// deployments and capped at the maximum; why says what the pilot found.
+// Only the pilot decides, before any further round is measured, so the
+// count cannot favour the samples that happen to bunch.
+func (r *runner) planRounds(reps Repetitions) (int, string) {
 	d, err := analysis.Load(r.dir, analysis.Options{Logger: r.log})
 	if err != nil {
-		return "", fmt.Sprintf("results unreadable (%v)", err)
+		return reps.Min, fmt.Sprintf("no plan: results unreadable (%v)", err)
 	}
 	w, ok := d.WidestOverhead(analysis.P50)
 	if !ok {
-		return StopNoBasis, "no baseline and other mesh to compare, so no overhead to narrow"
+		return reps.Min, "no baseline and other mesh to compare, so no overhead to plan for"
 	}
-	return precisionVerdict(w, ci)
+	return planFrom(w, reps, r.s.RoundsPerDeployment())
 }
 
-// precisionVerdict is the adaptive stopping rule on the widest overhead.
-func precisionVerdict(w analysis.Precision, ci float64) (stop, why string) {
+// planFrom turns the pilot's widest overhead into a count of rounds.
+func planFrom(w analysis.Precision, reps Repetitions, perDeployment int) (int, string) {
 	where := fmt.Sprintf("%s at %s", w.Mesh, w.Config.Label())
-	if w.Relative < ci {
-		return StopNarrow, fmt.Sprintf("every p50 overhead's 95%% interval is within ±%.0f%% of it (widest: %s, ±%.1f%%)", 100*ci, where, 100*w.Relative)
+	per := max(perDeployment, 1)
+	if math.IsInf(w.Relative, 1) || w.Units < 2 {
+		return reps.Max, fmt.Sprintf("the pilot's p50 overhead of %s has no interval yet, so the maximum is planned", where)
 	}
-	return "", fmt.Sprintf("the p50 overhead of %s has an interval of ±%.0f%% of itself, over ±%.0f%%", where, 100*w.Relative, 100*ci)
+	units := int(math.Ceil(float64(w.Units) * (w.Relative / reps.CI) * (w.Relative / reps.CI)))
+	rounds := min(max(units*per, reps.Min), reps.Max)
+	rounds = (rounds + per - 1) / per * per
+	if rounds > reps.Max {
+		rounds -= per
+	}
+	return rounds, fmt.Sprintf("the pilot's widest p50 overhead, %s, has an interval of ±%.1f%% of itself from %d units; ±%.0f%% needs about %d units",
+		where, 100*w.Relative, w.Units, 100*reps.CI, units)
 }
 
 // rerunNoisy runs every noisy cell again, up to the study's retries, after

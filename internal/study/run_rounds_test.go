@@ -16,14 +16,14 @@ import (
 	"github.com/meshbench/meshbench/internal/results"
 )
 
-// adaptiveStudy is studySource with adaptive repetitions and one load
+// adaptiveStudy is studySource with the given repetitions and one load
 // configuration: 3 meshes per round.
 func adaptiveStudy(reps string) string {
 	return strings.Replace(strings.Replace(studySource, "repetitions: 2", "repetitions: "+reps, 1),
 		"- {param: connections, values: [16, 32]}", "- {param: connections, values: [16]}", 1)
 }
 
-func TestRunAdaptiveRounds(t *testing.T) {
+func TestRunPlannedRounds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
@@ -33,15 +33,15 @@ func TestRunAdaptiveRounds(t *testing.T) {
 		stop      string
 	}{
 		{
-			name: "steady overheads stop at the minimum",
+			name: "steady overheads plan the pilot alone",
 			reps: "{min: 3, max: 6, ci: 0.1}",
-			ran:  3, stop: StopNarrow,
+			ran:  3, stop: StopPlanned,
 		},
 		{
 			// The sidecar's latency swings between 2 and 6 ms from one
-			// measurement to the next: its 4 ms overhead is never known
-			// to within 10%.
-			name: "noisy overheads run to the maximum",
+			// measurement to the next: its 4 ms overhead needs more units
+			// than the maximum to be known within 10%.
+			name: "noisy overheads plan the maximum",
 			reps: "{min: 3, max: 5, ci: 0.1}",
 			latencyAt: func(profile string, n int) time.Duration {
 				if profile == "sidecar" {
@@ -49,7 +49,7 @@ func TestRunAdaptiveRounds(t *testing.T) {
 				}
 				return time.Millisecond
 			},
-			ran: 5, stop: StopMax,
+			ran: 5, stop: StopPlanned,
 		},
 		{
 			name: "a fixed count runs as written",
@@ -66,8 +66,8 @@ func TestRunAdaptiveRounds(t *testing.T) {
 			f.latencyAt = tt.latencyAt
 			dir := filepath.Join(t.TempDir(), "out")
 			ix := run(t, runOptions(t, adaptiveStudy(tt.reps), f, dir, nil))
-			if ix.Rounds == nil || ix.Rounds.Ran != tt.ran || ix.Rounds.Stop != tt.stop {
-				t.Fatalf("rounds %+v, want %d ran, stopped %q", ix.Rounds, tt.ran, tt.stop)
+			if ix.Rounds == nil || ix.Rounds.Ran != tt.ran || ix.Rounds.Stop != tt.stop || ix.Rounds.Deployments != tt.ran {
+				t.Fatalf("rounds %+v, want %d ran in as many deployments, stopped %q", ix.Rounds, tt.ran, tt.stop)
 			}
 			if len(ix.Cells) != 3*tt.ran || ix.Planned != 3*tt.ran {
 				t.Errorf("%d cells of %d planned, want %d", len(ix.Cells), ix.Planned, 3*tt.ran)
@@ -80,16 +80,99 @@ func TestRunAdaptiveRounds(t *testing.T) {
 	}
 }
 
-func TestPrecisionVerdict(t *testing.T) {
+func TestPlanFrom(t *testing.T) {
 	t.Parallel()
+	reps := Repetitions{Min: 6, Max: 12, CI: 0.1}
 	tests := []struct {
-		rel  float64
-		stop string
-	}{{0.05, StopNarrow}, {0.0999, StopNarrow}, {0.1, ""}, {0.4, ""}, {math.Inf(1), ""}}
+		rel   float64
+		units int
+		per   int
+		want  int
+	}{
+		{0.05, 6, 1, 6},          // narrow already: the pilot
+		{0.12, 6, 1, 9},          // 6 × 1.44 = 8.6 units
+		{0.3, 6, 1, 12},          // 54 units, capped
+		{0.12, 3, 2, 10},         // 4.3 deployments of 2 rounds: 5
+		{0.16, 3, 2, 12},         // 7.7 deployments: capped at 12 rounds
+		{math.Inf(1), 1, 1, 12},  // no interval: the maximum
+		{0.12, 6, 0, 9},          // one deployment: rounds are the units
+		{0.11, 6, 5, 10},         // 7.3 units of 5 rounds: 10
+		{0.2, 6, 5, 10},          // capped, in whole deployments of 5
+		{0.0999, 6, 1, reps.Min}, // within ci
+		{0.1001, 6, 1, reps.Min + 1},
+	}
 	for _, tt := range tests {
-		stop, why := precisionVerdict(analysis.Precision{Mesh: "sidecar", Relative: tt.rel}, 0.1)
-		if stop != tt.stop || !strings.Contains(why, "sidecar") {
-			t.Errorf("relative half-width %v: %q (%s), want %q", tt.rel, stop, why, tt.stop)
+		got, why := planFrom(analysis.Precision{Mesh: "sidecar", Relative: tt.rel, Units: tt.units}, reps, tt.per)
+		if got != tt.want || !strings.Contains(why, "sidecar") {
+			t.Errorf("relative %v over %d units, %d a deployment: %d rounds (%s), want %d", tt.rel, tt.units, tt.per, got, why, tt.want)
+		}
+	}
+}
+
+// TestRunDeployments checks that every deployment has its own platform
+// and calibration: the platform comes down and up between deployments,
+// the first calibration measures every mesh and the later ones the
+// reference alone, each cell records its deployment, and each deployment
+// its own scaling.
+func TestRunDeployments(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.rates = map[string]float64{"baseline": 4000, "sidecar": 400, "ambient": 1200}
+	src := strings.Replace(adaptiveStudy("4"), "repetitions: 4", "repetitions: 4\ndeployments: 2\nscaling: {fraction: 0.25, measure: 10s, warmup: 2s}", 1)
+	dir := filepath.Join(t.TempDir(), "out")
+	ix := run(t, runOptions(t, src, f, dir, nil))
+	if ix.Rounds.Deployments != 2 || len(ix.Provenance.Deployments) != 2 {
+		t.Fatalf("rounds %+v, deployments %+v; want 2", ix.Rounds, ix.Provenance.Deployments)
+	}
+	if ups, downs := f.count("up "), f.count("down"); ups != 2 || downs < 2 {
+		t.Errorf("%d ups and %d downs, want the platform brought up twice (and down after each)", ups, downs)
+	}
+	for i, d := range ix.Provenance.Deployments {
+		if d.Index != i+1 || d.Scaling == nil || d.Scaling.Factor <= 0 || d.Scaling.Reference != "sidecar" {
+			t.Errorf("deployment %d: %+v", i+1, d)
+		}
+	}
+	if len(ix.Provenance.Deployments[0].Scaling.Capacities) != 3 || len(ix.Provenance.Deployments[1].Scaling.Capacities) != 1 {
+		t.Errorf("capacities %v then %v: want every mesh first, the reference after",
+			ix.Provenance.Deployments[0].Scaling.Capacities, ix.Provenance.Deployments[1].Scaling.Capacities)
+	}
+	if ix.Provenance.Scaling.Factor != ix.Provenance.Deployments[0].Scaling.Factor {
+		t.Errorf("provenance scaling %+v is not the first deployment's", ix.Provenance.Scaling)
+	}
+	for _, s := range ix.Cells {
+		if want := (s.Repetition-1)/2 + 1; s.Deployment != want {
+			t.Errorf("cell %s of round %d ran in deployment %d, want %d", s.ID, s.Repetition, s.Deployment, want)
+		}
+	}
+	// Rounds of one deployment run before the next's.
+	for i := 1; i < len(ix.Cells); i++ {
+		if ix.Cells[i].Deployment < ix.Cells[i-1].Deployment {
+			t.Errorf("cell %s of deployment %d ran after deployment %d's", ix.Cells[i].ID, ix.Cells[i].Deployment, ix.Cells[i-1].Deployment)
+		}
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil || d.Deployments() != 2 {
+		t.Fatalf("analysis reads %d deployments (%v)", d.Deployments(), err)
+	}
+}
+
+func TestDeploymentsValidate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ reps, deps, want string }{
+		{"6", "4", "must divide repetitions"},
+		{"2", "3", "need at least as many rounds"},
+		{"4", "0", ""}, // the default
+	} {
+		src := strings.Replace(adaptiveStudy(tt.reps), "repetitions: "+tt.reps, "repetitions: "+tt.reps+"\ndeployments: "+tt.deps, 1)
+		_, err := Parse([]byte(src), "testdata")
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("deployments %s of %s: %v", tt.deps, tt.reps, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("deployments %s of %s: %v, want %q", tt.deps, tt.reps, err, tt.want)
 		}
 	}
 }

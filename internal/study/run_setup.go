@@ -46,6 +46,12 @@ type runner struct {
 	mesh     string        // the mesh installed, "" for none
 	checks   []mesh.Check
 	quiet    quietPolicy
+	prog     *progress // the study's cells, for the progress lines
+	dep      int       // the deployment running, from 1
+	// deployed says a deployment has run on the platform: the next one
+	// brings it up afresh. workApplied says the study's work calibration,
+	// measured or recorded, is in s.
+	deployed, workApplied bool
 }
 
 func newRunner(o Options) (*runner, error) {
@@ -116,7 +122,7 @@ func emptyOrNew(dir string) error {
 		return fmt.Errorf("results: %w", err)
 	}
 	for _, e := range entries {
-		if e.Name() != results.LockFile && !strings.HasPrefix(e.Name(), "."+results.IndexFile+".tmp-") {
+		if e.Name() != results.LockFile && !strings.HasPrefix(e.Name(), confined.TempPrefix(results.IndexFile)) {
 			return fmt.Errorf("results directory %s already exists and is not empty: choose another --out, or continue it with --resume", dir)
 		}
 	}
@@ -226,7 +232,7 @@ func (r *runner) openResults() error {
 // the run started with: a study file naming a graph file that has changed
 // since has the same hash.
 func (r *runner) sameGraph() error {
-	was, err := confined.ReadFile(r.dir, results.GraphFile)
+	was, err := confined.ReadFile(r.dir, results.GraphFile, results.MaxStudyBytes)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", r.dir, err)
 	}
@@ -242,10 +248,11 @@ func (r *runner) sameGraph() error {
 
 // setUp opens the platform, records its facts and brings the cluster up.
 func (r *runner) setUp(ctx context.Context) error {
-	if err := results.Mkdir(r.dir, results.PodLogDir); err != nil {
+	podLogs := confined.Dir{Root: r.dir, Name: results.PodLogDir}
+	if err := podLogs.Mkdir(); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	p, err := r.o.Open(ctx, r.s.Platform, r.log, filepath.Join(r.dir, results.PodLogDir))
+	p, err := r.o.Open(ctx, r.s.Platform, r.log, podLogs)
 	if err != nil {
 		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
 	}
@@ -254,8 +261,18 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("platform %s: %w", r.s.Platform.Type, err)
 	}
-	// A run killed before it recorded the platform records it now.
-	if r.o.Resume && r.ix.Provenance.Platform.Name != "" {
+	measured := len(r.ix.Cells) > 0 || len(r.ix.Capacity) > 0
+	switch {
+	case r.o.Resume && r.ix.Provenance.Platform.Name == "" && measured:
+		// A run records its platform before its first cell: an index
+		// with cells and no platform was edited, and whether this is the
+		// experiment the run started cannot be checked.
+		if !r.o.ResumeAnyway {
+			return fmt.Errorf("resume %s: its index records no platform for the cells it holds (a run records it before its first cell), so whether this is the experiment the run started cannot be checked; resume with --resume-anyway to mix them (each cell measured now records its platform, and the report shows the mix)", r.dir)
+		}
+		r.log.Warn("resuming a run whose index records no platform: the cells measured now record theirs")
+		r.cellPlatform = &info
+	case r.o.Resume && r.ix.Provenance.Platform.Name != "":
 		if diff := platformDiff(r.ix.Provenance.Platform, info); diff != "" {
 			if !r.o.ResumeAnyway {
 				return fmt.Errorf("resume %s: this is not the experiment the run started: %s; resume where it started, or with --resume-anyway to mix them (each cell then records what it was measured on, and the report shows the mix)", r.dir, diff)
@@ -264,7 +281,8 @@ func (r *runner) setUp(ctx context.Context) error {
 			r.printf("warning: resuming anyway: %s; the cells measured now record it, and the report shows the mix\n", diff)
 			r.cellPlatform = &info
 		}
-	} else {
+	default:
+		// A run killed before it recorded the platform records it now.
 		r.ix.Provenance.Platform = info
 	}
 	if err := r.writeIndex(); err != nil {

@@ -101,16 +101,18 @@ func TestRunWritesResults(t *testing.T) {
 			t.Fatalf("cell file %s does not hold the measurement", s.File)
 		}
 	}
-	// One deployment, an installation at every change of mesh, the
-	// platform torn down.
-	changes := 0
+	// Two deployments (one a round, the default), each on the platform
+	// brought up afresh with the workload deployed; an installation at
+	// every change of mesh or deployment; the platform torn down after
+	// each.
+	installs := 0
 	for i, s := range got.Cells {
-		if i == 0 || s.Mesh != got.Cells[i-1].Mesh {
-			changes++
+		if i == 0 || s.Mesh != got.Cells[i-1].Mesh || s.Deployment != got.Cells[i-1].Deployment {
+			installs++
 		}
 	}
-	if f.count("deploy") != 1 || f.count("install") != changes || f.count("remove") != changes-1 || f.count("down") != 1 || f.count("up") != 1 {
-		t.Errorf("%d mesh changes; calls %q", changes, f.calls)
+	if f.count("deploy") != 2 || f.count("install") != installs || f.count("remove") != installs-2 || f.count("down") != 2 || f.count("up") != 2 {
+		t.Errorf("%d installations; calls %q", installs, f.calls)
 	}
 	for _, want := range []string{"[1/12]", "elapsed", "left ~", "done: 12 cells"} {
 		if !strings.Contains(progress.String(), want) {
@@ -222,7 +224,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 	// Resume as `meshbench run --resume DIR` does: from the results' own
 	// study.yaml and graph.yaml.
 	f2 := newFake()
-	st, src, err := LoadRun(dir, PlatformOverride{})
+	st, src, err := LoadRun(dir, PlatformOverride{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

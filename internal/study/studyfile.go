@@ -31,10 +31,17 @@ type Study struct {
 	Load        Load     `json:"load"`
 	// Sweeps vary parameters; the cells are their cross product.
 	Sweeps []Sweep `json:"sweeps,omitempty"`
-	// Repetitions of every cell: a count (default 5) or {min, max, ci}
-	// for rounds added until the intervals are narrow.
+	// Repetitions of every cell: a count of interleaved rounds (default
+	// DefaultRepetitions) or {min, max, ci}, a pilot of min rounds that
+	// plans the total (see Repetitions).
 	Repetitions Repetitions `json:"repetitions,omitzero"`
-	Order       Order       `json:"order"`
+	// Deployments is how many independent deployments the rounds span,
+	// each with the platform brought up afresh, the workload deployed, its
+	// own mesh installations and, where the study calibrates, its own
+	// calibration: the units every interval is computed over. Default one
+	// per round; it must divide repetitions (their min).
+	Deployments int   `json:"deployments,omitempty"`
+	Order       Order `json:"order"`
 	// Noise is the host-noise guard, where the platform measures it.
 	Noise *Noise `json:"noise,omitempty"`
 	// MaxErrorRate is the share of a cell's requests that may fail (no

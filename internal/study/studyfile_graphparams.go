@@ -15,6 +15,9 @@ import (
 func init() {
 	params[results.ParamPayload] = param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
+		if err == nil && n > topology.MaxResponseSize {
+			err = fmt.Errorf("%d bytes, more than the %d an answer may be", n, topology.MaxResponseSize)
+		}
 		s.Payload = int(n)
 		return strconv.FormatInt(n, 10), err
 	}}
@@ -34,14 +37,14 @@ func init() {
 	}}
 }
 
-// graphVariant is the graph a cell deploys: the study's, with the cell's
-// payload, protocol and fan-out applied when a sweep sets them.
-func (s *Study) graphVariant(payload int, protocol topology.Protocol, fanout int) *topology.Graph {
+// graphVariant is the graph a cell deploys: the study's graph, with the
+// cell's payload, protocol and fan-out applied when a sweep sets them.
+func graphVariant(base *topology.Graph, payload int, protocol topology.Protocol, fanout int) *topology.Graph {
 	if payload == 0 && protocol == "" && fanout <= 1 {
-		return s.Graph
+		return base
 	}
-	g := *s.Graph
-	g.Services = slices.Clone(s.Graph.Services)
+	g := *base
+	g.Services = slices.Clone(base.Services)
 	if protocol != "" {
 		g.EntryProtocol = protocol
 	}

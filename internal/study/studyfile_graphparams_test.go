@@ -74,7 +74,7 @@ func TestFanoutRepeatsEveryStepsCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Study{Graph: g}
-	v := s.graphVariant(0, topology.ProtocolH2C, 2)
+	v := graphVariant(s.Graph, 0, topology.ProtocolH2C, 2)
 	got := v.Service("tier-1-app-a").Script[0].Parallel
 	var names []string
 	for _, c := range got {
@@ -92,7 +92,7 @@ func TestFanoutRepeatsEveryStepsCalls(t *testing.T) {
 	if g.Service("tier-1-app-a").Script[0].Parallel[0].Protocol != "" || len(g.Service("tier-1-app-a").Script[0].Parallel) != 2 {
 		t.Error("the variant changed the study's graph")
 	}
-	if s.graphVariant(0, "", 1) != g {
+	if graphVariant(s.Graph, 0, "", 1) != g {
 		t.Error("a fan-out of 1 made a variant")
 	}
 }

@@ -3,6 +3,7 @@ package study
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,6 +50,9 @@ const replicasPrefix = "replicas."
 var params = map[string]param{
 	"connections": {set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
+		if err == nil {
+			err = checkConnections(int(n))
+		}
 		s.Load.Connections = int(n)
 		return strconv.FormatInt(n, 10), err
 	}},
@@ -57,16 +61,25 @@ var params = map[string]param{
 		if err := json.Unmarshal(raw, &v); err != nil || v < 0 {
 			return "", fmt.Errorf("%s is not a rate: want requests per second >= 0 (0 is closed loop)", raw)
 		}
+		if err := checkRate(v); err != nil {
+			return "", err
+		}
 		s.Load.Rate = v
 		return strconv.FormatFloat(v, 'g', -1, 64), nil
 	}},
 	"requests": {set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
+		if err == nil {
+			err = checkRequests(n)
+		}
 		s.Load.Requests, s.Load.Duration = n, 0
 		return strconv.FormatInt(n, 10), err
 	}},
 	"duration": {set: func(s *setting, raw json.RawMessage) (string, error) {
 		d, err := positiveDuration(raw)
+		if err == nil {
+			err = checkPhase(d, "a measured phase may last")
+		}
 		s.Load.Duration, s.Load.Requests = d, 0
 		return d.String(), err
 	}},
@@ -74,6 +87,9 @@ var params = map[string]param{
 		var d topology.Duration
 		if err := json.Unmarshal(raw, &d); err != nil || d < 0 {
 			return "", fmt.Errorf("%s is not a warm-up: want a duration such as \"5s\"", raw)
+		}
+		if err := checkPhase(d, "a warm-up may last"); err != nil {
+			return "", err
 		}
 		s.Load.Warmup = d
 		return d.String(), nil
@@ -116,6 +132,9 @@ var params = map[string]param{
 	}},
 	"namespaces": {workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
+		if err == nil {
+			err = checkNamespaces(int(n))
+		}
 		s.Namespaces = int(n)
 		return strconv.FormatInt(n, 10), err
 	}},
@@ -141,6 +160,9 @@ func lookupParam(name string, g *topology.Graph) (param, error) {
 	}
 	return param{workload: true, set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)
+		if err == nil {
+			err = graphMessage(g.CheckReplicas(name, svc, int(n)))
+		}
 		s.Replicas = maps.Clone(s.Replicas)
 		if s.Replicas == nil {
 			s.Replicas = map[string]int{}
@@ -234,6 +256,13 @@ func decodeAxis(sw Sweep, path string, g *topology.Graph, base setting) (axis, e
 		for j, p := range a.params {
 			if _, err := p.set(&s, row[j]); err != nil {
 				return a, fieldError(vp, "%s: %v", a.names[j], err)
+			}
+		}
+		// A payload or a fan-out changes the call tree's size.
+		if s.Payload != base.Payload || s.Fanout != base.Fanout {
+			var fe *topology.FieldError
+			if err := graphVariant(g, s.Payload, s.Protocol, s.Fanout).CheckTree(); errors.As(err, &fe) {
+				return a, fieldError(vp, "%s: %s", strings.Join(a.names, ", "), fe.Msg)
 			}
 		}
 		a.rows = append(a.rows, row)

@@ -24,7 +24,7 @@ import (
 
 // Defaults a parsed study carries.
 const (
-	DefaultRepetitions = 5
+	DefaultRepetitions = 6
 	// DefaultNoiseRetries is how many more times a noisy cell runs.
 	DefaultNoiseRetries = 2
 	DefaultConnections  = 64
@@ -84,10 +84,11 @@ func graphFiles(dir string) func(name string) (*topology.Graph, error) {
 // the graph it deployed (graph.yaml) rather than the graph the study names
 // today, so that a resumed run deploys exactly what the first part did.
 // The command line's platform settings apply over the file's, as they did
-// when the run started; only they can name a kubeconfig.
-func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
+// when the run started. Unless trust is set (--trust-study), what the
+// file names outside the directory is refused (see Study.untrusted).
+func LoadRun(dir string, o PlatformOverride, trust bool) (*Study, []byte, error) {
 	path := filepath.Join(dir, results.StudyFile)
-	data, err := confined.ReadFile(dir, results.StudyFile)
+	data, err := confined.ReadFile(dir, results.StudyFile, results.MaxStudyBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = presetOfRun(dir)
 	}
@@ -102,10 +103,16 @@ func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 		}
 		return g, nil
 	}
-	graph, err := confined.ReadFile(dir, results.GraphFile)
+	graph, err := confined.ReadFile(dir, results.GraphFile, results.MaxStudyBytes)
 	switch {
 	case err == nil:
-		loadGraph = func(string) (*topology.Graph, error) { return topology.Parse(graph) }
+		loadGraph = func(string) (*topology.Graph, error) {
+			g, err := topology.Parse(graph)
+			if fe := (*topology.FieldError)(nil); errors.As(err, &fe) {
+				fe.File = filepath.Join(dir, results.GraphFile)
+			}
+			return g, err
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, nil, err
 	}
@@ -113,8 +120,13 @@ func LoadRun(dir string, o PlatformOverride) (*Study, []byte, error) {
 	if err != nil {
 		return nil, nil, inFile(path, err)
 	}
-	if k := s.Platform.Kubernetes; k != nil && k.Kubeconfig != "" && o.Kubeconfig == "" {
-		return nil, nil, fmt.Errorf("%s: platform.kubernetes.kubeconfig: %q: a resumed study cannot choose its kubeconfig (client-go runs the exec plugin a kubeconfig names, and results can come from anyone); give it on the command line: meshbench run --resume %s --kubeconfig FILE", path, k.Kubeconfig, dir)
+	if errs := s.untrusted(o, dir); len(errs) > 0 && !trust {
+		// The file parsed: checking it again only places the fields.
+		fm, err := checkYAML(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, inFile(path, fm.placed(errs))
 	}
 	return s, data, nil
 }
@@ -301,6 +313,9 @@ func (s *Study) defaults(seed uint64) {
 		l.Duration = topology.Duration(s.Search.Config().Trial)
 	}
 	s.Repetitions.defaults()
+	if s.Deployments == 0 {
+		s.Deployments = s.Repetitions.Min
+	}
 	if s.MaxErrorRate == nil {
 		s.MaxErrorRate = new(float64(DefaultMaxErrorRate))
 	}

@@ -205,14 +205,14 @@ func TestPresetShapes(t *testing.T) {
 		groups     int
 	}{
 		// 3 meshes x 3 repetitions, then the search.
-		{"quick", 9, 1, 1},
+		{"quick", 18, 1, 1},
 		// 5 meshes x 5 repetitions x 2 loaded-tenant counts (1 and 2),
 		// only the loaded tenants deployed: 2 deployments.
-		{"solo-tiered", 50, 1, 2},
+		{"solo-tiered", 60, 1, 2},
 		// 3 connections x 7 linked rows x 3 meshes x 5 repetitions; the
 		// replica counts 1, 2, 4, 6, 8 make 5 deployments.
-		{"livewyer-bookinfo", 315, 1, 5},
-		{"boutique-resources", 15, 4, 1},
+		{"livewyer-bookinfo", 378, 1, 5},
+		{"boutique-resources", 18, 4, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

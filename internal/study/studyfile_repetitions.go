@@ -7,21 +7,25 @@ import (
 )
 
 // DefaultCI is the relative half-width of the 95% interval of every
-// mesh's p50 overhead at which adaptive repetitions stop.
+// mesh's p50 overhead that a planned count aims at.
 const DefaultCI = 0.10
 
 // Repetitions is how many interleaved rounds of every cell run: a fixed
-// count (`repetitions: 5`), or adaptively (`repetitions: {min: 5, max: 12,
-// ci: 0.1}`): Min rounds, then one more at a time until every mesh's p50
-// overhead over the baseline has a 95% interval whose half-width is under
-// CI of the overhead, or Max rounds have run.
+// count (`repetitions: 6`), or planned from a pilot (`repetitions: {min: 6,
+// max: 12, ci: 0.1}`): Min rounds run first, and their spread plans the
+// total, at most Max, at which every mesh's p50 overhead over the
+// baseline would have a 95% interval within CI of itself; exactly that
+// many run. The count is decided once, from the pilot, and never from the
+// intervals as they narrow: stopping at the first narrow interval
+// favours the samples that happen to bunch, and its intervals cover less
+// than they say (docs/statistics.md measures both).
 type Repetitions struct {
 	Min int     `json:"min,omitempty"`
 	Max int     `json:"max,omitempty"`
 	CI  float64 `json:"ci,omitempty"`
 }
 
-// Adaptive reports whether rounds are added until the intervals are narrow.
+// Adaptive reports whether the pilot plans the count.
 func (r Repetitions) Adaptive() bool { return r.Max > r.Min }
 
 // UnmarshalJSON takes a count or a {min, max, ci} object.
@@ -79,4 +83,36 @@ func (r Repetitions) validate() error {
 		return fieldError("repetitions", "ci is a relative half-width in (0, 1), got %g", r.CI)
 	}
 	return nil
+}
+
+// validateDeployments checks the deployments against the rounds.
+func (s *Study) validateDeployments() error {
+	d, n := s.Deployments, s.Repetitions.Min
+	switch {
+	case d < 1:
+		return fieldError("deployments", "must be at least 1, got %d", d)
+	case n >= 1 && d > n:
+		return fieldError("deployments", "%d deployments need at least as many rounds; repetitions has %d", d, n)
+	case n >= 1 && n%d != 0:
+		return fieldError("deployments", "must divide repetitions (%d) so that every deployment runs as many rounds; %d does not", n, d)
+	}
+	return nil
+}
+
+// RoundsPerDeployment is how many rounds each deployment runs; 0 with a
+// single deployment, which runs every round however many are planned.
+func (s *Study) RoundsPerDeployment() int {
+	if s.Deployments <= 1 {
+		return 0
+	}
+	return s.Repetitions.Min / s.Deployments
+}
+
+// DeploymentOf is the deployment a round runs in, from 1.
+func (s *Study) DeploymentOf(round int) int {
+	per := s.RoundsPerDeployment()
+	if per == 0 {
+		return 1
+	}
+	return (round-1)/per + 1
 }

@@ -57,6 +57,7 @@ func (s *Study) validate() FieldErrors {
 	}
 	add(s.Load.validate("load"))
 	add(s.Repetitions.validate())
+	add(s.validateDeployments())
 	if s.Graph != nil && s.Graph.EntryProtocol == topology.ProtocolGRPC && s.Load.KeepAlive != nil {
 		if !*s.Load.KeepAlive {
 			add(fieldError("load.keepalive", "false cannot apply: the graph's entry_protocol is grpc, whose client keeps its connections"))
@@ -98,9 +99,13 @@ func (s *Study) validate() FieldErrors {
 		}
 	}
 	add(s.validateSearch())
+	add(s.validateSizes())
 	if s.Graph != nil {
-		_, err := s.axes()
+		axes, err := s.axes()
 		add(err)
+		if err == nil {
+			add(s.checkCells(axes))
+		}
 	}
 	add(s.validatePublished())
 	return errs
@@ -328,6 +333,19 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 	if m.AccessLog && platformType != PlatformLab {
 		return fieldError(mp+".access_log", "only the lab's data plane has this switch; on %s the mesh's own configuration decides", platformType)
 	}
+	if m.InjectedWork != 0 {
+		pr, _ := mesh.LookupProfile(m.Profile)
+		switch {
+		case platformType != PlatformLab:
+			return fieldError(mp+".injected_work", "only the lab's sidecars take meshbench's Lua filter; on %s the mesh's own proxies run", platformType)
+		case m.InjectedWork < 0 || m.InjectedWork > mesh.MaxInjectedWork:
+			return fieldError(mp+".injected_work", "want 0 to %d loop iterations, got %d", mesh.MaxInjectedWork, m.InjectedWork)
+		case !pr.Sidecars():
+			return fieldError(mp+".injected_work", "runs in sidecars; profile %q has none", m.Profile)
+		case m.ControlPlane == mesh.ControlPlaneIstiod:
+			return fieldError(mp+".injected_work", "is meshbench's filter; under control_plane istiod, istiod configures the sidecars")
+		}
+	}
 	if m.UseExisting {
 		if platformType != PlatformKubernetes {
 			return fieldError(mp+".use_existing", "only for platform %s: the %s installs its own data plane", PlatformKubernetes, platformType)
@@ -391,6 +409,18 @@ func (l Load) validate(path string) error {
 		return fieldError(path+".conn_requests", "must not be negative, got %d (0 keeps connections open)", l.ConnRequests)
 	case l.ConnRequests > 0 && l.HTTP2:
 		return fieldError(path+".conn_requests", "applies to HTTP/1.1 only; http2 keeps its connections")
+	case l.Connections > MaxConnections:
+		return fieldError(path+".connections", "%v", checkConnections(l.Connections))
+	case l.Rate > MaxRate:
+		return fieldError(path+".rate", "%v", checkRate(l.Rate))
+	case l.Duration > MaxPhase:
+		return fieldError(path+".duration", "%v", checkPhase(l.Duration, "a measured phase may last"))
+	case l.Requests > MaxRequests:
+		return fieldError(path+".requests", "%v", checkRequests(l.Requests))
+	case l.Warmup > MaxPhase:
+		return fieldError(path+".warmup", "%v", checkPhase(l.Warmup, "a warm-up may last"))
+	case l.Timeout > MaxTimeout:
+		return fieldError(path+".timeout", "%s, more than the %s a request may wait", l.Timeout, MaxTimeout)
 	case l.Upload < 0 || l.Upload > load.MaxBodySize:
 		return fieldError(path+".upload", "want bytes from 0 (no upload) to %d, got %d", load.MaxBodySize, l.Upload)
 	case l.Path != infra.PathService && l.Path != infra.PathIngress:

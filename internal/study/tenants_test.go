@@ -162,7 +162,7 @@ func TestCalibrationCell(t *testing.T) {
 		seconds           float64
 	}{
 		// Calibrating the app's cost measures for the scaling's 20 s.
-		{"livewyer-bookinfo", 32, 1, "", 20},
+		{"livewyer-bookinfo", 32, 1, "", 16},
 		{"solo-tiered", 64, 1, "1", 5},
 	} {
 		s, _, err := Preset(tc.preset, PlatformOverride{})

@@ -26,6 +26,10 @@ func Parse(data []byte) (*Graph, error) {
 		return nil, fmt.Errorf("parse graph: %w", err)
 	}
 	if err := g.Normalize(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.place(data)
+		}
 		return nil, err
 	}
 	return &g, nil
@@ -45,7 +49,12 @@ func Load(nameOrPath string) (*Graph, error) {
 		return nil, fmt.Errorf("read graph: %w", err)
 	}
 	g, err := Parse(data)
-	if err != nil {
+	var fe *FieldError
+	switch {
+	case errors.As(err, &fe):
+		fe.File = nameOrPath
+		return nil, fe
+	case err != nil:
 		return nil, fmt.Errorf("%s: %w", nameOrPath, err)
 	}
 	return g, nil

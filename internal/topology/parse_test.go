@@ -99,6 +99,13 @@ func TestParseInvalid(t *testing.T) {
 		{"port", `services[0].port: 70000 is not a port`},
 		{"protocol", `services[0].script[0].call.protocol: unknown protocol "http3"`},
 		{"entry-protocol", `entry_protocol: unknown protocol "tcp"`},
+		{"too-many-replicas", `line 5:13: services[0].replicas: 300 pods behind one service, more than the 250`},
+		{"version-replicas", `line 6:3: services[0].versions: 400 pods behind one service, more than the 250`},
+		{"response-size", `line 5:18: services[0].response_size: 2000000000 bytes, more than the 1073741824`},
+		{"count", `line 6:31: services[0].script[0].call.count: 5000, more than the 1000`},
+		{"calls-per-request", `line 4:8: entry: one request makes 10100 calls downstream, more than the 1000`},
+		{"downstream-answer", `line 9:18: services[1].response_size: b answers at least 20000000 bytes, more than the 16777216`},
+		{"cpu-work", `line 5:13: services[0].cpu_work: 2h0m0s, more than the 1m0s`},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(tests) {

@@ -14,11 +14,6 @@ var dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
 // dnsSubdomain is what Kubernetes accepts as a ServiceAccount name.
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 
-// fieldError names the field at fault, as "services[2].script[0].call.service".
-func fieldError(path, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
-}
-
 func (g *Graph) validate() error {
 	if g.Name == "" {
 		return fieldError("name", "required")
@@ -54,7 +49,10 @@ func (g *Graph) validate() error {
 			return err
 		}
 	}
-	return g.checkCycles()
+	if err := g.checkCycles(); err != nil {
+		return err
+	}
+	return g.checkSizes()
 }
 
 func (s *Service) validate(p string, known map[string]int) error {

@@ -24,6 +24,13 @@ type testPKI struct {
 	// RunnerCert and RunnerKey are the user `meshbench kubernetes rbac`'s
 	// role is bound to, and nothing else.
 	RunnerCert, RunnerKey string
+	// SmallCert and SmallKey are the user a test binds to the namespaced
+	// role `meshbench kubernetes rbac` prints for a study that installs
+	// no charts (use_existing).
+	SmallCert, SmallKey string
+	// TenantCert and TenantKey are another team's user, who may write in
+	// its own namespace only when a test grants it.
+	TenantCert, TenantKey string
 }
 
 func writePKI(dir string) (testPKI, error) {
@@ -33,6 +40,8 @@ func writePKI(dir string) (testPKI, error) {
 		SAKey: filepath.Join(dir, "sa.key"), SAPub: filepath.Join(dir, "sa.pub"),
 		NobodyCert: filepath.Join(dir, "nobody.crt"), NobodyKey: filepath.Join(dir, "nobody.key"),
 		RunnerCert: filepath.Join(dir, "runner.crt"), RunnerKey: filepath.Join(dir, "runner.key"),
+		SmallCert: filepath.Join(dir, "small.crt"), SmallKey: filepath.Join(dir, "small.key"),
+		TenantCert: filepath.Join(dir, "tenant.crt"), TenantKey: filepath.Join(dir, "tenant.key"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -87,6 +96,12 @@ func writePKI(dir string) (testPKI, error) {
 		return pki, err
 	}
 	if err := leaf(5, runnerUser, nil, x509.ExtKeyUsageClientAuth, nil, nil, pki.RunnerCert, pki.RunnerKey); err != nil {
+		return pki, err
+	}
+	if err := leaf(6, smallUser, nil, x509.ExtKeyUsageClientAuth, nil, nil, pki.SmallCert, pki.SmallKey); err != nil {
+		return pki, err
+	}
+	if err := leaf(7, tenantUser, nil, x509.ExtKeyUsageClientAuth, nil, nil, pki.TenantCert, pki.TenantKey); err != nil {
 		return pki, err
 	}
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
@@ -74,7 +75,7 @@ func (p *kubePlatform) chartRBAC(ctx context.Context, kubeVersion string) ([]rba
 			}
 			rels = append(rels, renderedRelease{Chart: r.Chart, Release: r.Name, Namespace: r.Namespace, Manifest: out})
 		}
-		rs, err := rbacNeeds(rels)
+		rs, err := rbacNeeds(rels, p.opts.AllowChartRules)
 		if err != nil {
 			return nil, nil, fmt.Errorf("mesh %s: %w", m.Profile, err)
 		}
@@ -128,8 +129,9 @@ type rbacObject struct {
 //
 // A ClusterRole with an aggregationRule is an error: the API server lets
 // only a user holding every permission there is (cluster-admin) create
-// one.
-func rbacNeeds(rels []renderedRelease) ([]rbacv1.PolicyRule, error) {
+// one. So is a role with a wide rule (wideRule) unless allow names it,
+// as "ClusterRole/NAME" or "Role/NAMESPACE/NAME".
+func rbacNeeds(rels []renderedRelease, allow []string) ([]rbacv1.PolicyRule, error) {
 	var rules []rbacv1.PolicyRule
 	created := map[string]bool{} // "ClusterRole/name", "Role/namespace/name"
 	type ref struct{ kind, namespace, name string }
@@ -162,9 +164,15 @@ func rbacNeeds(rels []renderedRelease) ([]rbacv1.PolicyRule, error) {
 				return fmt.Errorf("chart %s (release %s) creates ClusterRole %s with an aggregationRule, which only cluster-admin may create: "+
 					"install that mesh yourself and set use_existing on it in the study, or run meshbench as cluster-admin", r.Chart, r.Release, o.Metadata.Name)
 			}
+			if err := refuseWide(r, "ClusterRole/"+o.Metadata.Name, o.Rules, allow); err != nil {
+				return err
+			}
 			created["ClusterRole/"+o.Metadata.Name] = true
 			rules = append(rules, o.Rules...)
 		case "Role":
+			if err := refuseWide(r, "Role/"+ns+"/"+o.Metadata.Name, o.Rules, allow); err != nil {
+				return err
+			}
 			created["Role/"+ns+"/"+o.Metadata.Name] = true
 			rules = append(rules, o.Rules...)
 		case "ClusterRoleBinding":
@@ -193,4 +201,88 @@ func rbacNeeds(rels []renderedRelease) ([]rbacv1.PolicyRule, error) {
 		}
 	}
 	return rules, nil
+}
+
+// AllowChartRulesFlag is the flag that accepts a chart role's wide rules.
+const AllowChartRulesFlag = "--allow-chart-rules"
+
+// refuseWide refuses a chart role holding a wide rule, unless allow
+// names the role: the role meshbench needs holds every rule of the
+// charts' roles, so a wide one would be granted to meshbench too.
+func refuseWide(r renderedRelease, role string, rules []rbacv1.PolicyRule, allow []string) error {
+	if slices.Contains(allow, role) {
+		return nil
+	}
+	for _, rule := range rules {
+		if why := wideRule(rule); why != "" {
+			return fmt.Errorf("chart %s (release %s): %s grants %s, more than a mesh's own components need, and meshbench would have to hold it too: "+
+				"if you trust the chart with it, accept it by name with %s %s", r.Chart, r.Release, role, why, AllowChartRulesFlag, role)
+		}
+	}
+	return nil
+}
+
+// readVerbs are the verbs that only read.
+var readVerbs = []string{"get", "list", "watch"}
+
+// wideRule says how a rule reaches beyond what a mesh's components need,
+// or "": non-resource URLs; every API group; every resource of a group
+// with a verb that writes, or of one of Kubernetes' own groups (which
+// hold Secrets, RBAC and workloads) with any verb; or every verb on a
+// resource other than a status subresource. What Istio's charts hold is
+// not wide: reading every resource of Istio's and the Gateway API's
+// groups, and every verb on ingresses/status.
+func wideRule(rule rbacv1.PolicyRule) string {
+	if len(rule.NonResourceURLs) > 0 {
+		return "the non-resource URLs " + strings.Join(rule.NonResourceURLs, ", ")
+	}
+	if slices.Contains(rule.APIGroups, "*") {
+		return "every API group"
+	}
+	for _, res := range rule.Resources {
+		if res != "*" && !strings.HasPrefix(res, "*/") {
+			continue
+		}
+		for _, v := range rule.Verbs {
+			if !slices.Contains(readVerbs, v) {
+				return fmt.Sprintf("%q on every resource of %s", v, groupsOf(rule))
+			}
+		}
+		for _, g := range rule.APIGroups {
+			if builtinGroup(g) {
+				return "every resource of " + groupsOf(rbacv1.PolicyRule{APIGroups: []string{g}}) + ", one of Kubernetes' own groups"
+			}
+		}
+	}
+	if slices.Contains(rule.Verbs, "*") {
+		for _, res := range rule.Resources {
+			if !strings.HasSuffix(res, "/status") {
+				return "every verb on " + res
+			}
+		}
+	}
+	return ""
+}
+
+// groupsOf names a rule's API groups for a message.
+func groupsOf(rule rbacv1.PolicyRule) string {
+	var gs []string
+	for _, g := range rule.APIGroups {
+		if g == "" {
+			g = "the core group"
+		}
+		gs = append(gs, g)
+	}
+	return strings.Join(gs, ", ")
+}
+
+// builtinGroup says whether an API group is one of Kubernetes' own: the
+// groups client-go's scheme registers.
+func builtinGroup(group string) bool {
+	for _, gv := range scheme.Scheme.PrioritizedVersionsAllGroups() {
+		if gv.Group == group {
+			return true
+		}
+	}
+	return false
 }

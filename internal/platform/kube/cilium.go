@@ -120,6 +120,10 @@ func (p *kubePlatform) checkProfiles(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := p.existingIngress(m, pr); err != nil {
+			refused = append(refused, err.Error())
+			continue
+		}
 		if pr.Plane != mesh.PlaneCNI {
 			continue
 		}

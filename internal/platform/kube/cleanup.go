@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +18,7 @@ import (
 // meshObjectKinds are the kinds of mesh objects meshbench applies itself.
 var meshObjectKinds = []schema.GroupVersionKind{
 	{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"},
-	{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"},
+	peerAuthGVK,
 	gatewayGVK,
 	{Group: "networking.istio.io", Version: "v1", Kind: "Gateway"},
 	{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"},
@@ -129,17 +128,8 @@ func (p *kubePlatform) removeRun(ctx context.Context, run string) error {
 	if err := p.removeMeshObjects(ctx, run); err != nil {
 		return err
 	}
-	rels, err := p.installedReleases(ctx, run)
-	if err != nil {
+	if err := p.removeReleases(ctx, run); err != nil {
 		return err
-	}
-	for i := len(rels) - 1; i >= 0; i-- {
-		if err := p.uninstallRelease(ctx, rels[i]); err != nil {
-			return err
-		}
-		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {
-			return err
-		}
 	}
 	p.c.resetDiscovery()
 	return p.deleteNamespaces(ctx, runSelector(run))
@@ -204,26 +194,36 @@ func Inventory(ctx context.Context, opts Options, run string) ([]Item, error) {
 }
 
 // Teardown removes what a meshbench run made in the cluster the options
-// name, after a crash too; run "" removes what every run made. The
-// lease's namespace goes too unless a live run holds it; a live run's
-// objects are refused: stop that run first.
+// name, after a crash too; run "" removes what every run made. It holds
+// the cluster's lease while it works, so that no run starts meanwhile,
+// and gives it up as a run does (release): the lease's namespace goes when
+// no run's record is left in it. A live run's objects are refused: stop
+// that run first.
 func Teardown(ctx context.Context, opts Options, run string) error {
 	p, err := openAdmin(opts, run)
 	if err != nil {
 		return err
 	}
-	holder := p.liveHolder(ctx)
+	holder, err := p.liveHolder(ctx)
+	if err != nil {
+		return fmt.Errorf("kubernetes: down: %w", err)
+	}
 	if holder != "" && (run == "" || strings.HasPrefix(holder, run+" ")) {
 		return fmt.Errorf("kubernetes: run %s is still running (it renews the cluster's lease %s/%s): stop it first, or wait %s after it was killed", holder, lockNamespace, lockName, leaseDuration)
 	}
-	if err := p.removeRun(ctx, run); err != nil {
+	what := "--all"
+	if run != "" {
+		what = run
+	}
+	if err := p.acquire(ctx, holderOf("kubernetes down "+what)); err != nil {
 		return fmt.Errorf("kubernetes: down: %w", err)
 	}
-	if holder == "" {
-		// No run holds the cluster: the lease's namespace goes too.
-		if err := p.deleteNamespaces(ctx, selectorManaged+","+labelComponent+"="+componentLock); err != nil {
-			return fmt.Errorf("kubernetes: down: %w", err)
-		}
+	err = p.removeRun(ctx, run)
+	if rerr := p.release(ctx); rerr != nil && err == nil {
+		err = fmt.Errorf("release the cluster: %w", rerr)
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes: down: %w", err)
 	}
 	return nil
 }
@@ -244,10 +244,23 @@ func openAdmin(opts Options, run string) (*kubePlatform, error) {
 
 // liveHolder is the holder of the cluster's Lease while it is renewed,
 // or "".
-func (p *kubePlatform) liveHolder(ctx context.Context) string {
-	l, err := p.c.kube.CoordinationV1().Leases(lockNamespace).Get(ctx, lockName, metav1.GetOptions{})
-	if err != nil || expired(l, time.Now()) {
-		return ""
+func (p *kubePlatform) liveHolder(ctx context.Context) (string, error) {
+	if there, err := p.lockNamespaceExists(ctx); err != nil || !there {
+		return "", err
 	}
-	return deref(l.Spec.HolderIdentity)
+	l, err := p.c.kube.CoordinationV1().Leases(lockNamespace).Get(ctx, lockName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the cluster's lease %s/%s: %w", lockNamespace, lockName, err)
+	}
+	live, err := p.leaseLive(ctx, l)
+	if apierrors.IsForbidden(err) && isTerminating(err) {
+		return "", nil // the holder released it: its namespace is going
+	}
+	if err != nil || !live {
+		return "", err
+	}
+	return deref(l.Spec.HolderIdentity), nil
 }

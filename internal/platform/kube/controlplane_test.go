@@ -303,6 +303,10 @@ users:
   user: {client-certificate: %q, client-key: %q}
 - name: runner
   user: {client-certificate: %q, client-key: %q}
+- name: small
+  user: {client-certificate: %q, client-key: %q}
+- name: tenant
+  user: {client-certificate: %q, client-key: %q}
 contexts:
 - name: it
   context: {cluster: it, user: admin}
@@ -310,7 +314,12 @@ contexts:
   context: {cluster: it, user: nobody}
 - name: runner
   context: {cluster: it, user: runner}
+- name: small
+  context: {cluster: it, user: small}
+- name: tenant
+  context: {cluster: it, user: tenant}
 current-context: it
-`, pki.CA, pki.AdminCert, pki.AdminKey, pki.NobodyCert, pki.NobodyKey, pki.RunnerCert, pki.RunnerKey)
+`, pki.CA, pki.AdminCert, pki.AdminKey, pki.NobodyCert, pki.NobodyKey, pki.RunnerCert, pki.RunnerKey,
+		pki.SmallCert, pki.SmallKey, pki.TenantCert, pki.TenantKey)
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }

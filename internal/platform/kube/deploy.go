@@ -24,8 +24,18 @@ func (p *kubePlatform) manifests(w platform.Workload) ([]*unstructured.Unstructu
 }
 
 // Deploy applies the workload, removes what an earlier workload had and
-// this one does not, and waits for every Deployment to roll out.
+// this one does not, and waits for every Deployment to roll out, while
+// the run holds the cluster.
 func (p *kubePlatform) Deploy(ctx context.Context, w platform.Workload) error {
+	if err := p.lostLease(); err != nil {
+		return leaseErr(context.Background(), err)
+	}
+	ctx, done := p.held(ctx)
+	defer done()
+	return leaseErr(ctx, p.deploy(ctx, w))
+}
+
+func (p *kubePlatform) deploy(ctx context.Context, w platform.Workload) error {
 	if p.places == nil {
 		return fmt.Errorf("kubernetes: deploy before up: the node roles are not known yet")
 	}

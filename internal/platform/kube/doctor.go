@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
@@ -128,6 +131,12 @@ func (p *kubePlatform) permissionFindings(ctx context.Context, kubeVersion strin
 	}
 	var denied []string
 	asked := needed(role.Rules)
+	for _, ns := range slices.Sorted(maps.Keys(role.Reads)) {
+		asked = append(asked, neededIn(role.Reads[ns], ns)...)
+	}
+	if role.Namespaced {
+		denied = append(denied, p.namespacedParts(ctx, role)...)
+	}
 	for _, spec := range asked {
 		r, err := p.c.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 			&authv1.SelfSubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
@@ -144,6 +153,28 @@ func (p *kubePlatform) permissionFindings(ctx context.Context, kubeVersion strin
 			Fix: "bind the role a run needs: " + rbacCommand}}
 	}
 	return []platform.Finding{{Check: "permissions", OK: true, Detail: fmt.Sprintf("%d actions a run takes are allowed", len(asked))}}
+}
+
+// namespacedParts names what of the namespaced role, beyond the rules
+// access reviews ask about, the cluster lacks: the namespace role, with
+// every rule a run binds itself to, and the admission policy that bounds
+// it, without which the role could bind itself anywhere.
+func (p *kubePlatform) namespacedParts(ctx context.Context, role Role) []string {
+	var missing []string
+	cr, err := p.c.kube.RbacV1().ClusterRoles().Get(ctx, namespaceRoleName, metav1.GetOptions{})
+	if err != nil {
+		missing = append(missing, "ClusterRole "+namespaceRoleName+" ("+err.Error()+")")
+	} else if ok, lacks := validation.Covers(cr.Rules, role.NamespaceRules); !ok {
+		missing = append(missing, fmt.Sprintf("ClusterRole %s lacks %v", namespaceRoleName, lacks))
+	}
+	adm := p.c.kube.AdmissionregistrationV1()
+	if _, err := adm.ValidatingAdmissionPolicies().Get(ctx, policyName, metav1.GetOptions{}); err != nil {
+		missing = append(missing, "the admission policy "+policyName+" ("+err.Error()+")")
+	}
+	if _, err := adm.ValidatingAdmissionPolicyBindings().Get(ctx, policyName, metav1.GetOptions{}); err != nil {
+		missing = append(missing, "the admission policy binding "+policyName+" ("+err.Error()+")")
+	}
+	return missing
 }
 
 // nodeFindings checks the study's roles against the nodes.

@@ -2,8 +2,8 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -80,8 +80,21 @@ func (p *kubePlatform) installRelease(ctx context.Context, r helmRelease, order 
 	in.Labels = map[string]string{labelManagedBy: managedBy, labelRun: p.opts.RunID, labelOrder: strconv.Itoa(order)}
 	in.PostRenderer = labelRenderer{release: r.Name, run: p.opts.RunID}
 	values := p.releaseValues(r)
+	// Recorded before Helm writes anything, so that what a run killed
+	// mid-install left is still its to remove.
+	rec := installedRelease{Name: r.Name, Namespace: r.Namespace, Run: p.opts.RunID, Order: order}
+	if err := p.record(ctx, rec); err != nil {
+		return installedChart{}, err
+	}
 	p.log.Info("installing chart", "release", r.Name, "chart", ch.Metadata.Name, "version", ch.Metadata.Version, "namespace", r.Namespace)
-	if _, err := in.RunWithContext(context.WithoutCancel(ctx), ch, values); err != nil {
+	rel, err := in.RunWithContext(context.WithoutCancel(ctx), ch, values)
+	if rel != nil {
+		rec.Manifest = manifestDigest(rel)
+		if rerr := p.record(context.WithoutCancel(ctx), rec); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		return installedChart{}, fmt.Errorf("install %s (chart %s %s): %w", r.Name, ch.Metadata.Name, ch.Metadata.Version, err)
 	}
 	if err := p.waitRollouts(ctx, []string{r.Namespace}, labelRelease+"="+r.Name); err != nil {
@@ -130,44 +143,30 @@ func (p *kubePlatform) loadChart(key string) (*chart.Chart, error) {
 	return ch, nil
 }
 
-// installedRelease is a release meshbench installed, found by its label.
-type installedRelease struct {
-	Name, Namespace, Run string
-	Order                int
-}
-
-// installedReleases lists the Helm releases a run installed ("" every
-// run's) in install order, from the cluster rather than memory, so that
-// what a crashed run left can be removed.
-func (p *kubePlatform) installedReleases(ctx context.Context, run string) ([]installedRelease, error) {
-	secrets, err := p.c.kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{
-		LabelSelector: "owner=helm," + runSelector(run),
-	})
+// removeReleases uninstalls the Helm releases a run recorded ("" every
+// run's), newest first, each with the CRDs it kept.
+func (p *kubePlatform) removeReleases(ctx context.Context, run string) error {
+	rels, err := p.installedReleases(ctx, run)
 	if err != nil {
-		return nil, fmt.Errorf("list helm releases: %w", err)
+		return err
 	}
-	seen := map[string]bool{}
-	var out []installedRelease
-	for _, s := range secrets.Items {
-		r := installedRelease{Name: s.Labels["name"], Namespace: s.Namespace, Run: s.Labels[labelRun]}
-		r.Order, _ = strconv.Atoi(s.Labels[labelOrder])
-		if key := r.Namespace + "/" + r.Name; !seen[key] {
-			seen[key] = true
-			out = append(out, r)
+	for i := len(rels) - 1; i >= 0; i-- {
+		if err := p.uninstallRelease(ctx, rels[i]); err != nil {
+			return err
+		}
+		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {
+			return err
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Run != out[j].Run {
-			return out[i].Run < out[j].Run
-		}
-		return out[i].Order < out[j].Order
-	})
-	return out, nil
+	return nil
 }
 
-// uninstallRelease removes a release and waits for its objects to go,
-// within ctx's deadline: Helm's uninstall takes no context, only a
-// timeout, so it gets the time left.
+// uninstallRelease removes a recorded release, once checkRelease found it
+// the run's, and waits for its objects to go, within ctx's deadline:
+// Helm's uninstall takes no context, only a timeout, so it gets the time
+// left. It runs none of the release's hooks: a hook is a manifest Helm
+// would create with meshbench's credentials, and the charts meshbench
+// installs need none on delete. The record then forgets it.
 func (p *kubePlatform) uninstallRelease(ctx context.Context, r installedRelease) error {
 	timeout, err := helmTimeout(ctx, p.opts.Timeout)
 	if err != nil {
@@ -177,13 +176,23 @@ func (p *kubePlatform) uninstallRelease(ctx context.Context, r installedRelease)
 	if err != nil {
 		return err
 	}
+	rel, err := cfg.Releases.Last(r.Name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return p.unrecord(ctx, r) // Helm never wrote it, or it is gone
+	}
+	if err != nil {
+		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	if err := p.checkRelease(ctx, r, rel); err != nil {
+		return fmt.Errorf("refusing to uninstall %s/%s: %w; remove it yourself if it is meshbench's", r.Namespace, r.Name, err)
+	}
 	un := action.NewUninstall(cfg)
-	un.Wait, un.Timeout, un.IgnoreNotFound = true, timeout, true
+	un.Wait, un.Timeout, un.IgnoreNotFound, un.DisableHooks = true, timeout, true, true
 	p.log.Info("uninstalling chart", "release", r.Name, "namespace", r.Namespace)
 	if _, err := un.Run(r.Name); err != nil && !strings.Contains(err.Error(), driver.ErrReleaseNotFound.Error()) {
 		return fmt.Errorf("uninstall %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	return nil
+	return p.unrecord(ctx, r)
 }
 
 // crdSelector selects the CRDs a run's release kept; "" for either is

@@ -142,10 +142,13 @@ func TestIntegrationDownAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Spec.RenewTime = ptr(metav1.NewMicroTime(time.Now().Add(-2 * leaseDuration)))
+	// Its lease lapses as a killed run's does, by the server's clock,
+	// shortened to a second so that the test need not wait a minute.
+	l.Spec.LeaseDurationSeconds = ptr(int32(1))
 	if _, err := c.Client.CoordinationV1().Leases(lockNamespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(2 * time.Second)
 
 	items, err := Inventory(ctx, Options{Kubeconfig: c.Kubeconfig}, killed.opts.RunID)
 	if err != nil {

@@ -27,6 +27,14 @@ import (
 const (
 	runnerUser    = "meshbench-runner"
 	runnerContext = "runner"
+	// smallUser (context smallContext) is bound by a test to the role
+	// printed for a study that installs no charts; tenantUser (context
+	// tenantContext) is another team's, with no rights but what a test
+	// grants it.
+	smallUser     = "meshbench-small"
+	smallContext  = "small"
+	tenantUser    = "team-a-tenant"
+	tenantContext = "tenant"
 )
 
 // bindRunner applies what `meshbench kubernetes rbac` prints for the

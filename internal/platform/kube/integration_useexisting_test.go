@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -18,10 +19,15 @@ import (
 )
 
 // TestIntegrationUseExistingMesh puts a stand-in for a user's Istio in
-// the cluster (its PeerAuthentication CRD and an istiod Deployment): a
-// run without use_existing refuses it, naming the option; a run with it
-// installs no chart, runs the checks, records the mesh as found, and
-// leaves it all after RemoveMesh and Down.
+// the cluster (its PeerAuthentication CRD, an istiod Deployment, and the
+// mesh-wide policy PERMISSIVE): a run without use_existing refuses it,
+// naming the option; a run with it, as a user bound only to the namespaced
+// role `meshbench kubernetes rbac` prints for the study, installs no chart,
+// applies its STRICT policy in its own namespace only, refuses a policy of
+// the mesh's that would weaken it for meshbench's pods, runs the checks,
+// records the mesh as found, and leaves the user's mesh exactly as it was
+// after RemoveMesh and Down. As that user, every escalation the audit
+// named is refused by the API server.
 func TestIntegrationUseExistingMesh(t *testing.T) {
 	c := needCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -51,6 +57,8 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 	if _, err := dyn.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	paGVR := schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
+	pas := c.dynamic(t).Resource(paGVR)
 	nss := c.Client.CoreV1().Namespaces()
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -74,6 +82,20 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "discovery", Image: istiodImage}}}},
 		},
+	}
+	// The mesh's own policy: mesh-wide PERMISSIVE, as many clusters run
+	// while they migrate to mTLS.
+	var meshWide *unstructured.Unstructured
+	if err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		meshWide, err = pas.Namespace(istioNamespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+			"metadata": map[string]any{"name": "default", "namespace": istioNamespace},
+			"spec":     map[string]any{"mtls": map[string]any{"mode": "PERMISSIVE"}},
+		}}, metav1.CreateOptions{})
+		return err == nil, nil // until the CRD is served
+	}); err != nil {
+		t.Fatalf("the user's mesh-wide PeerAuthentication: %v", err)
 	}
 	deps := c.Client.AppsV1().Deployments(istioNamespace)
 	if _, err := deps.Create(ctx, istiod, metav1.CreateOptions{}); err != nil {
@@ -100,6 +122,14 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 		if err != nil || ns.DeletionTimestamp != nil || ns.Labels[labelRun] != "" {
 			t.Fatalf("%s: the user's %s: %v", when, istioNamespace, err)
 		}
+		pa, err := pas.Namespace(istioNamespace).Get(ctx, "default", metav1.GetOptions{})
+		if err != nil || pa.GetResourceVersion() != meshWide.GetResourceVersion() || pa.GetDeletionTimestamp() != nil {
+			mode := ""
+			if pa != nil {
+				mode, _, _ = unstructured.NestedString(pa.Object, "spec", "mtls", "mode")
+			}
+			t.Fatalf("%s: the user's mesh-wide PeerAuthentication: %v, mode %q, labels %v: want it unchanged (PERMISSIVE)", when, err, mode, pa.GetLabels())
+		}
 	}
 
 	// Without use_existing: refused, naming the option, nothing touched.
@@ -113,14 +143,51 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 	}
 	survives("after the refused run")
 
-	// With use_existing: no chart, the checks run, the mesh recorded as found.
-	p := newTestPlatformWith(t, c, withMesh(existing))
+	// With use_existing, as a user bound to the role printed for it: no
+	// chart, the checks run, the mesh recorded as found.
+	role, err := RBAC(ctx, Options{Meshes: []mesh.MeshSpec{existing}}, DefaultKubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindPrinted(t, ctx, c, role, smallUser)
+	p := newTestPlatformWith(t, c, func(o *Options) { o.Meshes, o.Context = []mesh.MeshSpec{existing}, smallContext })
+	for _, f := range p.permissionFindings(ctx, DefaultKubeVersion) {
+		if !f.OK {
+			t.Fatalf("doctor's permissions as the namespaced role: %s", f.Detail)
+		}
+	}
 	if err := p.Up(ctx, testClusterSpec); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Deploy(ctx, platform.Workload{Graph: testGraph(t, "tiered"), Namespaces: 1}); err != nil {
+	graph := testGraph(t, "tiered")
+	if err := p.Deploy(ctx, platform.Workload{Graph: graph, Namespaces: 1}); err != nil {
 		t.Fatal(err)
 	}
+	escalations(t, ctx, c, smallContext, "ns-1")
+
+	// A policy of the mesh's own that selects meshbench's entry service
+	// and turns mTLS off overrides any namespace's: refused, with the fix,
+	// before meshbench applies anything.
+	legacy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+		"metadata": map[string]any{"name": "users-legacy", "namespace": istioNamespace},
+		"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": graph.Entry}},
+			"mtls": map[string]any{"mode": "DISABLE"}},
+	}}
+	if _, err := pas.Namespace(istioNamespace).Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.InstallMesh(ctx, existing)
+	if err == nil || !strings.Contains(err.Error(), istioNamespace+"/users-legacy") || !strings.Contains(err.Error(), "DISABLE") {
+		t.Errorf("InstallMesh under a root-namespace policy disabling mTLS for %s: %v, want a refusal naming it", graph.Entry, err)
+	}
+	if list, err := pas.Namespace("ns-1").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("PeerAuthentications in ns-1 after the refusal: %d (%v), want none", len(list.Items), err)
+	}
+	if err := pas.Namespace(istioNamespace).Delete(ctx, legacy.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	checks, err := p.InstallMesh(ctx, existing)
 	if err == nil {
 		t.Fatal("InstallMesh passed, but the stand-in istiod injects no sidecar")
@@ -136,6 +203,14 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 		t.Errorf("releases installed with use_existing: %v (%v), want none", releaseNames(rels), err)
 	}
 	survives("after InstallMesh")
+	// meshbench's STRICT, in its own namespace.
+	mine, err := pas.Namespace("ns-1").List(ctx, metav1.ListOptions{LabelSelector: runSelector(p.opts.RunID)})
+	if err != nil || len(mine.Items) != 1 {
+		t.Fatalf("meshbench's PeerAuthentications in ns-1: %v (%v), want one", mine, err)
+	}
+	if mode, _, _ := unstructured.NestedString(mine.Items[0].Object, "spec", "mtls", "mode"); mode != "STRICT" || mine.Items[0].Object["spec"].(map[string]any)["selector"] != nil {
+		t.Errorf("meshbench's policy in ns-1: %v, want namespace-wide STRICT", mine.Items[0].Object["spec"])
+	}
 	if err := p.RemoveMesh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -144,4 +219,15 @@ func TestIntegrationUseExistingMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	survives("after Down")
+
+	// Without its admission policy the role could bind itself anywhere:
+	// doctor refuses it.
+	adm := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	if err := adm.Delete(ctx, policyName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fs := p.permissionFindings(ctx, DefaultKubeVersion)
+	if len(fs) != 1 || fs[0].OK || !strings.Contains(fs[0].Detail, "admission policy binding "+policyName) {
+		t.Errorf("doctor's permissions without the admission policy's binding: %+v, want it named", fs)
+	}
 }

@@ -1,9 +1,16 @@
 package kube
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
@@ -65,19 +72,34 @@ func (p *kubePlatform) istioPlan(pl meshPlan) (meshPlan, error) {
 		pl.Releases = append(pl.Releases, helmRelease{Chart: mesh.ChartIstiod, Name: "istiod", Namespace: istioNamespace, Values: istiod})
 		pl.NSLabels = map[string]string{labelInjection: "enabled"}
 	}
-	// Mesh-wide STRICT mTLS, so that the plaintext probe must fail.
-	pl.Objects = append(pl.Objects, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
-		"metadata": meshMeta(istioNamespace, "default"),
-		"spec":     map[string]any{"mtls": map[string]any{"mode": "STRICT"}},
-	}})
 	for _, ns := range p.namespaces {
+		// STRICT mTLS in each of the workload's namespaces, so that the
+		// plaintext probe must fail. Namespace-wide, not mesh-wide: a
+		// namespace's policy overrides the mesh's, and meshbench's own
+		// namespaces are the only ones it may set policy in, as an
+		// existing mesh's policy is its owner's.
+		pl.Objects = append(pl.Objects, strictMTLS(ns))
 		if pl.Profile.Waypoint {
 			pl.Objects = append(pl.Objects, waypointGateway(ns))
 		}
 		pl.Objects = append(pl.Objects, authorizationPolicies(ns, p.workload.Graph, pl.Profile, p.opts.Ingress)...)
 	}
 	return pl, nil
+}
+
+// peerAuthName is meshbench's PeerAuthentication in each workload
+// namespace.
+const peerAuthName = "meshbench-strict"
+
+var peerAuthGVK = schema.GroupVersionKind{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"}
+
+// strictMTLS is a namespace-wide PeerAuthentication requiring mTLS.
+func strictMTLS(ns string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+		"metadata": meshMeta(ns, peerAuthName),
+		"spec":     map[string]any{"mtls": map[string]any{"mode": "STRICT"}},
+	}}
 }
 
 // waypointGateway is the namespace's waypoint, serving its Services.
@@ -101,4 +123,91 @@ func meshMeta(ns, name string) map[string]any {
 		labels[k] = v
 	}
 	return map[string]any{"name": name, "namespace": ns, "labels": labels}
+}
+
+// refuseWeakerPeerAuth refuses an existing Istio whose root namespace
+// holds a PeerAuthentication that selects the workload's pods with mTLS
+// other than STRICT: Istio applies a workload's policy over its
+// namespace's, so meshbench's STRICT would not hold for those pods and
+// plaintext would pass. meshbench never changes the mesh's own policy.
+// A mesh-wide policy (no selector) is overridden by meshbench's in its
+// namespaces, whatever its mode.
+func (p *kubePlatform) refuseWeakerPeerAuth(ctx context.Context) error {
+	ri, err := p.c.resourceFor(peerAuthGVK, istioNamespace)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	list, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("read the mesh's PeerAuthentications in %s: %w", istioNamespace, err)
+	}
+	var pods []map[string]string // the workload's pod labels
+	var names []string
+	for _, ns := range p.namespaces {
+		deps, err := p.c.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: selectorApps})
+		if err != nil {
+			return fmt.Errorf("list deployments in %s: %w", ns, err)
+		}
+		for _, d := range deps.Items {
+			pods = append(pods, d.Spec.Template.Labels)
+			names = append(names, ns+"/"+d.Name)
+		}
+	}
+	for _, pa := range list.Items {
+		sel, _, _ := unstructured.NestedStringMap(pa.Object, "spec", "selector", "matchLabels")
+		if len(sel) == 0 {
+			continue
+		}
+		weak := weakModes(pa.Object)
+		if len(weak) == 0 {
+			continue
+		}
+		var hit []string
+		for i, labels := range pods {
+			if selects(sel, labels) {
+				hit = append(hit, names[i])
+			}
+		}
+		if len(hit) > 0 {
+			return fmt.Errorf("the mesh's PeerAuthentication %s/%s selects meshbench's pods (%s) with mTLS %s, which overrides meshbench's STRICT in its namespaces, so plaintext would not be refused; "+
+				"meshbench does not change the mesh's policies: narrow its selector so that meshbench's pods (labels %s) fall outside it, or run on another cluster",
+				istioNamespace, pa.GetName(), strings.Join(hit, ", "), strings.Join(weak, ", "), labelManagedBy+"="+managedBy)
+		}
+	}
+	return nil
+}
+
+// weakModes are the mTLS modes other than STRICT a PeerAuthentication
+// sets, for the workload or any port.
+func weakModes(obj map[string]any) []string {
+	var out []string
+	add := func(mode string) {
+		if mode != "" && mode != "STRICT" && mode != "UNSET" && !slices.Contains(out, mode) {
+			out = append(out, mode)
+		}
+	}
+	mode, _, _ := unstructured.NestedString(obj, "spec", "mtls", "mode")
+	add(mode)
+	ports, _, _ := unstructured.NestedMap(obj, "spec", "portLevelMtls")
+	for _, port := range ports {
+		if m, ok := port.(map[string]any); ok {
+			mode, _ := m["mode"].(string)
+			add(mode)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// selects says whether a selector's labels are all among a pod's.
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }

@@ -42,7 +42,7 @@ type jobSpec struct {
 	Resources corev1.ResourceRequirements
 	// LogDir, when set, receives the generator's log as
 	// <namespace>-<name>.log.
-	LogDir string
+	LogDir confined.Dir
 	// Control, when set, is run by a second container of the same pod
 	// (controlContainer), sharing its network, identity and node.
 	Control *load.Options
@@ -255,16 +255,20 @@ func (p *kubePlatform) readResult(ctx context.Context, js jobSpec, pod *corev1.P
 	}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	logs, err := p.c.kube.CoreV1().Pods(js.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container}).DoRaw(lctx)
+	// The API server stops at LimitBytes; the reader refuses a log that
+	// went past it all the same.
+	limit := int64(maxJobLog + 1)
+	logs, err := readStream(lctx, p.c.kube.CoreV1().Pods(js.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, LimitBytes: &limit}),
+		maxJobLog, "the log of pod "+pod.Name)
 	if err != nil {
 		return nil, fmt.Errorf("%s finished (%s) but its output cannot be read from pod %s's log: %w", what, state, pod.Name, err)
 	}
-	if js.LogDir != "" {
+	if !js.LogDir.IsZero() {
 		name := js.Namespace + "-" + js.Name + ".log"
 		if container != jobContainer {
 			name = js.Namespace + "-" + js.Name + "-" + container + ".log"
 		}
-		if err := confined.WriteFile(js.LogDir, name, logs); err != nil {
+		if err := js.LogDir.WriteFile(name, logs); err != nil {
 			return nil, fmt.Errorf("%s: keep its log: %w", what, err)
 		}
 	}

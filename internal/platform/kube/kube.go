@@ -31,6 +31,9 @@ type kubePlatform struct {
 	lease      *lease // this run's hold on the cluster, from Up to Down
 	// clusterDomain is the cluster's DNS domain, which Up reads.
 	clusterDomain string
+	// scopedUser says whether the user holds the namespaced role (scoped),
+	// once asked.
+	scopedUser *bool
 }
 
 // Info reports the cluster's version and the app nodes' kernel and CPUs.

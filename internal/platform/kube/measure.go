@@ -21,8 +21,19 @@ const jobStartAllowance = 3 * time.Minute
 // Measure runs one load generator Job (or one per namespace) against the
 // entry Service, samples resources while they run, and returns each
 // generator's result and every component's series over the measured
-// window: from the earliest generator's start to the latest's end.
+// window: from the earliest generator's start to the latest's end. It
+// stops, saying why, when the run loses the cluster's lease.
 func (p *kubePlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platform.Measurement, error) {
+	if err := p.lostLease(); err != nil {
+		return platform.Measurement{}, leaseErr(context.Background(), err)
+	}
+	ctx, done := p.held(ctx)
+	defer done()
+	m, err := p.measure(ctx, spec)
+	return m, leaseErr(ctx, err)
+}
+
+func (p *kubePlatform) measure(ctx context.Context, spec infra.LoadSpec) (platform.Measurement, error) {
 	var m platform.Measurement
 	if p.workload == nil {
 		return m, errors.New("kubernetes: measure before deploy: there is no workload to load")

@@ -37,8 +37,19 @@ type installedMesh struct {
 // InstallMesh installs a mesh profile on the deployed workload, then
 // verifies it. An install error rolls back what was installed; a failed
 // check leaves the mesh installed (for inspection; RemoveMesh or Down
-// remove it) and is returned in the checks and as an error.
+// remove it) and is returned in the checks and as an error. It stops,
+// saying why, when the run loses the cluster's lease.
 func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
+	if err := p.lostLease(); err != nil {
+		return nil, leaseErr(context.Background(), err)
+	}
+	ctx, done := p.held(ctx)
+	defer done()
+	checks, err := p.installMesh(ctx, m)
+	return checks, leaseErr(ctx, err)
+}
+
+func (p *kubePlatform) installMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh.Check, error) {
 	if p.workload == nil {
 		return nil, errors.New("kubernetes: install mesh before deploy: there is no workload to mesh")
 	}
@@ -49,6 +60,11 @@ func (p *kubePlatform) InstallMesh(ctx context.Context, m mesh.MeshSpec) ([]mesh
 	// The mesh of this run's previous cell would clash.
 	if err := p.RemoveMesh(ctx); err != nil {
 		return nil, err
+	}
+	if m.UseExisting && pl.Profile.Mesh == mesh.Istio {
+		if err := p.refuseWeakerPeerAuth(ctx); err != nil {
+			return nil, fmt.Errorf("kubernetes: %s with use_existing: %w", m.Profile, err)
+		}
 	}
 	if err := p.install(ctx, pl); err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
@@ -220,17 +236,8 @@ func (p *kubePlatform) RemoveMesh(ctx context.Context) error {
 			return fmt.Errorf("kubernetes: remove mesh: %w", err)
 		}
 	}
-	rels, err := p.installedReleases(ctx, p.opts.RunID)
-	if err != nil {
+	if err := p.removeReleases(ctx, p.opts.RunID); err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)
-	}
-	for i := len(rels) - 1; i >= 0; i-- {
-		if err := p.uninstallRelease(ctx, rels[i]); err != nil {
-			return fmt.Errorf("kubernetes: remove mesh: %w", err)
-		}
-		if err := p.deleteKeptCRDs(ctx, rels[i].Run, rels[i].Name); err != nil {
-			return fmt.Errorf("kubernetes: remove mesh: %w", err)
-		}
 	}
 	if err := p.deleteNamespaces(ctx, p.selector(componentMesh)); err != nil {
 		return fmt.Errorf("kubernetes: remove mesh: %w", err)

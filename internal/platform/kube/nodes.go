@@ -185,7 +185,7 @@ func (p *kubePlatform) Up(ctx context.Context, spec infra.ClusterSpec) error {
 		return fmt.Errorf("kubernetes: %w", err)
 	}
 	// Down releases the lease, after a failed Up too.
-	if err := p.acquire(ctx); err != nil {
+	if err := p.acquire(ctx, p.holder()); err != nil {
 		return fmt.Errorf("kubernetes: %w", err)
 	}
 	if err := p.refuseLeftovers(ctx); err != nil {

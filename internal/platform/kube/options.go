@@ -62,6 +62,10 @@ type Options struct {
 	// defaults and $HELM_* variables.
 	HelmRepositoryConfig string
 	HelmRepositoryCache  string
+	// AllowChartRules accepts the wide rules (wideRule) of the charts'
+	// roles they name, "ClusterRole/NAME" or "Role/NAMESPACE/NAME", which
+	// the role a run needs would otherwise refuse.
+	AllowChartRules []string
 	// Logger receives progress; nil discards.
 	Logger *slog.Logger
 }

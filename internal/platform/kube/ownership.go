@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 )
 
 // A run owns what it makes: every object carries the run's id, and
@@ -73,9 +75,41 @@ func (p *kubePlatform) selector(component string) string {
 	return runSelector(p.opts.RunID) + "," + labelComponent + "=" + component
 }
 
-// apply applies objects as this run's: each carries the run's label, and a
-// namespace that exists and is not this run's is refused, not adopted.
+// apply applies objects as this run's: each carries the run's label, and
+// an object that exists and is not this run's (a namespace, or anything
+// in a namespace the run did not make) is refused, not adopted:
+// server-side apply would take its fields over. Namespaces go first, each
+// with the rights meshbench takes in them (bindSelf).
 func (p *kubePlatform) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	var nss, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" {
+			nss = append(nss, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	if err := p.claim(ctx, nss); err != nil {
+		return err
+	}
+	if err := p.c.apply(ctx, nss, false); err != nil {
+		return err
+	}
+	for _, ns := range nss {
+		if err := p.bindSelf(ctx, ns.GetName()); err != nil {
+			return err
+		}
+	}
+	if err := p.claim(ctx, rest); err != nil {
+		return err
+	}
+	return p.c.apply(ctx, rest, false)
+}
+
+// claim labels objects as this run's, and refuses those that exist and
+// are not.
+func (p *kubePlatform) claim(ctx context.Context, objs []*unstructured.Unstructured) error {
+	ours := map[string]bool{} // namespace -> made by this run
 	for _, o := range objs {
 		l := o.GetLabels()
 		if l == nil {
@@ -87,9 +121,51 @@ func (p *kubePlatform) apply(ctx context.Context, objs []*unstructured.Unstructu
 			if err := p.claimNamespace(ctx, o.GetName()); err != nil {
 				return err
 			}
+			ours[o.GetName()] = true
+			continue
+		}
+		if err := p.claimObject(ctx, o, ours); err != nil {
+			return err
 		}
 	}
-	return p.c.apply(ctx, objs, false)
+	return nil
+}
+
+// claimObject refuses an object in a namespace this run did not make
+// that exists and is not this run's. ours caches what is known of the
+// namespaces.
+func (p *kubePlatform) claimObject(ctx context.Context, o *unstructured.Unstructured, ours map[string]bool) error {
+	ns := o.GetNamespace()
+	if ns == "" {
+		return nil
+	}
+	mine, known := ours[ns]
+	if !known {
+		n, err := p.c.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace %s: %w", ns, err)
+		}
+		mine = err == nil && n.Labels[labelManagedBy] == managedBy && n.Labels[labelRun] == p.opts.RunID
+		ours[ns] = mine
+	}
+	if mine {
+		return nil
+	}
+	ri, err := p.c.resourceFor(o.GroupVersionKind(), ns)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", describe(o), err)
+	}
+	cur, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", describe(o), err)
+	}
+	if l := cur.GetLabels(); l[labelManagedBy] != managedBy || l[labelRun] != p.opts.RunID {
+		return fmt.Errorf("%s exists and this run did not make it: meshbench will neither change nor delete it; remove it if it is meshbench's, or run on another cluster", describe(o))
+	}
+	return nil
 }
 
 // claimNamespace refuses a namespace that exists and that this run did not
@@ -218,37 +294,54 @@ func (p *kubePlatform) refuseForeignMeshes(ctx context.Context) error {
 	return nil
 }
 
-// lease is this run's hold on the cluster.
+// lease is this process's hold on the cluster.
 type lease struct {
-	stop chan struct{}
-	done chan struct{}
+	holder string
+	stop   chan struct{}
+	done   chan struct{}
+	// lost ends, with the loss as its cause, when another holder took the
+	// Lease or it could not be renewed in time.
+	lost   context.Context
+	cancel context.CancelCauseFunc
 }
+
+// errLeaseLost is the cause of a lease's loss.
+var errLeaseLost = errors.New("lost the cluster's lease")
 
 // holder is what the Lease says of this run, for another run's message.
 func (p *kubePlatform) holder() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s (host %s, pid %d)", p.opts.RunID, host, os.Getpid())
+	return holderOf(p.opts.RunID)
 }
 
-// acquire takes the cluster's Lease, waiting up to the timeout while
-// another live run holds it, and keeps it renewed until release. A holder
-// that stopped renewing (killed) loses it after leaseDuration.
-func (p *kubePlatform) acquire(ctx context.Context) error {
+func holderOf(what string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s (host %s, pid %d)", what, host, os.Getpid())
+}
+
+// acquire takes the cluster's Lease for holder, waiting up to the timeout
+// while another live holder keeps it, and keeps it renewed until release.
+// A holder that stopped renewing (killed) loses it leaseDuration after its
+// last renewal, by the API server's clock.
+func (p *kubePlatform) acquire(ctx context.Context, holder string) error {
 	if p.lease != nil {
 		return nil
 	}
 	leases := p.c.kube.CoordinationV1().Leases(lockNamespace)
 	var other string
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, p.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		// RenewTime and AcquireTime are informational: expiry is judged
+		// by the server's timestamps, never by this machine's clock.
 		now := metav1.NewMicroTime(time.Now())
+		// The namespace first: under the namespaced role, meshbench may
+		// read nothing in it before it made it.
+		if err := p.ensureLockNamespace(ctx); err != nil {
+			return false, err
+		}
 		l, err := leases.Get(ctx, lockName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			if err := p.ensureLockNamespace(ctx); err != nil {
-				return false, err
-			}
 			l := &coordinationv1.Lease{
 				ObjectMeta: objMeta(lockNamespace, lockName, map[string]string{labelComponent: componentLock}),
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(p.holder()), LeaseDurationSeconds: ptr(int32(leaseDuration / time.Second)),
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(holder), LeaseDurationSeconds: ptr(int32(leaseDuration / time.Second)),
 					AcquireTime: &now, RenewTime: &now},
 			}
 			_, err := leases.Create(ctx, l, metav1.CreateOptions{FieldManager: fieldManager})
@@ -260,12 +353,19 @@ func (p *kubePlatform) acquire(ctx context.Context) error {
 		if err != nil {
 			return false, pollErr(ctx, err)
 		}
-		if h := deref(l.Spec.HolderIdentity); h != "" && !expired(l, now.Time) {
+		live, err := p.leaseLive(ctx, l)
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && isTerminating(err) {
+			return false, nil // the namespace is going
+		}
+		if err != nil {
+			return false, pollErr(ctx, err)
+		}
+		if h := deref(l.Spec.HolderIdentity); live {
 			other = h
 			p.log.Info("waiting for another meshbench run to release the cluster", "holder", h)
 			return false, nil
 		}
-		l.Spec.HolderIdentity, l.Spec.AcquireTime, l.Spec.RenewTime = ptr(p.holder()), &now, &now
+		l.Spec.HolderIdentity, l.Spec.AcquireTime, l.Spec.RenewTime = ptr(holder), &now, &now
 		l.Spec.LeaseDurationSeconds = ptr(int32(leaseDuration / time.Second))
 		_, err = leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: fieldManager})
 		if apierrors.IsConflict(err) {
@@ -279,18 +379,60 @@ func (p *kubePlatform) acquire(ctx context.Context) error {
 		}
 		return fmt.Errorf("take the cluster's lease %s/%s: %w", lockNamespace, lockName, err)
 	}
-	p.lease = &lease{stop: make(chan struct{}), done: make(chan struct{})}
+	lost, cancel := context.WithCancelCause(context.Background())
+	p.lease = &lease{holder: holder, stop: make(chan struct{}), done: make(chan struct{}), lost: lost, cancel: cancel}
 	go p.renew(p.lease)
-	p.log.Info("holding the cluster for this run", "run", p.opts.RunID, "lease", lockNamespace+"/"+lockName)
+	p.log.Info("holding the cluster", "holder", holder, "lease", lockNamespace+"/"+lockName)
 	return nil
 }
 
-// renew keeps the Lease until stopped.
+// leaseLive says whether a Lease's holder renews it, by the API server's
+// clock: the server's time of the last write to it (its managed fields'
+// times, which the server stamps) against the server's time now.
+func (p *kubePlatform) leaseLive(ctx context.Context, l *coordinationv1.Lease) (bool, error) {
+	if deref(l.Spec.HolderIdentity) == "" || l.Spec.LeaseDurationSeconds == nil {
+		return false, nil
+	}
+	now, err := p.serverNow(ctx)
+	if err != nil {
+		return false, err
+	}
+	return now.Before(lastWrite(l).Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)), nil
+}
+
+// lastWrite is when the API server last stored a change to an object:
+// the latest time in its managed fields, else its creation.
+func lastWrite(o metav1.Object) time.Time {
+	t := o.GetCreationTimestamp().Time
+	for _, f := range o.GetManagedFields() {
+		if f.Time != nil && f.Time.After(t) {
+			t = f.Time.Time
+		}
+	}
+	return t
+}
+
+// serverNow is the API server's time, read from the creation time it
+// gives a Lease created as a dry run (nothing is stored).
+func (p *kubePlatform) serverNow(ctx context.Context) (time.Time, error) {
+	probe := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{GenerateName: "meshbench-clock-", Namespace: lockNamespace}}
+	got, err := p.c.kube.CoordinationV1().Leases(lockNamespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the API server's time: %w", err)
+	}
+	return got.CreationTimestamp.Time, nil
+}
+
+// renew keeps the Lease until stopped. When another holder has it, or it
+// could not be renewed for long enough that another may take it, the
+// lease is lost: renew says so and ends l.lost, which stops the run's
+// work (held).
 func (p *kubePlatform) renew(l *lease) {
 	defer close(l.done)
 	t := time.NewTicker(leaseRenew)
 	defer t.Stop()
 	leases := p.c.kube.CoordinationV1().Leases(lockNamespace)
+	renewed := time.Now() // on this machine's monotonic clock: a span, not a time
 	for {
 		select {
 		case <-l.stop:
@@ -299,27 +441,168 @@ func (p *kubePlatform) renew(l *lease) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), leaseRenew)
 		cur, err := leases.Get(ctx, lockName, metav1.GetOptions{})
-		if err == nil && deref(cur.Spec.HolderIdentity) == p.holder() {
+		var cause error
+		switch {
+		case apierrors.IsNotFound(err):
+			cause = fmt.Errorf("%w %s/%s: it was deleted", errLeaseLost, lockNamespace, lockName)
+		case err == nil && deref(cur.Spec.HolderIdentity) != l.holder:
+			cause = fmt.Errorf("%w %s/%s to %s", errLeaseLost, lockNamespace, lockName, deref(cur.Spec.HolderIdentity))
+		case err == nil:
 			cur.Spec.RenewTime = ptr(metav1.NewMicroTime(time.Now()))
-			_, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+			if _, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager}); err == nil {
+				renewed = time.Now()
+			}
 		}
 		cancel()
-		if err != nil {
+		if cause == nil && err != nil {
 			p.log.Warn("renewing the cluster's lease", "err", err)
+			if since := time.Since(renewed); since > leaseDuration-leaseRenew {
+				cause = fmt.Errorf("%w %s/%s: not renewed for %s, and another run may take it after %s: %v", errLeaseLost, lockNamespace, lockName, since.Round(time.Second), leaseDuration, err)
+			}
+		}
+		if cause != nil {
+			p.log.Error("stopping this run's work", "err", cause)
+			l.cancel(cause)
+			return
 		}
 	}
 }
 
-// release gives the cluster up: the Lease goes, and its namespace with it,
-// so that the cluster is left as it was.
-func (p *kubePlatform) release(ctx context.Context) error {
+// held is ctx, ended too when this run loses the cluster's lease, with
+// the loss as its cause: the run's work stops where it is (Deploy,
+// InstallMesh and Measure roll back or return), and what was running says
+// why (leaseErr).
+func (p *kubePlatform) held(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.lease == nil {
+		return context.WithCancel(ctx)
+	}
+	lost := p.lease.lost
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(lost, func() { cancel(context.Cause(lost)) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// lostLease is the lease's loss, or nil while it is held (or none was
+// taken).
+func (p *kubePlatform) lostLease() error {
 	if p.lease == nil {
 		return nil
 	}
-	close(p.lease.stop)
-	<-p.lease.done
+	return context.Cause(p.lease.lost)
+}
+
+// leaseErr says that the run stopped for the loss of its lease when that
+// is err, or why ctx ended; else it is err.
+func leaseErr(ctx context.Context, err error) error {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(err, errLeaseLost):
+		return fmt.Errorf("kubernetes: %w: this run stopped its work", err)
+	case err != nil && errors.Is(cause, errLeaseLost):
+		return fmt.Errorf("kubernetes: %w: this run stopped its work (%v)", cause, err)
+	}
+	return err
+}
+
+// release gives the cluster up while it still holds it. After a loss it
+// touches nothing: the Lease and its namespace are the new holder's. Else
+// it renews once more, which the server refuses if anyone wrote the Lease
+// since, and so holds it for leaseDuration: no run can take it while the
+// namespace goes, and a run that waits makes a new one. The namespace
+// stays, with the Lease deleted, while it holds a run's record (releases
+// to remove).
+func (p *kubePlatform) release(ctx context.Context) error {
+	l := p.lease
+	if l == nil {
+		return nil
+	}
 	p.lease = nil
-	return p.deleteNamespaces(ctx, selectorManaged+","+labelComponent+"="+componentLock)
+	close(l.stop)
+	<-l.done
+	if cause := context.Cause(l.lost); cause != nil {
+		return fmt.Errorf("%w; left it and its namespace %s to its holder", cause, lockNamespace)
+	}
+	leases := p.c.kube.CoordinationV1().Leases(lockNamespace)
+	var held *coordinationv1.Lease
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := leases.Get(ctx, lockName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if h := deref(cur.Spec.HolderIdentity); h != l.holder {
+			return fmt.Errorf("%w %s/%s to %s; left it and its namespace to its holder", errLeaseLost, lockNamespace, lockName, h)
+		}
+		cur.Spec.RenewTime = ptr(metav1.NewMicroTime(time.Now()))
+		held, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w %s/%s: it was deleted; left its namespace alone", errLeaseLost, lockNamespace, lockName)
+	}
+	if err != nil {
+		return err
+	}
+	records, err := p.installedReleases(ctx, "")
+	if err != nil {
+		return err
+	}
+	if len(records) > 0 {
+		err := leases.Delete(ctx, lockName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &held.ResourceVersion}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("release the lease %s/%s: %w", lockNamespace, lockName, err)
+		}
+		return nil
+	}
+	return p.deleteLockNamespace(ctx)
+}
+
+// deleteLockNamespace deletes the lease's namespace and waits until it is
+// gone: that one, by its UID, since a run that waited may make a new one
+// as soon as it is.
+func (p *kubePlatform) deleteLockNamespace(ctx context.Context) error {
+	nss := p.c.kube.CoreV1().Namespaces()
+	ns, err := nss.Get(ctx, lockNamespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", lockNamespace, err)
+	}
+	p.log.Info("deleting namespace", "namespace", lockNamespace)
+	err = nss.Delete(ctx, lockNamespace, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &ns.UID}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or another one
+	}
+	if err != nil {
+		return fmt.Errorf("delete namespace %s: %w", lockNamespace, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, p.opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		cur, err := nss.Get(ctx, lockNamespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, pollErr(ctx, err)
+		}
+		return cur.UID != ns.UID, nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s still terminating: %w", lockNamespace, err)
+	}
+	return nil
+}
+
+// lockNamespaceExists says whether the Lease's namespace is there: under
+// the namespaced role, reading in a namespace that is not gives
+// forbidden, not not-found.
+func (p *kubePlatform) lockNamespaceExists(ctx context.Context) (bool, error) {
+	_, err := p.c.kube.CoreV1().Namespaces().Get(ctx, lockNamespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("namespace %s: %w", lockNamespace, err)
+	}
+	return true, nil
 }
 
 // ensureLockNamespace creates the Lease's namespace unless it exists, and
@@ -341,15 +624,10 @@ func (p *kubePlatform) ensureLockNamespace(ctx context.Context) error {
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	return err
-}
-
-// expired says whether a Lease's holder stopped renewing it.
-func expired(l *coordinationv1.Lease, now time.Time) bool {
-	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
-		return true
+	if err != nil {
+		return err
 	}
-	return now.After(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+	return p.bindSelf(ctx, lockNamespace)
 }
 
 // isTerminating says whether err refuses a create in a namespace that is

@@ -170,11 +170,12 @@ func (p *kubePlatform) peerIdentityCheck(ctx context.Context, pr profile) *mesh.
 // readEvidence reads one proxy's metrics through the API server's pod
 // proxy and counts the load generators' mTLS calls in them.
 func (p *kubePlatform) readEvidence(ctx context.Context, pod *corev1.Pod, ev identityEvidence, ns string) (float64, error) {
-	body, err := p.c.kube.CoreV1().Pods(pod.Namespace).ProxyGet("http", pod.Name, strconv.Itoa(ev.Port), ev.Path, nil).DoRaw(ctx)
+	body, err := p.c.kube.CoreV1().Pods(pod.Namespace).ProxyGet("http", pod.Name, strconv.Itoa(ev.Port), ev.Path, nil).Stream(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%s/%s:%d%s: %w", pod.Namespace, pod.Name, ev.Port, ev.Path, err)
 	}
-	n, err := ev.identityCount(strings.NewReader(string(body)), ns, loadServiceAccount)
+	defer body.Close()
+	n, err := ev.identityCount(bounded(body, maxProxyStats, "the metrics page"), ns, loadServiceAccount)
 	if err != nil {
 		return 0, fmt.Errorf("%s/%s:%d%s: %w", pod.Namespace, pod.Name, ev.Port, ev.Path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -75,13 +76,22 @@ func ChartMeshes() []mesh.MeshSpec {
 	return out
 }
 
-// Role is the ClusterRole a run needs.
+// Role is what a run needs. A study that installs charts needs one
+// ClusterRole, which is cluster-admin in effect (Rules); one that
+// installs none needs the namespaced role (Namespaced).
 type Role struct {
-	// Rules are meshbench's own rules and those the charts' RBAC needs,
-	// merged.
+	// Rules are granted cluster-wide: meshbench's own rules and those the
+	// charts' RBAC needs, merged; under the namespaced role, the few
+	// rules it needs cluster-wide.
 	Rules []rbacv1.PolicyRule
 	// Charts are the charts whose RBAC Rules hold, "key=chart version".
 	Charts []string
+	// Namespaced is the namespaced role: NamespaceRules are what
+	// meshbench binds itself to in each namespace it makes, and Reads
+	// what it reads, by namespace, in namespaces the cluster has.
+	Namespaced     bool
+	NamespaceRules []rbacv1.PolicyRule
+	Reads          map[string][]rbacv1.PolicyRule
 }
 
 // RBAC is the one role a run of opts.Meshes needs, which `meshbench
@@ -105,6 +115,9 @@ func RBAC(ctx context.Context, opts Options, kubeVersion string) (Role, error) {
 
 // role is RBAC for the platform's meshes and charts.
 func (p *kubePlatform) role(ctx context.Context, kubeVersion string) (Role, error) {
+	if !p.installsCharts() {
+		return p.namespacedRole()
+	}
 	rules, charts, err := p.chartRBAC(ctx, kubeVersion)
 	if err != nil {
 		return Role{}, err
@@ -210,6 +223,11 @@ func ruleKey(r rbacv1.PolicyRule) string {
 // needed are a role's rules as SelfSubjectAccessReviews ask them, one per
 // verb and resource (and name) or URL, cluster-wide.
 func needed(rules []rbacv1.PolicyRule) []authv1.SelfSubjectAccessReviewSpec {
+	return neededIn(rules, "")
+}
+
+// neededIn is needed in one namespace ("" cluster-wide).
+func neededIn(rules []rbacv1.PolicyRule, namespace string) []authv1.SelfSubjectAccessReviewSpec {
 	var out []authv1.SelfSubjectAccessReviewSpec
 	for _, r := range rules {
 		for _, a := range validation.BreakdownRule(r) {
@@ -218,7 +236,7 @@ func needed(rules []rbacv1.PolicyRule) []authv1.SelfSubjectAccessReviewSpec {
 				continue
 			}
 			resource, sub, _ := strings.Cut(a.Resources[0], "/")
-			ra := &authv1.ResourceAttributes{Verb: a.Verbs[0], Group: a.APIGroups[0], Resource: resource, Subresource: sub}
+			ra := &authv1.ResourceAttributes{Namespace: namespace, Verb: a.Verbs[0], Group: a.APIGroups[0], Resource: resource, Subresource: sub}
 			if len(a.ResourceNames) > 0 {
 				ra.Name = a.ResourceNames[0]
 			}
@@ -228,9 +246,15 @@ func needed(rules []rbacv1.PolicyRule) []authv1.SelfSubjectAccessReviewSpec {
 	return out
 }
 
-// WriteRBAC writes the ClusterRole holding a role's rules and a
-// ClusterRoleBinding of it to subject, as YAML for kubectl apply.
+// WriteRBAC writes what binds a role to subject, as YAML for kubectl
+// apply, each part with a comment that says what it grants and why. A
+// role that installs charts is one ClusterRole and its binding; the
+// namespaced role is its ClusterRoles, the Roles it reads with, and the
+// admission policy that bounds it.
 func WriteRBAC(w io.Writer, role Role, subject rbacv1.Subject) error {
+	if role.Namespaced {
+		return writeNamespaced(w, role, subject)
+	}
 	cr := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: rbacName, Labels: map[string]string{labelManagedBy: managedBy}},
@@ -239,14 +263,46 @@ func WriteRBAC(w io.Writer, role Role, subject rbacv1.Subject) error {
 	if len(role.Charts) > 0 {
 		cr.Annotations = map[string]string{annotCharts: strings.Join(role.Charts, ", ")}
 	}
-	binding := rbacv1.ClusterRoleBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: rbacName, Labels: map[string]string{labelManagedBy: managedBy}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: rbacName},
-		Subjects:   []rbacv1.Subject{subject},
-	}
-	for i, o := range []any{cr, binding} {
-		b, err := yaml.Marshal(o)
+	return writeDocs(w, []doc{
+		{installComment, cr},
+		{"", clusterBinding(rbacName, subject)},
+	})
+}
+
+// installComment says plainly what the role for installing meshes is.
+const installComment = `# The role meshbench needs to install meshes from their charts. It is
+# cluster-admin in effect: a mesh's charts create ClusterRoles and bindings,
+# and the API server lets only a user who holds every permission a role
+# grants create it, so this role holds all the charts' roles grant (every
+# Secret, Pods and nodes everywhere, TokenReviews); it also creates
+# mutating webhooks that see every pod, DaemonSets on every node, CRDs, and
+# Helm's release Secrets in any namespace. It holds neither escalate nor
+# unrestricted bind, but that bounds little. Bind it only to whom you would
+# make cluster-admin. A study whose meshes the cluster runs already
+# (use_existing), or that installs none (baseline, cilium), runs under a
+# namespaced role instead: meshbench kubernetes rbac FILE prints it.`
+
+// namespacedComment says what the namespaced role is.
+const namespacedComment = `# The namespaced role, for a study that installs no charts (use_existing,
+# baseline, cilium). Cluster-wide, meshbench may make namespaces, read
+# nodes, CRDs, metrics and mesh policies, and bind ClusterRole
+# ` + namespaceRoleName + ` (below). In each namespace it makes, it binds that role
+# to itself; the admission policy ` + policyName + ` lets this user bind it
+# nowhere else and to nobody else, change or delete only its own
+# namespaces, and make no privileged pod, host path, Service with external
+# IPs or ServiceAccount token. It needs admissionregistration.k8s.io/v1
+# ValidatingAdmissionPolicy (Kubernetes 1.30 or later); without the policy
+# the role could bind itself anywhere: apply all of this, or none.`
+
+type doc struct {
+	comment string
+	obj     any
+}
+
+// writeDocs writes objects as YAML documents, each after its comment.
+func writeDocs(w io.Writer, docs []doc) error {
+	for i, d := range docs {
+		b, err := yaml.Marshal(d.obj)
 		if err != nil {
 			return err
 		}
@@ -255,11 +311,56 @@ func WriteRBAC(w io.Writer, role Role, subject rbacv1.Subject) error {
 				return err
 			}
 		}
+		if d.comment != "" {
+			if _, err := io.WriteString(w, d.comment+"\n"); err != nil {
+				return err
+			}
+		}
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func clusterBinding(name string, subject rbacv1.Subject) rbacv1.ClusterRoleBinding {
+	return rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelManagedBy: managedBy}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+}
+
+// writeNamespaced writes the namespaced role for subject.
+func writeNamespaced(w io.Writer, role Role, subject rbacv1.Subject) error {
+	clusterRole := func(name string, rules []rbacv1.PolicyRule) rbacv1.ClusterRole {
+		return rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelManagedBy: managedBy}},
+			Rules:      rules,
+		}
+	}
+	vap, vapBinding := policy(subject)
+	docs := []doc{
+		{namespacedComment, clusterRole(namespacedRoleName, role.Rules)},
+		{"", clusterBinding(namespacedRoleName, subject)},
+		{"# Bound by meshbench itself, to itself, in each namespace it makes (not here).", clusterRole(namespaceRoleName, role.NamespaceRules)},
+	}
+	namespaces := slices.Sorted(maps.Keys(role.Reads))
+	for i, ns := range namespaces {
+		comment := ""
+		if i == 0 {
+			comment = "# What meshbench reads in namespaces the cluster has: read-only, by name where it can be."
+		}
+		meta := metav1.ObjectMeta{Name: readRoleName, Namespace: ns, Labels: map[string]string{labelManagedBy: managedBy}}
+		docs = append(docs,
+			doc{comment, rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: meta, Rules: role.Reads[ns]}},
+			doc{"", rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"}, ObjectMeta: meta,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: readRoleName}, Subjects: []rbacv1.Subject{subject}}})
+	}
+	docs = append(docs, doc{"", vap}, doc{"", vapBinding})
+	return writeDocs(w, docs)
 }
 
 // annotCharts on the printed ClusterRole names the charts whose RBAC it

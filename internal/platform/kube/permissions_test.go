@@ -2,13 +2,17 @@ package kube
 
 import (
 	"bytes"
+	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/meshbench/meshbench/internal/mesh"
 )
 
 func TestWriteRBAC(t *testing.T) {
@@ -36,6 +40,11 @@ func TestWriteRBAC(t *testing.T) {
 	}
 	if binding.RoleRef.Name != cr.Name || len(binding.Subjects) != 1 || binding.Subjects[0] != subject {
 		t.Errorf("binding of %s to %v, want %s to %v", binding.RoleRef.Name, binding.Subjects, cr.Name, subject)
+	}
+	// A role that installs charts is cluster-admin in effect, and says so
+	// before anyone applies it.
+	if !strings.Contains(docs[0], "cluster-admin in effect") {
+		t.Errorf("the role for installing meshes does not say it is cluster-admin in effect:\n%s", docs[0])
 	}
 }
 
@@ -204,7 +213,7 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: mesh-controller}
 `
-	got, err := rbacNeeds([]renderedRelease{{Chart: "mesh", Release: "mesh", Namespace: "mesh-system", Manifest: manifest}})
+	got, err := rbacNeeds([]renderedRelease{{Chart: "mesh", Release: "mesh", Namespace: "mesh-system", Manifest: manifest}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +230,7 @@ metadata: {name: mesh-controller}
 
 	// A role a binding names is the chart's own only in its namespace.
 	other := strings.Replace(manifest, "metadata: {name: mesh-secrets}\n  roleRef", "metadata: {name: mesh-secrets, namespace: elsewhere}\n  roleRef", 1)
-	got, err = rbacNeeds([]renderedRelease{{Chart: "mesh", Release: "mesh", Namespace: "mesh-system", Manifest: other}})
+	got, err = rbacNeeds([]renderedRelease{{Chart: "mesh", Release: "mesh", Namespace: "mesh-system", Manifest: other}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +246,108 @@ aggregationRule:
   clusterRoleSelectors: [{matchLabels: {mesh/aggregate-to-view: "true"}}]
 rules: []
 `
-	_, err = rbacNeeds([]renderedRelease{{Chart: "mesh-chart", Release: "mesh", Namespace: "mesh-system", Manifest: aggregated}})
+	_, err = rbacNeeds([]renderedRelease{{Chart: "mesh-chart", Release: "mesh", Namespace: "mesh-system", Manifest: aggregated}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "chart mesh-chart") || !strings.Contains(err.Error(), "ClusterRole mesh-view") || !strings.Contains(err.Error(), "cluster-admin") {
 		t.Errorf("err = %v, want the chart and its aggregating ClusterRole named", err)
+	}
+}
+
+// TestRBACNeedsRefusesWideRules: a chart role granting wildcards beyond
+// its mesh's own API, or non-resource URLs, is refused, naming the chart
+// and the role; the wildcards Istio's pinned charts hold (reading every
+// resource of Istio's and the Gateway API's groups, every verb on
+// ingresses/status) are not wide.
+func TestRBACNeedsRefusesWideRules(t *testing.T) {
+	t.Parallel()
+	role := func(name, rules string) renderedRelease {
+		return renderedRelease{Chart: "mesh-chart", Release: "mesh", Namespace: "mesh-system", Manifest: `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ` + name + `}
+rules:
+` + rules}
+	}
+	for _, tc := range []struct{ name, rules string }{
+		{"everything", `- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}` + "\n"},
+		{"urls", `- {nonResourceURLs: ["*"], verbs: ["get"]}` + "\n"},
+		{"read-core", `- {apiGroups: [""], resources: ["*"], verbs: ["get", "list"]}` + "\n"},
+		{"write-groups", `- {apiGroups: ["networking.istio.io"], resources: ["*"], verbs: ["create"]}` + "\n"},
+		{"all-verbs", `- {apiGroups: [""], resources: ["secrets"], verbs: ["*"]}` + "\n"},
+	} {
+		_, err := rbacNeeds([]renderedRelease{role("wide-"+tc.name, tc.rules)}, []string{"ClusterRole/another"})
+		if err == nil || !strings.Contains(err.Error(), "chart mesh-chart") || !strings.Contains(err.Error(), "ClusterRole/wide-"+tc.name) ||
+			!strings.Contains(err.Error(), "--allow-chart-rules") {
+			t.Errorf("%s: err = %v, want a refusal naming the chart, the role and the flag", tc.name, err)
+		}
+		// Named, it is accepted, and the role a run needs holds it.
+		got, err := rbacNeeds([]renderedRelease{role("wide-"+tc.name, tc.rules)}, []string{"ClusterRole/wide-" + tc.name})
+		if err != nil || len(got) != 1 {
+			t.Errorf("%s, named: %v, %v; want its rule", tc.name, got, err)
+		}
+	}
+	istio := role("istiod", `- {apiGroups: ["security.istio.io", "networking.istio.io"], resources: ["*"], verbs: ["get", "watch", "list"]}
+- {apiGroups: ["gateway.networking.k8s.io"], resources: ["*"], verbs: ["get", "watch", "list"]}
+- {apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["*"]}
+`)
+	if _, err := rbacNeeds([]renderedRelease{istio}, nil); err != nil {
+		t.Errorf("Istio's wildcards: %v, want them accepted", err)
+	}
+}
+
+// TestNamespacedRole: a study that installs no charts gets the namespaced
+// role: nothing cluster-wide that reads Secrets, writes workloads or
+// webhooks, or binds any role but meshbench's namespace role by name;
+// printed with the admission policy that bounds it.
+func TestNamespacedRole(t *testing.T) {
+	t.Parallel()
+	for _, meshes := range [][]mesh.MeshSpec{
+		{{Profile: mesh.ProfileBaseline}},
+		{{Profile: mesh.ProfileSidecar, UseExisting: true}, {Profile: mesh.ProfileAmbient, UseExisting: true}},
+		{{Profile: mesh.ProfileCilium}},
+	} {
+		role, err := RBAC(context.Background(), Options{Meshes: meshes}, DefaultKubeVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !role.Namespaced {
+			t.Fatalf("%v: the role is not namespaced", meshes)
+		}
+		assertNoEscalation(t, role.Rules)
+		for _, r := range []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"update"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}},
+			{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations"}, Verbs: []string{"create"}},
+			{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterrolebindings"}, Verbs: []string{"create"}},
+			{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
+		} {
+			if ok, _ := validation.Covers(role.Rules, []rbacv1.PolicyRule{r}); ok {
+				t.Errorf("%v: the namespaced role grants %v cluster-wide", meshes, r)
+			}
+		}
+		for ns, rules := range role.Reads {
+			for _, r := range rules {
+				for _, v := range r.Verbs {
+					if !slices.Contains(readVerbs, v) {
+						t.Errorf("%v: the role %s in %s in %s, want reads only", meshes, v, r.Resources, ns)
+					}
+				}
+			}
+		}
+		var b bytes.Buffer
+		if err := WriteRBAC(&b, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "perf"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"kind: ValidatingAdmissionPolicy\n", "kind: ValidatingAdmissionPolicyBinding\n", "name: " + namespaceRoleName + "\n",
+			`request.userInfo.username == "perf"`} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%v: the printed role lacks %q", meshes, want)
+			}
+		}
+	}
+	// A study that installs a chart is not namespaced.
+	p := &kubePlatform{opts: Options{Meshes: []mesh.MeshSpec{{Profile: mesh.ProfileBaseline}, {Profile: mesh.ProfileSidecar}}}}
+	if !p.installsCharts() {
+		t.Error("a study with sidecar from charts would get the namespaced role")
 	}
 }

@@ -56,6 +56,9 @@ func (p *kubePlatform) plan(m mesh.MeshSpec) (meshPlan, error) {
 	if err != nil {
 		return meshPlan{}, err
 	}
+	if err := p.existingIngress(m, pr); err != nil {
+		return meshPlan{}, err
+	}
 	pl := meshPlan{Profile: pr, Name: m.Profile, Spec: withDefaults(m)}
 	if pr.Mesh != "" {
 		inst, ok := installers[pr.Mesh]
@@ -75,6 +78,19 @@ func (p *kubePlatform) plan(m mesh.MeshSpec) (meshPlan, error) {
 		return pl, err
 	}
 	return p.withIngress(pl)
+}
+
+// existingIngress refuses an existing mesh's profile in a study with an
+// ingress when the mesh's family brings its own gateway (Istio's): it
+// would be the cluster's gateway, taking meshbench's routes for every
+// host, which meshbench never changes. Linkerd's ingress is meshbench's
+// plain gateway in a namespace of its own.
+func (p *kubePlatform) existingIngress(m mesh.MeshSpec, pr profile) error {
+	if !m.UseExisting || !p.opts.Ingress || pr.Family().IngressChart == "" {
+		return nil
+	}
+	return fmt.Errorf("profile %s with use_existing in a study with ingress cells: the ingress gateway would be the cluster's own (%s/%s), "+
+		"whose routes meshbench does not change; run the ingress cells on a cluster where meshbench installs %s, or drop them", m.Profile, istioNamespace, ingressGatewayName, pr.Mesh)
 }
 
 // requests is a Kubernetes requests block for chart values.

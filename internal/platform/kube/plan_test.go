@@ -68,7 +68,7 @@ func TestIstioPlan(t *testing.T) {
 				"global.proxy.resources.requests.cpu": "100m", "global.proxy.resources.requests.memory": "128Mi",
 				"meshConfig.defaultConfig.concurrency": 2, "pilot.nodeSelector": map[string]any{labelRole: "mesh"}, "profile": nil,
 			}},
-			objects: 1, // PeerAuthentication
+			objects: 2, // a PeerAuthentication per namespace
 		},
 		{
 			name: "ambient with settings", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbient, Workers: 4, NodeProxyCPU: "1", NodeProxyMemory: "1Gi"},
@@ -78,19 +78,19 @@ func TestIstioPlan(t *testing.T) {
 				"ztunnel":   {"resources.requests.cpu": "1", "resources.requests.memory": "1Gi", "env.ZTUNNEL_WORKER_THREADS": "4"},
 				"istio-cni": {"profile": "ambient", "cni.resources.requests.cpu": "100m", "cni.resources.requests.memory": "100Mi"},
 			},
-			objects: 1,
+			objects: 2,
 		},
 		{
 			name: "ambient defaults for ztunnel", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbientL4Policy},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient"},
 			values:  map[string]map[string]any{"ztunnel": {"resources.requests.cpu": "200m", "resources.requests.memory": "512Mi"}},
-			objects: 1 + 2*4, // a policy per service per namespace
+			objects: 2 + 2*4, // and a policy per service per namespace
 		},
 		{
 			name: "waypoint", spec: mesh.MeshSpec{Profile: mesh.ProfileAmbientWaypoint},
 			releases: "istio-base,istiod,istio-cni,ztunnel", nsLabels: map[string]string{labelDataplane: "ambient", labelUseWaypoint: waypointName},
 			values:  map[string]map[string]any{"istiod": {"global.waypoint.resources.requests.cpu": "100m"}},
-			objects: 1 + 2,
+			objects: 2 + 2,
 		},
 	}
 	for _, tc := range tests {
@@ -285,6 +285,40 @@ func TestUseExistingPlan(t *testing.T) {
 			!reflect.DeepEqual(existing.Namespaces, own.Namespaces) {
 			t.Errorf("%s with use_existing: labels %v, %d objects, namespaces %v; want those of meshbench's own install: %v, %d, %v",
 				profile, existing.NSLabels, len(existing.Objects), existing.Namespaces, own.NSLabels, len(own.Objects), own.Namespaces)
+		}
+	}
+}
+
+// TestUseExistingTouchesOnlyItsNamespaces: with use_existing, everything
+// meshbench applies goes in the workload's namespaces, which it made; the
+// mesh's own namespace and policies are the cluster's, and a study with
+// an ingress, whose gateway would be the cluster's, is refused with the
+// fix.
+func TestUseExistingTouchesOnlyItsNamespaces(t *testing.T) {
+	t.Parallel()
+	for _, profile := range []string{mesh.ProfileSidecar, mesh.ProfileSidecarL7Policy, mesh.ProfileAmbient, mesh.ProfileAmbientL4Policy,
+		mesh.ProfileAmbientWaypoint, mesh.ProfileWaypointL7Policy, mesh.ProfileLinkerd} {
+		p := testPlatformFor(t, "tiered")
+		pl, err := p.plan(mesh.MeshSpec{Profile: profile, UseExisting: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := map[string]bool{}
+		for _, ns := range p.namespaces {
+			own[ns] = true
+		}
+		for _, o := range pl.Objects {
+			if !own[o.GetNamespace()] {
+				t.Errorf("%s with use_existing applies %s outside the workload's namespaces", profile, describe(o))
+			}
+		}
+	}
+	p := testPlatformFor(t, "tiered")
+	p.opts.Ingress, p.opts.GatewayImage = true, defaultGatewayImage
+	for _, profile := range []string{mesh.ProfileSidecar, mesh.ProfileAmbientWaypoint} {
+		_, err := p.plan(mesh.MeshSpec{Profile: profile, UseExisting: true})
+		if err == nil || !strings.Contains(err.Error(), "use_existing") || !strings.Contains(err.Error(), "ingress") {
+			t.Errorf("%s with use_existing and an ingress: %v, want a refusal naming both", profile, err)
 		}
 	}
 }

@@ -148,7 +148,7 @@ func promGet(ctx context.Context, u string) (promMatrix, error) {
 		return m, fmt.Errorf("prometheus: %w", err)
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+	if err := json.NewDecoder(bounded(resp.Body, maxPrometheusAnswer, "the answer")).Decode(&m); err != nil {
 		return m, fmt.Errorf("prometheus: %s: %w", resp.Status, err)
 	}
 	if m.Status != "success" {

@@ -127,8 +127,8 @@ func (r *recorder) addComponents(pods []corev1.Pod) {
 // podMetrics reads one namespace's pod metrics from metrics.k8s.io.
 func (p *kubePlatform) podMetrics(ctx context.Context, ns string) (podMetricsList, error) {
 	var pm podMetricsList
-	raw, err := p.c.kube.Discovery().RESTClient().Get().
-		AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", ns, "pods").DoRaw(ctx)
+	raw, err := readStream(ctx, p.c.kube.Discovery().RESTClient().Get().
+		AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", ns, "pods"), maxMetricsList, "the metrics API's answer for "+ns)
 	if err != nil {
 		return pm, fmt.Errorf("metrics API (metrics.k8s.io; is metrics-server installed? or name a Prometheus in the study): %w", err)
 	}

@@ -34,11 +34,12 @@ type generatorLog struct {
 }
 
 // The log directory may be in a results directory from someone else:
-// a link planted at the file's name is refused, not written through.
-func openGeneratorLog(dir, namespace string, argv []string) (*generatorLog, error) {
+// a link planted at the file's name, or swapped in for a directory on
+// its way, is refused, not written through.
+func openGeneratorLog(dir confined.Dir, namespace string, argv []string) (*generatorLog, error) {
 	name := "load-" + namespace + ".log"
-	path := filepath.Join(dir, name)
-	f, err := confined.OpenFile(dir, name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	path := filepath.Join(dir.Path(), name)
+	f, err := dir.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +132,13 @@ func faultsSince(pods []cluster.Pod, before map[string]int) []string {
 // keepFaultyLogs copies into dir the log of every pod one of whose
 // containers restarted or failed since the counts in before were taken:
 // the measurement did not run on the workload as deployed.
-func (p *labPlatform) keepFaultyLogs(l *cluster.Lab, before map[string]int, dir string) {
+func (p *labPlatform) keepFaultyLogs(l *cluster.Lab, before map[string]int, dir confined.Dir) {
 	for _, pod := range l.Pods() {
 		for _, c := range pod.Containers {
 			if faults(c) <= before[pod.Key()+"/"+c.Name] {
 				continue
 			}
-			dst := filepath.Join(dir, pod.Namespace+"_"+pod.Name+".log")
-			if err := l.KeepLog(pod.Namespace, pod.Name, dst); err != nil {
+			if dst, err := l.KeepLog(pod.Namespace, pod.Name, dir); err != nil {
 				p.o.Logger.Warn("keep the log of a pod that restarted", "pod", pod.Key(), "err", err)
 			} else {
 				p.o.Logger.Warn("a container restarted or failed during the measurement", "pod", pod.Key(),

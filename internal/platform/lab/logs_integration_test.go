@@ -12,6 +12,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/topology"
 )
 
@@ -28,7 +29,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 	res := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := upLab(t, ctx, Options{LogDir: filepath.Join(res, "logs", "pods")}, g)
+	p := upLab(t, ctx, Options{LogDir: confined.Dir{Root: res, Name: "logs/pods"}}, g)
 	var victim string
 	var pid int
 	for _, pod := range p.lab.Pods() {
@@ -40,7 +41,7 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 	}
 
 	// Cell A: an app container is killed while the generator runs.
-	cellA := filepath.Join(res, "logs", "cells", "a_r1")
+	cellA := confined.Dir{Root: res, Name: "logs/cells/a_r1"}
 	killed := make(chan error, 1)
 	go func() {
 		time.Sleep(time.Second)
@@ -56,14 +57,14 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 	}
 
 	// Cell B: the generator refuses its options and leaves no result.
-	cellB := filepath.Join(res, "logs", "cells", "b_r1")
+	cellB := confined.Dir{Root: res, Name: "logs/cells/b_r1"}
 	_, err = p.Measure(ctx, infra.LoadSpec{Path: infra.PathService, LogDir: cellB,
 		Options: load.Options{Connections: 0, Rate: 50, Duration: time.Second, Timeout: 5 * time.Second}})
 	if err == nil {
 		t.Fatal("a generator with 0 connections measured")
 	}
 	named := regexp.MustCompile(`see (\S+)\)`).FindStringSubmatch(err.Error())
-	if named == nil || named[1] != filepath.Join(cellB, "load-ns-1.log") {
+	if named == nil || named[1] != filepath.Join(cellB.Path(), "load-ns-1.log") {
 		t.Fatalf("the error names no generator log: %v", err)
 	}
 
@@ -81,13 +82,13 @@ func TestIntegrationLogsOutliveDown(t *testing.T) {
 		}
 		return string(b)
 	}
-	if s := read(filepath.Join(cellA, "load-ns-1.log")); !strings.Contains(s, " load ") || !strings.Contains(s, "# exited 0") {
+	if s := read(filepath.Join(cellA.Path(), "load-ns-1.log")); !strings.Contains(s, " load ") || !strings.Contains(s, "# exited 0") {
 		t.Errorf("cell A's generator log:\n%s", s)
 	}
-	if s := read(filepath.Join(cellA, "ns-1_"+victim+".log")); !strings.Contains(s, "container app: exited") {
+	if s := read(filepath.Join(cellA.Path(), "ns-1_"+victim+".log")); !strings.Contains(s, "container app: exited") {
 		t.Errorf("cell A's log of the killed pod %s:\n%s", victim, s)
 	}
-	if entries, _ := os.ReadDir(cellA); len(entries) != 2 {
+	if entries, _ := os.ReadDir(cellA.Path()); len(entries) != 2 {
 		t.Errorf("cell A keeps %d logs, want the generator's and the killed pod's", len(entries))
 	}
 	if s := read(named[1]); !strings.Contains(s, "connections") || !strings.Contains(s, "# exited ") {

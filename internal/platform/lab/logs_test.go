@@ -9,6 +9,8 @@ import (
 
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestGeneratorLog(t *testing.T) {
@@ -27,8 +29,7 @@ func TestGeneratorLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			g, err := openGeneratorLog(dir, "ns-1", []string{"/bin/meshbench", "load", "http://10.96.0.1:8080/"})
+			g, err := openGeneratorLog(confined.Dir{Root: t.TempDir(), Name: "logs"}, "ns-1", []string{"/bin/meshbench", "load", "http://10.96.0.1:8080/"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,5 +136,30 @@ func TestProxyUIDFinding(t *testing.T) {
 	}
 	if f := uidFinding(passwd, proc, appUser); !f.OK || !strings.Contains(f.Detail, "UID 65532 (the apps' user) is free") {
 		t.Errorf("the apps' UID: %+v", f)
+	}
+}
+
+// TestGeneratorLogRefusesLinkSwappedIn: a measurement's log directory in
+// a results directory has a directory on its way swapped for a link, as
+// someone sharing the results could mid-run: the log is refused, and
+// nothing is written where the link points.
+func TestGeneratorLogRefusesLinkSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, swapped := range []string{"logs", "logs/cells", "logs/cells/c1"} {
+		t.Run(swapped, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			victimDir := resultstest.SwapForLink(t, root, "logs/cells/c1", swapped)
+			g, err := openGeneratorLog(confined.Dir{Root: root, Name: "logs/cells/c1"}, "ns-1", []string{"/bin/meshbench", "load"})
+			if err == nil {
+				g.close(0)
+				t.Error("the generator's log was opened through the link")
+			} else if !strings.Contains(err.Error(), "refused: a symbolic link") {
+				t.Errorf("openGeneratorLog: %v, want the link refused", err)
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
+			}
+		})
 	}
 }

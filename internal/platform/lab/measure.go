@@ -19,6 +19,7 @@ import (
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // measureSeq names each Measure's generator containers uniquely.
@@ -87,7 +88,7 @@ func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfor
 		m.Faults, m.Limits = append(m.Faults, faults...), limits
 		p.o.Logger.Debug("re-verified the mesh after the measurement", "took", time.Since(began), "faults", len(m.Faults), "limits", len(limits))
 	}
-	if spec.LogDir != "" {
+	if !spec.LogDir.IsZero() {
 		p.keepFaultyLogs(l, before, spec.LogDir)
 	}
 	if runErr != nil {
@@ -176,7 +177,7 @@ func (p *labPlatform) targetURL(l *cluster.Lab, ns string, path infra.LoadPath) 
 // runGenerators runs every generator at once and parses their results;
 // with a logDir each one's standard error goes there. Their containers
 // are removed whatever happens.
-func (p *labPlatform) runGenerators(ctx context.Context, l *cluster.Lab, bin, logDir string, gens []*generator) ([]load.Result, error) {
+func (p *labPlatform) runGenerators(ctx context.Context, l *cluster.Lab, bin string, logDir confined.Dir, gens []*generator) ([]load.Result, error) {
 	dir := filepath.Join(l.StateDir(), "load")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("measure: %w", err)
@@ -198,7 +199,7 @@ func (p *labPlatform) runGenerators(ctx context.Context, l *cluster.Lab, bin, lo
 	return results, nil
 }
 
-func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir, logDir string, g *generator) (load.Result, error) {
+func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir string, logDir confined.Dir, g *generator) (load.Result, error) {
 	var res load.Result
 	argv, err := generatorCommand(bin, g.opts, filepath.Join(dir, g.namespace+"-body"))
 	if err != nil {
@@ -208,7 +209,7 @@ func (p *labPlatform) runGenerator(ctx context.Context, l *cluster.Lab, bin, dir
 	// Without a log directory the generator writes to the load pod's log.
 	where := l.LogPath(g.namespace, g.pod)
 	code := -1
-	if logDir != "" {
+	if !logDir.IsZero() {
 		glog, err := openGeneratorLog(logDir, g.namespace, argv)
 		if err != nil {
 			return res, fmt.Errorf("measure: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/meshbench/meshbench/internal/platform/lab/dataplane"
 	"github.com/meshbench/meshbench/internal/resources"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/study"
 )
 
@@ -80,7 +81,7 @@ repetitions: 1
 	}
 	ix, err := study.Run(ctx, study.Options{
 		Study: st, Source: src, Dir: dir, Version: "test",
-		Open: func(_ context.Context, _ study.Platform, log *slog.Logger, podLogDir string) (platform.Platform, error) {
+		Open: func(_ context.Context, _ study.Platform, log *slog.Logger, podLogDir confined.Dir) (platform.Platform, error) {
 			return New(Options{Name: prefix, Prefix: prefix, StateDir: filepath.Join(base, "state"), LogDir: podLogDir, Logger: log}), nil
 		},
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/platform"
 	"github.com/meshbench/meshbench/internal/platform/lab/cluster"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // Options configure the lab platform.
@@ -29,7 +30,7 @@ type Options struct {
 	Bin string
 	// LogDir, when set, is where the lab leaves every pod's log when it
 	// goes down (see cluster.Config.KeepLogDir), for example in the results.
-	LogDir string
+	LogDir confined.Dir
 	// Supervisor marks this process as a detached lab supervisor.
 	Supervisor bool
 	Logger     *slog.Logger

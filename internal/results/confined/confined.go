@@ -1,15 +1,15 @@
 package confined
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -84,8 +84,29 @@ func OpenFile(root, name string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// ReadFile reads the file name beneath root, refusing a link.
-func ReadFile(root, name string) ([]byte, error) {
+// TooLargeError refuses a file beneath a root that is larger than what
+// meshbench reads from a file of its kind: a results directory may come
+// from someone else, and a sparse file of terabytes costs its maker
+// nothing.
+type TooLargeError struct {
+	Path string
+	// Size is the file's size, or -1 when it grew past Limit while it
+	// was read.
+	Size, Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	size := fmt.Sprintf("%d bytes", e.Size)
+	if e.Size < 0 {
+		size = "it grew while read"
+	}
+	return fmt.Sprintf("%s: refused: %s, more than the %d bytes meshbench reads from such a file (a results directory may come from someone else)", e.Path, size, e.Limit)
+}
+
+// Open opens the regular file name beneath root for reading, refusing a
+// link on the way and at name, and anything but a regular file (a FIFO
+// would block, a device would act).
+func Open(root, name string) (*os.File, error) {
 	dir, base, err := split(name)
 	if err != nil {
 		return nil, err
@@ -101,20 +122,76 @@ func ReadFile(root, name string) ([]byte, error) {
 		return nil, pathError("open", path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = &LinkError{Path: path, Reason: "not a regular file"}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadFile reads the file name beneath root, refusing a link, and a file
+// of more than limit bytes before reading any of it.
+func ReadFile(root, name string, limit int64) ([]byte, error) {
+	f, err := Open(root, name)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, &LinkError{Path: path, Reason: "not a regular file"}
+	if st.Size() > limit {
+		return nil, &TooLargeError{Path: f.Name(), Size: st.Size(), Limit: limit}
 	}
-	return io.ReadAll(f)
+	// The size was read before: a file that grows meanwhile is cut at
+	// the limit and refused, not read to its end.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &TooLargeError{Path: f.Name(), Size: -1, Limit: limit}
+	}
+	return b, nil
 }
 
-// tmpSeq makes WriteFile's temporary names unique within the process; the
-// process ID makes them unique between processes.
-var tmpSeq atomic.Uint64
+// Dir is a directory beneath a root, handed to code that writes in it
+// (a platform's logs of one measurement). Each of its writes walks from
+// Root again, without following a link: a component of Name that was a
+// directory when it was made and has since been swapped for a link is
+// refused, as the rest of the path below Root is.
+type Dir struct {
+	// Root is the caller's own directory (a results directory), whose
+	// path may hold links.
+	Root string
+	// Name is the directory's path beneath Root.
+	Name string
+}
+
+// Path is the directory's path, for messages.
+func (d Dir) Path() string { return filepath.Join(d.Root, d.Name) }
+
+// IsZero reports whether d names no directory: nothing is to be written.
+func (d Dir) IsZero() bool { return d.Root == "" }
+
+// Mkdir creates the directory and its parents (see Mkdir).
+func (d Dir) Mkdir() error { return Mkdir(d.Root, d.Name) }
+
+// OpenFile opens the file name in the directory (see OpenFile).
+func (d Dir) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return OpenFile(d.Root, filepath.Join(d.Name, name), flag, perm)
+}
+
+// WriteFile writes the file name in the directory atomically (see
+// WriteFile).
+func (d Dir) WriteFile(name string, data []byte) error {
+	return WriteFile(d.Root, filepath.Join(d.Name, name), data)
+}
 
 // Hook, when set (by tests), is called before each step a write makes
 // with the step's name ("mkdir NAME", "open NAME", "create NAME",
@@ -142,8 +219,7 @@ func WriteFile(root, name string, data []byte) error {
 	}
 	defer d.Close()
 	dfd := int(d.Fd())
-	tmp := "." + base + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tmpSeq.Add(1), 10)
-	fd, err := openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	tmp, fd, err := createTemp(dfd, base)
 	if err != nil {
 		return pathError("create", path, err)
 	}
@@ -175,6 +251,29 @@ func WriteFile(root, name string, data []byte) error {
 		return fmt.Errorf("sync %s: %w", filepath.Join(root, dir), err)
 	}
 	return nil
+}
+
+// TempPrefix starts the name of every temporary file WriteFile makes for
+// the file name: "." + name + ".tmp-", then a random suffix.
+func TempPrefix(name string) string { return "." + name + ".tmp-" }
+
+// createTemp creates, O_EXCL in dirfd, a temporary file for the file
+// base, under a name no one can predict: with a predictable one (the
+// process ID and a count), whoever may write the directory could plant
+// names ahead of the run and make every write of it fail.
+func createTemp(dirfd int, base string) (string, int, error) {
+	for try := 0; ; try++ {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return "", -1, err
+		}
+		tmp := TempPrefix(base) + hex.EncodeToString(r[:])
+		fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if errors.Is(err, unix.EEXIST) && try < 10 {
+			continue
+		}
+		return tmp, fd, err
+	}
 }
 
 func step(name string) error {

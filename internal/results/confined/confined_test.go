@@ -2,11 +2,13 @@ package confined
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -97,8 +99,90 @@ func TestWriteFileReplacesLink(t *testing.T) {
 	if err != nil || !st.Mode().IsRegular() {
 		t.Fatalf("study.json: %v, %v", st, err)
 	}
-	if _, err := ReadFile(root, "study.json"); err != nil {
+	if _, err := ReadFile(root, "study.json", 1<<10); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteFileIgnoresPlantedTempNames plants, where a write's temporary
+// files would be named were the names predictable (the process ID and a
+// count), links to a file outside: the writes go on, and the file outside
+// is unchanged.
+func TestWriteFileIgnoresPlantedTempNames(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	must(t, os.WriteFile(victim, []byte("precious"), 0o644))
+	root := t.TempDir()
+	for i := 1; i <= 100; i++ {
+		must(t, os.Symlink(victim, filepath.Join(root, fmt.Sprintf(".study.json.tmp-%d-%d", os.Getpid(), i))))
+	}
+	for range 20 {
+		if err := WriteFile(root, "study.json", []byte("{}")); err != nil {
+			t.Fatalf("WriteFile beside planted names: %v", err)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("victim = %q", b)
+	}
+	if b, _ := ReadFile(root, "study.json", 1<<10); string(b) != "{}" {
+		t.Fatalf("study.json = %q", b)
+	}
+}
+
+// TestReadFileRefusesLarge: a sparse file of 10 GB, which costs its maker
+// nothing, is refused before any of it is read; a file within the limit
+// is read whole.
+func TestReadFileRefusesLarge(t *testing.T) {
+	root := t.TempDir()
+	f, err := os.Create(filepath.Join(root, "cell.json"))
+	must(t, err)
+	must(t, f.Truncate(10<<30))
+	must(t, f.Close())
+	start := time.Now()
+	_, err = ReadFile(root, "cell.json", 1<<20)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Size != 10<<30 || !strings.Contains(err.Error(), "refused: 10737418240 bytes, more than the 1048576 bytes") {
+		t.Fatalf("ReadFile: %v, want the size refused", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("refusing took %s: the file was read", took)
+	}
+	must(t, os.WriteFile(filepath.Join(root, "small.json"), make([]byte, 1<<20), 0o644))
+	if b, err := ReadFile(root, "small.json", 1<<20); err != nil || len(b) != 1<<20 {
+		t.Fatalf("ReadFile at the limit: %d bytes, %v", len(b), err)
+	}
+	if _, err := Open(root, "../x"); err == nil {
+		t.Error("Open read outside the root")
+	}
+}
+
+// TestDirRefusesLinkSwappedIn makes a measurement's log directory, then
+// swaps a directory on its way for a link to one outside, as someone
+// sharing the results directory could mid-run: every write through the
+// Dir is refused, and nothing is made outside.
+func TestDirRefusesLinkSwappedIn(t *testing.T) {
+	for _, swapped := range []string{"logs", "logs/cells", "logs/cells/c1"} {
+		t.Run(swapped, func(t *testing.T) {
+			root, victimDir := t.TempDir(), t.TempDir()
+			d := Dir{Root: root, Name: "logs/cells/c1"}
+			must(t, d.Mkdir())
+			must(t, os.RemoveAll(filepath.Join(root, swapped)))
+			must(t, os.Symlink(victimDir, filepath.Join(root, swapped)))
+			if f, err := d.OpenFile("load.log", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
+				f.Close()
+				t.Error("OpenFile wrote through the link")
+			} else if !strings.Contains(err.Error(), "refused: a symbolic link") {
+				t.Errorf("OpenFile: %v, want the link refused", err)
+			}
+			if err := d.WriteFile("job.log", []byte("x")); err == nil {
+				t.Error("WriteFile wrote through the link")
+			}
+			if err := d.Mkdir(); err == nil {
+				t.Error("Mkdir made a directory through the link")
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
+			}
+		})
 	}
 }
 

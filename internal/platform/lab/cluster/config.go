@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/results/confined"
 )
 
 // Config says what lab to bring up.
@@ -22,7 +23,7 @@ type Config struct {
 	// KeepLogDir, when set, is where Down leaves a copy of every pod's
 	// log (cut to about 1 MiB each) before it removes the state
 	// directory, for example a results directory's.
-	KeepLogDir string
+	KeepLogDir confined.Dir
 	Nodes      []NodeConfig
 	Logger     *slog.Logger
 	// Runner runs external commands (iptables-restore); nil means the

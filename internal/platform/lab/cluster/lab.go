@@ -256,7 +256,7 @@ func (l *Lab) Down(ctx context.Context) error {
 		p.closeLog()
 	}
 	var kept error
-	if l.cfg.KeepLogDir != "" {
+	if !l.cfg.KeepLogDir.IsZero() {
 		kept = l.keepLogs()
 	}
 	return errors.Join(kept, l.teardown(ctx))

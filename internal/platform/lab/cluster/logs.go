@@ -32,16 +32,18 @@ func (l *Lab) liveLog(namespace, pod string) string {
 // Down leaves it, when that is set; else the live log in the state
 // directory, until Down. Error messages name it.
 func (l *Lab) LogPath(namespace, pod string) string {
-	if l.cfg.KeepLogDir != "" {
-		return filepath.Join(l.cfg.KeepLogDir, podLogName(namespace, pod))
+	if !l.cfg.KeepLogDir.IsZero() {
+		return filepath.Join(l.cfg.KeepLogDir.Path(), podLogName(namespace, pod))
 	}
 	return l.liveLog(namespace, pod)
 }
 
-// KeepLog writes a copy of a pod's log as it is now to dst, cut to at
-// most keptLogLimit bytes, replacing any file there.
-func (l *Lab) KeepLog(namespace, pod, dst string) error {
-	return keepLog(l.liveLog(namespace, pod), dst, os.O_TRUNC, "")
+// KeepLog writes a copy of a pod's log as it is now into dir, cut to at
+// most keptLogLimit bytes, replacing any file there, and returns the
+// copy's path.
+func (l *Lab) KeepLog(namespace, pod string, dir confined.Dir) (string, error) {
+	name := podLogName(namespace, pod)
+	return filepath.Join(dir.Path(), name), keepLog(l.liveLog(namespace, pod), dir, name, os.O_TRUNC, "")
 }
 
 // keepLogs copies every pod's log, deleted pods' included, to
@@ -58,7 +60,7 @@ func (l *Lab) keepLogs() error {
 	var errs []error
 	for _, e := range entries {
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".log") {
-			err := keepLog(filepath.Join(l.logDir(), e.Name()), filepath.Join(l.cfg.KeepLogDir, e.Name()), os.O_APPEND, sep)
+			err := keepLog(filepath.Join(l.logDir(), e.Name()), l.cfg.KeepLogDir, e.Name(), os.O_APPEND, sep)
 			errs = append(errs, err)
 		}
 	}
@@ -68,11 +70,12 @@ func (l *Lab) keepLogs() error {
 	return nil
 }
 
-// keepLog copies src to dst, opened with flag (O_TRUNC or O_APPEND); sep
-// comes first when dst is not empty. dst's directory may be in a results
-// directory from someone else: a link planted at dst is refused, not
-// written through.
-func keepLog(src, dst string, flag int, sep string) error {
+// keepLog copies src to the file name in dir, opened with flag (O_TRUNC
+// or O_APPEND); sep comes first when that file is not empty. dir may be
+// in a results directory from someone else: a link planted at the file,
+// or swapped in for a directory on its way, is refused, not written
+// through.
+func keepLog(src string, dir confined.Dir, name string, flag int, sep string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -82,7 +85,7 @@ func keepLog(src, dst string, flag int, sep string) error {
 	if err != nil {
 		return err
 	}
-	out, err := confined.OpenFile(filepath.Dir(dst), filepath.Base(dst), os.O_CREATE|os.O_WRONLY|flag, 0o644)
+	out, err := dir.OpenFile(name, os.O_CREATE|os.O_WRONLY|flag, 0o644)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
 func TestCopyCapped(t *testing.T) {
@@ -57,10 +61,11 @@ func TestKeepLog(t *testing.T) {
 	if err := os.WriteFile(src, []byte("first lab\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	keptDir := confined.Dir{Root: dir, Name: "kept"}
 	kept := filepath.Join(dir, "kept", "ns-1_app-0.log")
 	// Down adds to a kept log, after a separator.
 	for range 2 {
-		if err := keepLog(src, kept, os.O_APPEND, "==== sep ====\n"); err != nil {
+		if err := keepLog(src, keptDir, "ns-1_app-0.log", os.O_APPEND, "==== sep ====\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,13 +73,13 @@ func TestKeepLog(t *testing.T) {
 		t.Errorf("kept log %q", b)
 	}
 	// A copy for one measurement replaces what was there.
-	if err := keepLog(src, kept, os.O_TRUNC, ""); err != nil {
+	if err := keepLog(src, keptDir, "ns-1_app-0.log", os.O_TRUNC, ""); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(kept); string(b) != "first lab\n" {
 		t.Errorf("replaced log %q", b)
 	}
-	if err := keepLog(filepath.Join(dir, "missing.log"), kept, os.O_TRUNC, ""); err == nil {
+	if err := keepLog(filepath.Join(dir, "missing.log"), keptDir, "ns-1_app-0.log", os.O_TRUNC, ""); err == nil {
 		t.Error("copying a missing log did not fail")
 	}
 }
@@ -87,7 +92,7 @@ func TestLogPath(t *testing.T) {
 		want string
 	}{
 		{name: "live, until Down", cfg: Config{StateDir: "/run/meshbench/x"}, want: "/run/meshbench/x/logs/ns-1_web-0.log"},
-		{name: "kept by Down", cfg: Config{StateDir: "/run/meshbench/x", KeepLogDir: "res/logs/pods"}, want: "res/logs/pods/ns-1_web-0.log"},
+		{name: "kept by Down", cfg: Config{StateDir: "/run/meshbench/x", KeepLogDir: confined.Dir{Root: "res", Name: "logs/pods"}}, want: "res/logs/pods/ns-1_web-0.log"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,5 +102,63 @@ func TestLogPath(t *testing.T) {
 				t.Errorf("LogPath %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestKeepLogRefusesLinkSwappedIn: the results' logs/pods, or logs, is
+// swapped for a link after the run made it, as someone sharing the
+// results could: keeping a pod's log there is refused, and nothing is
+// written where the link points.
+func TestKeepLogRefusesLinkSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, swapped := range []string{"logs", "logs/pods"} {
+		t.Run(swapped, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			src := filepath.Join(t.TempDir(), "ns-1_app-0.log")
+			if err := os.WriteFile(src, []byte("a log\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			victimDir := resultstest.SwapForLink(t, root, "logs/pods", swapped)
+			for _, flag := range []int{os.O_APPEND, os.O_TRUNC} {
+				err := keepLog(src, confined.Dir{Root: root, Name: "logs/pods"}, "ns-1_app-0.log", flag, "")
+				if err == nil || !strings.Contains(err.Error(), "refused: a symbolic link") {
+					t.Errorf("keepLog(flag %#x): %v, want the link refused", flag, err)
+				}
+			}
+			if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+				t.Errorf("the directory outside now holds %d entries", len(entries))
+			}
+		})
+	}
+}
+
+// TestLogTailReadsTheEnd: a pod's live log of 10 GB (sparse, as a pod
+// that logs without pause, or a file put in its place, could leave) gives
+// an error message its last bytes, reading no more of it.
+func TestLogTailReadsTheEnd(t *testing.T) {
+	t.Parallel()
+	l := &Lab{cfg: Config{StateDir: t.TempDir()}}
+	path := l.liveLog("ns-1", "web-0")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("exited: exit status 1\n"), 10<<30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := l.logTail("ns-1/web-0")
+	runtime.ReadMemStats(&after)
+	if !strings.HasSuffix(got, "; log ends: "+strings.Repeat("\x00", 400-22)+"exited: exit status 1\n") {
+		t.Errorf("logTail = %.80q..., want the log's last 400 bytes", got)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("logTail allocated %d bytes, want under 1 MiB", grew)
 	}
 }

@@ -340,12 +340,21 @@ func (l *Lab) notReady(keys []string) ([]string, uint64) {
 func (l *Lab) logTail(key string) string {
 	ns, name, _ := strings.Cut(key, "/")
 	where := "; its log: " + l.LogPath(ns, name)
-	b, err := os.ReadFile(l.liveLog(ns, name))
-	if err != nil || len(b) == 0 {
+	// Only the end is read: a pod that logs without pause can leave a log
+	// of any size.
+	f, err := os.Open(l.liveLog(ns, name))
+	if err != nil {
 		return where
 	}
-	if len(b) > 400 {
-		b = b[len(b)-400:]
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return where
+	}
+	n := min(st.Size(), 400)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, st.Size()-n); err != nil {
+		return where
 	}
 	return where + "; log ends: " + string(b)
 }

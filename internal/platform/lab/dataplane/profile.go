@@ -26,6 +26,9 @@ type Settings struct {
 	// ControlPlane configures the proxies: meshbench's static bootstraps
 	// or istiod over xDS.
 	ControlPlane string `json:"control_plane"`
+	// InjectedWork is the Lua loop's iterations each sidecar runs on every
+	// request it receives (mesh.MeshSpec.InjectedWork); 0 for none.
+	InjectedWork int `json:"injected_work,omitempty"`
 }
 
 // SettingsFor validates a mesh spec and fills in the profile's defaults.
@@ -59,6 +62,17 @@ func SettingsFor(spec mesh.MeshSpec) (Settings, error) {
 		s.ControlPlane = mesh.ControlPlaneIstiod
 	default:
 		return Settings{}, fmt.Errorf("mesh control_plane %q: want %s or %s", spec.ControlPlane, mesh.ControlPlaneMeshbench, mesh.ControlPlaneIstiod)
+	}
+	if spec.InjectedWork != 0 {
+		switch {
+		case spec.InjectedWork < 0 || spec.InjectedWork > mesh.MaxInjectedWork:
+			return Settings{}, fmt.Errorf("mesh injected_work %d: want 0 to %d loop iterations", spec.InjectedWork, mesh.MaxInjectedWork)
+		case !p.Sidecars():
+			return Settings{}, fmt.Errorf("mesh injected_work runs in sidecars; profile %s has none", name)
+		case s.ControlPlane == mesh.ControlPlaneIstiod:
+			return Settings{}, fmt.Errorf("mesh injected_work is meshbench's filter; under control_plane istiod, istiod configures the sidecars")
+		}
+		s.InjectedWork = spec.InjectedWork
 	}
 	if spec.Workers < 0 || spec.WaypointReplicas < 0 {
 		return Settings{}, fmt.Errorf("mesh workers and waypoint_replicas must not be negative")

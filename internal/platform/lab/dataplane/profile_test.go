@@ -52,6 +52,15 @@ func TestSettingsFor(t *testing.T) {
 		{name: "unknown profile", spec: mesh.MeshSpec{Profile: "linkerd2"}, wantErr: "unknown on lab; known:"},
 		{name: "bad quantity", spec: mesh.MeshSpec{Profile: "sidecar", ProxyCPU: "lots"}, wantErr: "proxy_cpu"},
 		{name: "negative workers", spec: mesh.MeshSpec{Profile: "sidecar", Workers: -1}, wantErr: "negative"},
+		{name: "injected work", spec: mesh.MeshSpec{Profile: "sidecar", InjectedWork: 20000}, want: func(s Settings) string {
+			if s.InjectedWork != 20000 {
+				return "injected work not carried"
+			}
+			return ""
+		}},
+		{name: "injected work without sidecars", spec: mesh.MeshSpec{Profile: "ambient", InjectedWork: 1}, wantErr: "has none"},
+		{name: "injected work under istiod", spec: mesh.MeshSpec{Profile: "sidecar", ControlPlane: mesh.ControlPlaneIstiod, InjectedWork: 1}, wantErr: "istiod configures"},
+		{name: "injected work too large", spec: mesh.MeshSpec{Profile: "sidecar", InjectedWork: mesh.MaxInjectedWork + 1}, wantErr: "injected_work"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

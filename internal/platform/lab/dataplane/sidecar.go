@@ -26,20 +26,35 @@ func buildSidecar(v *view, pod *Pod, s Settings, dir string, l7 bool) *proxy {
 	p := newProxy("sidecar/"+pod.Namespace+"/"+pod.Name, dir, metrics.RoleSidecar, nodeID, pod.Namespace, s.Workers)
 	cert := p.cert(pod.Identity(), "workload", RSA2048)
 	addOutbound(p, v, pod.Namespace, cert, p.trustedCA(), nil)
-	addSidecarInbound(p, v, pod, cert, l7)
+	addSidecarInbound(p, v, pod, cert, l7, s.InjectedWork)
 	return p
+}
+
+// injectedWork is the Lua filter that makes a sidecar spend CPU on every
+// request it receives: a loop of n iterations whose sum goes into the
+// request's dynamic metadata, so that no compiler can drop it.
+func injectedWork(n int) envoycfg.Extension {
+	return envoycfg.Lua(fmt.Sprintf(`function envoy_on_request(h)
+  local x = 0
+  for i = 1, %d do x = (x + i) %% 1000003 end
+  h:streamInfo():dynamicMetadata():set("meshbench", "injected_work", x)
+end
+`, n))
 }
 
 // addSidecarInbound adds virtualInbound: per app port a filter chain that
 // requires TLS with a client certificate of the trust domain (STRICT;
 // plaintext matches no chain and is closed), an HTTP connection manager
-// with Istio's XFCC settings, optionally the L7 policy, and the inbound
-// cluster to the app from 127.0.0.6.
-func addSidecarInbound(p *proxy, v *view, pod *Pod, cert envoycfg.TLSCertificate, l7 bool) {
+// with Istio's XFCC settings, optionally the injected work and the L7
+// policy, and the inbound cluster to the app from 127.0.0.6.
+func addSidecarInbound(p *proxy, v *view, pod *Pod, cert envoycfg.TLSCertificate, l7 bool, work int) {
 	var chains []envoycfg.FilterChain
 	for _, port := range v.podPorts(pod) {
 		name := fmt.Sprintf("inbound|%d||", port)
 		filters := []envoycfg.Extension{}
+		if work > 0 {
+			filters = append(filters, injectedWork(work))
+		}
 		if l7 {
 			for _, s := range v.servicesOf(pod) {
 				if portOf(s, pod) == port {

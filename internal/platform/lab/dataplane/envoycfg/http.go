@@ -84,6 +84,12 @@ func Router() Extension {
 	return Ext("envoy.filters.http.router", "envoy.extensions.filters.http.router.v3.Router", nil)
 }
 
+// Lua is Envoy's Lua HTTP filter running the inline source.
+func Lua(source string) Extension {
+	return Ext("envoy.filters.http.lua", "envoy.extensions.filters.http.lua.v3.Lua",
+		map[string]any{"default_source_code": DataSource{InlineString: source}})
+}
+
 // SetFilterState is Envoy's set_filter_state HTTP filter: each value is
 // computed from a format string and may be shared with the upstream, and
 // from there with an internal listener.
