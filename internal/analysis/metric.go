@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"math"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/metrics"
@@ -54,18 +53,13 @@ var Percentiles = []struct {
 	Percentile float64
 }{{P50, 50}, {P90, 90}, {P95, 95}, {P99, 99}, {P999, 99.9}}
 
-// tailSamples is how many requests must lie beyond a percentile before it
-// is read off a sample: with fewer, the figure is one or two requests'
-// latency, not a property of the distribution.
-const tailSamples = 10
-
-// MinRequests is the smallest pooled sample a percentile metric may be
-// read from: p99 needs 1,000 requests and p99.9 10,000. Other metrics
-// need none (0).
+// MinRequests is the smallest sample a percentile metric may be read
+// from (metrics.MinSamples): p99 needs 1,000 requests and p99.9 10,000.
+// Other metrics need none (0).
 func (m Metric) MinRequests() int64 {
 	for _, p := range Percentiles {
 		if p.Metric == m {
-			return int64(math.Ceil(tailSamples/(1-p.Percentile/100) - 1e-6))
+			return metrics.MinSamples(p.Percentile)
 		}
 	}
 	return 0

@@ -28,11 +28,8 @@ func (f *findMaxFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&f.cfg.SLO.MaxErrorRate, "slo-errors", 0.001, "--find-max: highest share of failed requests, such as 0.001 for 0.1%")
 	fl.Float64Var(&f.cfg.Start, "start-rate", 100, "--find-max: the first rate tried, requests per second")
 	fl.Float64Var(&f.cfg.MaxRate, "max-rate", 0, "--find-max: the highest rate tried (0: no limit)")
-	fl.Float64Var(&f.cfg.Precision, "precision", search.DefaultPrecision, "--find-max: stop bisecting when the bracket is this share of the rate wide")
-	fl.DurationVar(&f.cfg.Short, "trial-duration", 3*time.Second, "--find-max: measured length of the search's short trials")
-	fl.DurationVar(&f.cfg.Full, "confirm-duration", 10*time.Second, "--find-max: measured length of the confirmation trials")
-	fl.IntVar(&f.cfg.Confirmations, "confirmations", search.DefaultConfirmations, "--find-max: full-length trials that decide a rate")
-	fl.Float64Var(&f.cfg.ExceedRatio, "exceed-ratio", search.DefaultExceedRatio, "--find-max: share of a rate's full-length trial time that may break the SLO with the rate still met")
+	fl.DurationVar(&f.cfg.Trial, "trial-duration", 3*time.Second, "--find-max: shortest measured length of a trial (a trial at a low rate runs until it carries the requests its percentile needs)")
+	fl.IntVar(&f.cfg.Trials, "trials", search.DefaultTrials, "--find-max: trials that locate the capacity once the SLO has been met and broken")
 	fl.DurationVar(&f.cfg.Budget, "budget", 0, "--find-max: the most measured trial time the search may take (0: no limit)")
 }
 
@@ -104,11 +101,8 @@ func writeCapacity(w io.Writer, r search.Result) {
 	case r.RPS == 0:
 		fmt.Fprintf(w, "no capacity: %s\n", r.Note)
 		return
-	case len(r.Estimates) > 1:
-		fmt.Fprintf(w, "capacity: %.1f req/s (95%% interval %.1f to %.1f, from %d full-length trials) at %s\n",
-			r.RPS, r.CILow, r.CIHigh, len(r.Estimates), r.SLO)
 	default:
-		fmt.Fprintf(w, "capacity: %.1f req/s (no interval: %d conclusive full-length trials) at %s\n", r.RPS, len(r.Estimates), r.SLO)
+		fmt.Fprintf(w, "capacity: %s at %s\n", r.Describe("req/s"), r.SLO)
 	}
 	fmt.Fprintf(w, "bracket: met at %.1f req/s", r.Lower)
 	if r.Upper > 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 // Run is one results directory as the history keeps it: what ran, on
@@ -125,8 +126,9 @@ const (
 	// CapacityMetric is a search study's capacity at its SLO, in req/s,
 	// with the search's interval; its Config is empty.
 	CapacityMetric = "capacity_rps"
-	// Level95 is the level of a capacity's interval; the other figures
-	// carry the exact level analysis computed for their design.
+	// Level95 is the level of a capacity's interval in results older
+	// than schema 17, which did not record it; every other figure carries
+	// the level its design reached.
 	Level95 = 0.95
 )
 
@@ -374,11 +376,21 @@ func (r *Run) addFigures(d *analysis.Dataset) error {
 		}
 	}
 	for _, c := range d.Capacity {
-		if c.Status != results.StatusOK || c.LowerBound || c.RPS <= 0 {
+		// A bound is not a capacity's estimate: a series of them would
+		// show a step wherever a search was cut short.
+		form := c.Form()
+		if c.Status != results.StatusOK || form != search.FormInterval && form != search.FormPoint {
 			continue
 		}
-		e := analysis.Estimate{Median: c.RPS, Lo: c.CILow, Hi: c.CIHigh, N: len(c.Estimates)}
-		r.add(c.Mesh, analysis.LoadConfig{}, CapacityMetric, e, levelOf(c.CILow < c.CIHigh))
+		e := analysis.Estimate{Median: c.RPS, Lo: c.RPS, Hi: c.RPS, N: len(c.Trials)}
+		level := 0.0
+		if form == search.FormInterval {
+			e.Lo, e.Hi, level = c.CILow, c.CIHigh, c.Level
+			if level == 0 { // before schema 17
+				level = Level95
+			}
+		}
+		r.add(c.Mesh, analysis.LoadConfig{}, CapacityMetric, e, level)
 	}
 	if len(r.Figures) > maxFigures {
 		return fmt.Errorf("%d figures, more than the %d a run's history holds", len(r.Figures), maxFigures)
@@ -396,13 +408,6 @@ func (r *Run) add(mesh string, cfg analysis.LoadConfig, metric string, e analysi
 	}
 	r.Figures = append(r.Figures, Figure{Mesh: mesh, Config: cfg.Key, Params: cfg.Params, Metric: metric,
 		Median: e.Median, Lo: lo, Hi: hi, N: e.N, Level: level})
-}
-
-func levelOf(interval bool) float64 {
-	if interval {
-		return Level95
-	}
-	return 0
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

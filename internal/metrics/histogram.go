@@ -150,3 +150,15 @@ func (h *Histogram) UnmarshalJSON(b []byte) error {
 }
 
 func micros(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// TailSamples is how many samples must lie beyond a percentile before it
+// is read off a sample: with fewer, the figure is one or two requests'
+// latency, not a property of the distribution.
+const TailSamples = 10
+
+// MinSamples is the smallest sample percentile p (in percent, below 100)
+// may be read from, TailSamples beyond it: p50 needs 20 requests, p99
+// 1,000 and p99.9 10,000.
+func MinSamples(p float64) int64 {
+	return int64(math.Ceil(TailSamples/(1-p/100) - 1e-6))
+}

@@ -32,12 +32,11 @@ func (b *builder) capacity() Section {
 		what, unit = "The most connections each mesh held open, each sending slow requests (the trials' achieved rate), while meeting the SLO (%s), found by search: the count", "connections"
 	}
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf(what+
-		" doubled until the SLO broke and the bracket was bisected with short trials; then full-length trials decided each end of the bracket "+
-		"(a rate counts as met when at most %g%% of its full-length trial time broke the SLO), moving the bracket where they disagreed with the short trials. "+
-		"Each full-length trial at the final bracket's ends gives an estimate of where the SLO breaks (its score followed along the slope between the two ends); "+
-		"the capacity is their mean, with a 95%% Student-t interval, so that trials that disagree widen it. "+
+		" grew by a factor until the SLO had been both met and broken; then each locating trial ran where a censored logistic fit of every trial's SLO score so far put the capacity, "+
+		"the rate at which a trial breaks the SLO with probability %g. Every trial carried at least the requests its percentile needs. "+
+		"The 95%% interval comes from a parametric bootstrap of the whole search; a search that stopped short (its budget) gives a bound, marked ≥, not an estimate. "+
 		"Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
-		"The meshes' trials interleaved.", slo, 100*exceedRatio(caps))))
+		"The meshes' trials interleaved.", slo, search.BreachProbability)))
 	t := &Table{Header: []string{"Mesh", "Capacity (" + unit + ")", "95% interval", "Relative to " + caps[0].Mesh, "Met at / broken at (" + unit + ")", "Trials", "Note"}}
 	for _, c := range caps {
 		if c.Status != results.StatusOK {
@@ -87,17 +86,6 @@ func connectionCeiling(caps []*analysis.CapacityMesh) bool {
 	return len(caps) > 0 && caps[0].Over == results.OverConnections
 }
 
-// exceedRatio is the searches' exceed ratio; results older than the rule
-// (schema 7) decided rates by most confirmation rounds, a ratio of 0.5.
-func exceedRatio(caps []*analysis.CapacityMesh) float64 {
-	for _, c := range caps {
-		if c.ExceedRatio > 0 {
-			return c.ExceedRatio
-		}
-	}
-	return search.DefaultExceedRatio
-}
-
 // capacityNum is the capacity, marked "≥" where it is a lower bound.
 func capacityNum(c *analysis.CapacityMesh) string {
 	if c.LowerBound {
@@ -107,29 +95,13 @@ func capacityNum(c *analysis.CapacityMesh) string {
 }
 
 func intervalText(c *analysis.CapacityMesh) string {
-	if c.LowerBound {
-		return "none: a lower bound, the rates above could not be measured"
+	switch c.Form() {
+	case search.FormInterval:
+		return fmt.Sprintf("%s to %s", num(c.CILow), num(c.CIHigh))
+	case search.FormBound:
+		return "none: a bound, the capacity is at least this"
 	}
-	if !hasInterval(c) {
-		return "none (" + noIntervalWhy(c) + ")"
-	}
-	return fmt.Sprintf("%s to %s", num(c.CILow), num(c.CIHigh))
-}
-
-// hasInterval reports whether a capacity's estimates spread into an
-// interval: two or more that differ. One full-length trial at each end
-// of the bracket gives two estimates read off the one slope between
-// them, the same point, which is no interval.
-func hasInterval(c *analysis.CapacityMesh) bool {
-	return len(c.Estimates) >= 2 && c.CIHigh > c.CILow
-}
-
-// noIntervalWhy says why a capacity has no interval.
-func noIntervalWhy(c *analysis.CapacityMesh) string {
-	if len(c.Estimates) >= 2 {
-		return plural(len(c.Estimates), "full-length trial", "full-length trials") + " giving one estimate, a trial at each end of the bracket on the one slope between them"
-	}
-	return plural(len(c.Estimates), "conclusive full-length trial", "conclusive full-length trials")
+	return "none (a result older than schema 17, which gave no interval here)"
 }
 
 func bracketText(c *analysis.CapacityMesh) string {
@@ -167,7 +139,7 @@ func (b *builder) capacityBars(unit string) *Chart {
 		bars = append(bars, bar)
 	}
 	title := "Capacity at " + b.d.Capacity[0].SLO.String()
-	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from the full-length trials at each bracket's ends.",
+	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from a bootstrap of the whole search.",
 		SVG: chart.Bars{Title: title, X: "mesh", Y: chart.Axis{Label: "capacity (" + unit + ")"}, Categories: cats,
 			Series: []chart.BarSeries{{Name: "capacity", Bars: bars}}}.SVG()}
 }
@@ -313,4 +285,16 @@ func trialsTable(c *analysis.CapacityMesh, unit string) *Table {
 			num(tr.P50Ms), num(tr.P99Ms), fmt.Sprintf("%d of %d", tr.Errors, tr.Requests), v, tr.File})
 	}
 	return t
+}
+
+// hasInterval reports whether a capacity is an estimate with its 95%
+// interval, not a bound or an older result's point.
+func hasInterval(c *analysis.CapacityMesh) bool { return c.Form() == search.FormInterval }
+
+// noIntervalWhy says why a capacity has no interval.
+func noIntervalWhy(c *analysis.CapacityMesh) string {
+	if c.Form() == search.FormBound {
+		return "a bound: the search stopped short"
+	}
+	return "a result older than schema 17"
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 func loadCapacityFixture(t *testing.T) *analysis.Dataset {
@@ -163,20 +164,25 @@ func TestCapacitySectionOverConnections(t *testing.T) {
 	}
 }
 
-// TestIntervalNeedsSpread: one full-length trial at each end of the
-// bracket gives two estimates read off the one slope between them, the
-// same point: the report shows no interval there, saying why, rather
-// than "14872 to 14872"; estimates that differ make an interval.
-func TestIntervalNeedsSpread(t *testing.T) {
+// TestIntervalKinds: an interval shows its ends; a bound (a search cut
+// short) and an older result's point (schema 16 stored a missing interval
+// as ci_low = ci_high) show none, saying which, rather than "14872 to
+// 14872".
+func TestIntervalKinds(t *testing.T) {
 	t.Parallel()
-	same := &analysis.CapacityMesh{}
-	same.RPS, same.CILow, same.CIHigh, same.Estimates = 14872, 14872, 14872, []float64{14872, 14872}
-	if got := intervalText(same); !strings.HasPrefix(got, "none (2 full-length trials giving one estimate") {
-		t.Errorf("two equal estimates: %q, want no interval", got)
+	old := &analysis.CapacityMesh{}
+	old.RPS, old.CILow, old.CIHigh = 14872, 14872, 14872
+	if got := intervalText(old); !strings.HasPrefix(got, "none (a result older than schema 17") {
+		t.Errorf("an old point: %q, want no interval", got)
+	}
+	bound := &analysis.CapacityMesh{}
+	bound.Kind, bound.RPS, bound.LowerBound = search.FormBound, 1200, true
+	if got := intervalText(bound); !strings.HasPrefix(got, "none: a bound") || capacityNum(bound) != "≥ 1200" {
+		t.Errorf("a bound: %q %q, want no interval and ≥ 1200", got, capacityNum(bound))
 	}
 	spread := &analysis.CapacityMesh{}
-	spread.RPS, spread.CILow, spread.CIHigh, spread.Estimates = 15000, 14000, 16000, []float64{14500, 15500}
+	spread.Kind, spread.RPS, spread.CILow, spread.CIHigh = search.FormInterval, 15000, 14000, 16000
 	if got := intervalText(spread); got != "14000 to 16000" {
-		t.Errorf("two estimates that differ: %q, want 14000 to 16000", got)
+		t.Errorf("an interval: %q, want 14000 to 16000", got)
 	}
 }

@@ -189,8 +189,8 @@ func TestChurnSectionCeiling(t *testing.T) {
 	t.Parallel()
 	ceiling := func(m string, c, lo, hi float64) results.Capacity {
 		return results.Capacity{Mesh: m, Profile: m, Over: results.OverConnections, Status: results.StatusOK, Trials: []results.CapacityTrial{},
-			Result: search.Result{SLO: search.SLO{P99: 50 * time.Millisecond, MaxErrorRate: 0.001}, RPS: c, CILow: lo, CIHigh: hi,
-				Lower: lo, Upper: hi, Estimates: []float64{lo, hi}, Complete: true}}
+			Result: search.Result{SLO: search.SLO{P99: 50 * time.Millisecond, MaxErrorRate: 0.001}, Kind: search.FormInterval, RPS: c, CILow: lo, CIHigh: hi,
+				Lower: lo, Upper: hi, Complete: true}}
 	}
 	d := writeCells(t, "conn_requests", map[string]map[string]sweepCell{
 		"baseline": {"0": {p50: time.Millisecond}, "1": {p50: 1500 * time.Microsecond, newConns: 1000}},

@@ -6,81 +6,172 @@ import (
 	"strings"
 )
 
-// Result is a finished search: the capacity, its 95% interval, the
-// bracket it was found in, and every trial that decided it.
+// Result is a finished search: the capacity with its 95% interval, or a
+// bound, the fit it came from, and every trial.
 type Result struct {
 	SLO SLO `json:"slo"`
-	// ExceedRatio is the share of a rate's full-length trial time that
-	// could break the SLO with the rate still met (Config.ExceedRatio).
-	ExceedRatio float64 `json:"exceed_ratio"`
-	// RPS is the capacity in requests per second: the mean of the
-	// estimates, one per full-length trial at the bracket's ends, each
-	// where that trial's SLO score crosses 1 on the slope between the two
-	// ends' mean scores. CILow and CIHigh are its 95% Student-t interval,
-	// so that full-length trials that disagree widen it; equal to RPS
-	// when only one estimate counted.
+	// Kind is what RPS is: FormInterval, an estimate with its interval;
+	// FormBound, a lower bound (LowerBound); FormNone, no capacity (no
+	// rate met the SLO). Empty in results older than schema 17: see Form.
+	Kind string `json:"kind,omitempty"`
+	// RPS is the capacity, in requests per second (or the search's unit):
+	// the rate at which the fit of every trial's score puts a trial's
+	// chance of breaking the SLO at BreachProbability. For a bound, the
+	// bound. CILow and CIHigh are its interval at Level (0.95), present
+	// only with an interval.
 	RPS    float64 `json:"rps"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
-	// Lower is the highest rate that met the SLO and Upper the lowest that
-	// broke it (0 when none did), as the search last bracketed them: by
-	// full-length trials once confirmation decided them.
+	CILow  float64 `json:"ci_low,omitempty"`
+	CIHigh float64 `json:"ci_high,omitempty"`
+	// Level is the interval's confidence, or a bound's (one-sided, 0.975,
+	// the lower end of a 95% interval); absent for a bound that is only
+	// the highest rate the trials saw meet the SLO.
+	Level float64 `json:"level,omitempty"`
+	// LowerBound says RPS is a lower bound: the capacity is at least RPS.
+	LowerBound bool `json:"lower_bound,omitempty"`
+	// Lower is the highest rate that met the SLO below the lowest that
+	// broke it, Upper that lowest one (0 when none did).
 	Lower float64 `json:"lower_rps"`
 	Upper float64 `json:"upper_rps,omitempty"`
-	// LowerBound says no rate above Lower could be measured (the load
-	// generator's limit, a host too noisy to measure on): the capacity is
-	// at least RPS, which is Lower, and nothing bounds it from above, so
-	// it has no interval and no estimates.
-	LowerBound bool      `json:"lower_bound,omitempty"`
-	Estimates  []float64 `json:"estimates_rps,omitempty"`
+	// BreachProbability is the chance of breaking the SLO that defines
+	// the capacity, and Fit the model fitted to every conclusive trial
+	// (absent when none could be).
+	BreachProbability float64 `json:"breach_probability,omitempty"`
+	Fit               *Fit    `json:"fit,omitempty"`
+	// Resamples is how many bootstrap resamples of the whole search the
+	// interval comes from; Failed how many gave no fit, left out.
+	Resamples int `json:"resamples,omitempty"`
+	Failed    int `json:"resamples_failed,omitempty"`
+	// Config is the search's settings, defaults filled in, from which the
+	// bootstrap replays its design; absent before schema 17.
+	Config *Config `json:"config,omitempty"`
 	// Complete is false when the search stopped short (its trial or time
-	// budget, or the SLO unmet at the lowest rate); Note says why, what
-	// bounded the search (the generator's limit, the highest rate
-	// allowed), and where full-length trials disagreed.
+	// budget); Note says why, what bounded the search (the generator's
+	// limit, the highest rate allowed), and which trials were no
+	// evidence.
 	Complete bool    `json:"complete"`
 	Note     string  `json:"note,omitempty"`
 	Trials   []Trial `json:"trials"`
+	// Replicates are the bootstrap's resamples, for intervals of figures
+	// computed from several capacities (Ratio); not stored.
+	Replicates []Replicate `json:"-"`
 }
 
-// finish ends the search with estimates from the full-length trials at
-// the bracket's ends, or with the bracket's lower end when there are
-// none.
-func (s *Search) finish(stopped string) {
+// What a result's RPS is (Result.Kind).
+const (
+	FormInterval = "interval"
+	FormBound    = "bound"
+	FormNone     = "none"
+	// FormPoint is an estimate without an interval, which only results
+	// older than schema 17 hold.
+	FormPoint = "point"
+)
+
+// Form is what RPS is, Kind or, for older results, what their fields say:
+// an older search stored a missing interval as ci_low = ci_high = rps.
+func (r Result) Form() string {
+	switch {
+	case r.Kind != "":
+		return r.Kind
+	case r.LowerBound:
+		return FormBound
+	case r.RPS <= 0:
+		return FormNone
+	case r.CIHigh > r.CILow:
+		return FormInterval
+	}
+	return FormPoint
+}
+
+// Replicate is one bootstrap resample of the whole search: D, its log
+// capacity less the search's, and SE, its standard error.
+type Replicate struct{ D, SE float64 }
+
+// Level of the intervals.
+const Level = 0.95
+
+// finish ends the search.
+func (s *Search) finish(end string) {
 	s.done = true
-	r := Result{SLO: s.cfg.SLO, ExceedRatio: s.cfg.ExceedRatio, Lower: s.lower, Upper: s.upper, Complete: stopped == ""}
-	if s.lower == 0 {
-		// No rate met the SLO: there is no capacity to estimate.
-		r.Complete, r.Note = false, joinNote(stopped, s.limit)
-		s.result = r
-		return
-	}
-	if s.phase == PhaseConfirm && s.classify(s.lower) != met {
-		// Stopped before the lower end was decided: it is the best guess,
-		// not a confirmed one.
-		r.Complete = false
-	}
-	if s.limited {
-		// Nothing above the lower end could be measured: the capacity is
-		// at least that, and where the SLO breaks is not known.
-		r.LowerBound = true
-		r.RPS, r.CILow, r.CIHigh = s.lower, s.lower, s.lower
-		r.Note = joinNote(stopped, s.limit)
-		s.result = r
-		return
-	}
-	r.Estimates = s.estimates()
-	if len(r.Estimates) == 0 {
-		r.RPS, r.CILow, r.CIHigh = s.lower, s.lower, s.lower
-		r.Complete = false
-		if stopped == "" {
-			stopped = "no confirmation trial was conclusive; the capacity is the last rate that met the SLO in a short trial"
-		}
-	} else {
-		r.RPS, r.CILow, r.CIHigh = meanCI(r.Estimates)
-		r.CILow = max(r.CILow, 0)
-	}
-	r.Note = joinNote(joinNote(stopped, s.disagreement()), s.limit)
+	r := estimate(s.cfg, s.st.obs, s.st.located, s.stopped == "")
+	r.Note = joinNote(joinNote(joinNote(joinNote(end, s.stopped), s.limit), s.lostNote()), r.Note)
 	s.result = r
+}
+
+func (s *Search) lostNote() string {
+	if s.lost == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of its %d locating trials stayed inconclusive past their retries and are no evidence", s.lost, s.st.located)
+}
+
+// Reestimate computes a finished search's result again from its Config,
+// Trials and Complete, as stored: what a report reads, computed from the
+// raw trials, with the bootstrap's Replicates. A result without a Config
+// (older than schema 17) is returned as it is.
+func Reestimate(r Result) Result {
+	if r.Config == nil {
+		return r
+	}
+	var os []obs
+	located := 0
+	for _, t := range r.Trials {
+		switch {
+		case t.Verdict != Inconclusive:
+			os = append(os, observe(t.Rate, t.Score))
+		case t.Attempt <= r.Config.Retries:
+			continue // run again
+		}
+		if t.Phase == PhaseLocate {
+			located++
+		}
+	}
+	out := estimate(*r.Config, os, located, r.Complete)
+	out.Note, out.Trials = r.Note, r.Trials
+	return out
+}
+
+// estimate is what a search's conclusive trials (os, in the order they
+// ran, located of them locating trials) say of the capacity: complete
+// when its design ran to its end. A complete search whose trials met and
+// broke the SLO and fit the model gives an estimate and its interval; one
+// cut short gives the lower end of that interval as a bound, and one that
+// never broke the SLO the highest rate that met it.
+func estimate(cfg Config, os []obs, located int, complete bool) Result {
+	cfg = cfg.WithDefaults()
+	b := bracketOf(os)
+	r := Result{SLO: cfg.SLO, Kind: FormNone, Lower: b.below, Upper: b.minFail, Complete: complete, Config: &cfg,
+		BreachProbability: BreachProbability}
+	bound := func(rate float64, why string) Result {
+		r.Kind, r.LowerBound, r.RPS = FormBound, true, rate
+		r.Note = joinNote(r.Note, why)
+		return r
+	}
+	switch {
+	case b.maxPass == 0:
+		return r
+	case b.minFail == 0:
+		r.Lower = b.maxPass
+		return bound(b.maxPass, fmt.Sprintf("the SLO held at every rate tried, up to %s %s: the capacity is at least that, and no trial says where it breaks", rateText(b.maxPass), cfg.Unit))
+	}
+	f, ok := fit(os, nil)
+	if !ok {
+		return bound(b.below, "the trials' scores fit no line rising with the rate, so there is no estimate; the bound is the highest rate that met the SLO below the lowest that broke it")
+	}
+	r.Fit = &f
+	design := cfg
+	design.Trials = located
+	lo, hi, reps, failed := design.bootstrap(f)
+	r.Resamples, r.Failed, r.Replicates = cfg.Resamples, failed, reps
+	if math.IsNaN(lo) {
+		return bound(b.below, fmt.Sprintf("%d of %d bootstrap resamples of the search gave no fit, too many for an interval; the bound is the highest rate that met the SLO below the lowest that broke it", failed, cfg.Resamples))
+	}
+	if !complete {
+		r.Level = 1 - (1-Level)/2
+		return bound(math.Exp(lo), "cut short, the search gives no estimate: the bound is the lower end of the 95% interval its trials give (a 97.5% lower confidence bound)")
+	}
+	r.Kind, r.Level = FormInterval, Level
+	r.RPS, r.CILow, r.CIHigh = f.Capacity(), math.Exp(lo), math.Exp(hi)
+	return r
 }
 
 func joinNote(a, b string) string {
@@ -93,137 +184,46 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// scoreFloor and scoreCeiling bound the scores whose logarithms the
-// estimates interpolate: a zero score (no latency limit measured) has no
-// logarithm, and an infinite one (errors with no error allowed) no slope.
-const scoreFloor, scoreCeiling = 1e-3, 1e3
-
-// estimates are the capacity's estimates, one per conclusive full-length
-// trial at the bracket's ends. The log of the SLO score is taken as linear
-// in the rate between the ends, with the slope of the two ends' mean
-// logs; each trial's estimate is where a line of that slope through its
-// own score crosses 1. Trials that agree give estimates close together;
-// one that disagrees with the rest (a bimodal p99) gives a distant one,
-// and a wide interval. When the slope cannot be followed (no upper end,
-// or noise inverted the ends) a trial that met the SLO estimates half a
-// bracket above its rate and one that broke it half a bracket below.
-// Estimates reach at most one bracket width beyond the bracket.
-func (s *Search) estimates() []float64 {
-	lo := s.evidence[s.lower]
-	if lo == nil || len(lo.scores) == 0 {
-		return nil
+// Ratio is the ratio of two capacities from complete searches (a over b)
+// with its interval at Level, from their bootstrap resamples paired in
+// order (bootstrap-t of the difference of the logs); ok is false when
+// either lacks an interval.
+func Ratio(a, b Result) (ratio, lo, hi float64, ok bool) {
+	if a.Form() != FormInterval || b.Form() != FormInterval || a.Fit == nil || b.Fit == nil ||
+		len(a.Replicates) == 0 || len(b.Replicates) == 0 {
+		return 0, 0, 0, false
 	}
-	width := s.lower * s.cfg.Precision
-	var hi *evidence
-	if s.hasUpper() {
-		width = s.upper - s.lower
-		hi = s.evidence[s.upper]
+	d := a.Fit.LnCapacity() - b.Fit.LnCapacity()
+	se := math.Hypot(a.Fit.SE, b.Fit.SE)
+	n := min(len(a.Replicates), len(b.Replicates))
+	ts := make([]float64, 0, n)
+	for i := range n {
+		x, y := a.Replicates[i], b.Replicates[i]
+		ts = append(ts, (x.D-y.D)/math.Hypot(x.SE, y.SE))
 	}
-	logs := func(e *evidence) (xs []float64, mean float64) {
-		for _, sc := range e.scores {
-			x := math.Log(min(max(sc, scoreFloor), scoreCeiling))
-			xs = append(xs, x)
-			mean += x
-		}
-		return xs, mean / float64(len(xs))
-	}
-	type point struct{ rate, log float64 }
-	var pts []point
-	loLogs, loMean := logs(lo)
-	for _, x := range loLogs {
-		pts = append(pts, point{s.lower, x})
-	}
-	slope := math.NaN()
-	if hi != nil && len(hi.scores) > 0 {
-		hiLogs, hiMean := logs(hi)
-		for _, x := range hiLogs {
-			pts = append(pts, point{s.upper, x})
-		}
-		if hiMean > loMean {
-			slope = (hiMean - loMean) / width
-		}
-	}
-	top := s.lower + width
-	if hi != nil {
-		top = s.upper
-	}
-	var out []float64
-	for _, p := range pts {
-		var e float64
-		switch {
-		case !math.IsNaN(slope):
-			e = p.rate - p.log/slope
-		case hi == nil && p.log <= 0:
-			e = p.rate // met at the highest rate measured: no more is known
-		case p.log <= 0:
-			e = p.rate + width/2
-		default:
-			e = p.rate - width/2
-		}
-		out = append(out, min(max(e, s.lower-width), top+width))
-	}
-	return out
+	tlo, thi := tails(ts)
+	return math.Exp(d), math.Exp(d - thi*se), math.Exp(d - tlo*se), true
 }
 
-// disagreement says where full-length trials at the bracket's ends
-// disagreed with their end's verdict, which the interval then reflects.
-func (s *Search) disagreement() string {
-	var parts []string
-	count := func(rate float64, broke bool) {
-		e := s.evidence[rate]
-		if e == nil {
-			return
-		}
-		n := 0
-		for _, sc := range e.scores {
-			if sc > 1 == broke {
-				n++
-			}
-		}
-		if n == 0 {
-			return
-		}
-		what := "broke the SLO"
-		if !broke {
-			what = "met it"
-		}
-		parts = append(parts, fmt.Sprintf("%d of %d at %s %s %s", n, len(e.scores), rateText(rate), s.cfg.Unit, what))
+// Describe says what a result is, for a log line: "1200 req/s (95%
+// interval 1100 to 1300)", "at least 1200 req/s (a bound: ...)".
+func (r Result) Describe(unit string) string {
+	switch r.Form() {
+	case FormInterval:
+		return fmt.Sprintf("%.1f %s (95%% interval %.1f to %.1f)", r.RPS, unit, r.CILow, r.CIHigh)
+	case FormBound:
+		return fmt.Sprintf("at least %.1f %s (a bound)", r.RPS, unit)
+	case FormPoint:
+		return fmt.Sprintf("%.1f %s (no interval)", r.RPS, unit)
 	}
-	count(s.lower, true)
-	if s.hasUpper() {
-		count(s.upper, false)
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("full-length trials disagreed (%s; a rate counts as met when at most %g%% of its %d full-length trials' time breaks the SLO), which widens the interval",
-		strings.Join(parts, ", "), 100*s.cfg.ExceedRatio, s.cfg.Confirmations)
+	return "none"
 }
 
-// meanCI is the mean of xs with its 95% Student-t interval.
-func meanCI(xs []float64) (mean, lo, hi float64) {
-	for _, x := range xs {
-		mean += x
+// String is the result as a log line, its note included.
+func (r Result) String() string {
+	unit := "req/s"
+	if r.Config != nil {
+		unit = r.Config.Unit
 	}
-	n := float64(len(xs))
-	mean /= n
-	if len(xs) < 2 {
-		return mean, mean, mean
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	half := tQuantile(len(xs)-1) * math.Sqrt(ss/(n-1)/n)
-	return mean, mean - half, mean + half
-}
-
-// tQuantile is Student's t 0.975 quantile for df degrees of freedom.
-func tQuantile(df int) float64 {
-	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086}
-	if df <= len(table) {
-		return table[df-1]
-	}
-	return 1.96
+	return strings.TrimSuffix(r.Describe(unit)+"; "+r.Note, "; ")
 }

@@ -11,50 +11,33 @@ import (
 // its outcome; a caller running several searches steps each in turn, so
 // that their trials interleave. A Search is not safe for concurrent use.
 type Search struct {
-	cfg   Config
-	phase string
-	rate  float64 // the rate of the next trial
-	lower float64 // the highest rate that met the SLO, 0 for none yet
-	upper float64 // the lowest rate that broke it, 0 for none yet
-	limit string  // why some rates could not be measured
-	// limited says upper is a rate that could not be measured rather than
-	// one that broke the SLO: confirmation then decides only the lower end.
-	limited bool
-	trials  []Trial
-	spent   time.Duration // measured trial time so far
+	cfg    Config
+	st     state
+	trials []Trial
+	spent  time.Duration // measured trial time so far
 
-	attempt int // of the current step, from 1
-
-	// Confirmation: full-length evidence per rate, and the factor by
-	// which the bracket moves when a full-length verdict disagrees with
-	// the short trials' (MLRsearch's external search: it starts at the
-	// bracket's width and its excess over 1 doubles at each move).
-	evidence map[float64]*evidence
-	step     float64
-
-	done   bool
-	result Result
+	next    Step
+	attempt int // of the next step, from 1
+	// ceiling is the lowest rate whose trials stayed inconclusive (the
+	// generator's limit, a host too noisy to measure on): no rate from it
+	// up can be measured. Zero for none.
+	ceiling float64
+	limit   string // why, for the result's note
+	lost    int    // locating trials that stayed inconclusive
+	stopped string // why the search ended before its design did
+	done    bool
+	result  Result
 }
 
-// evidence is what the full-length trials at one rate said: the trial
-// time that met the SLO and that broke it, each conclusive trial's score,
-// and whether the rate proved unmeasurable (inconclusive past its
-// retries).
-type evidence struct {
-	pass, fail   time.Duration
-	scores       []float64
-	unmeasurable string
+// state is what the search's design reads: the conclusive trials so far,
+// how many locating trials have been spent, and the latest fit, from
+// which the next one starts. The search and its bootstrap resamples step
+// it alike (design.next).
+type state struct {
+	obs     []obs
+	located int
+	fit     *Fit
 }
-
-// class is a rate's verdict from its full-length evidence.
-type class int
-
-const (
-	undecided class = iota
-	met
-	broken
-	unmeasurable
-)
 
 // New starts a search.
 func New(cfg Config) (*Search, error) {
@@ -62,7 +45,9 @@ func New(cfg Config) (*Search, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Search{cfg: cfg, phase: PhaseGrow, rate: cfg.Start, attempt: 1}, nil
+	s := &Search{cfg: cfg, attempt: 1}
+	s.plan()
+	return s, nil
 }
 
 // Config is the search's settings, defaults filled in.
@@ -79,273 +64,171 @@ func (s *Search) Next() (Step, bool) {
 	if s.done {
 		return Step{}, false
 	}
-	if s.phase != PhaseConfirm {
-		return Step{Phase: s.phase, Rate: s.rate, Duration: s.cfg.Short}, true
-	}
-	n := 1
-	if e := s.evidence[s.rate]; e != nil {
-		n += len(e.scores)
-	}
-	return Step{Phase: PhaseConfirm, Rate: s.rate, Duration: s.cfg.Full, Repetition: n}, true
+	return s.next, true
 }
 
 // Record takes the outcome of the trial Next asked for and returns it as
 // recorded, verdict included.
 func (s *Search) Record(o Outcome) Trial {
-	step, ok := s.Next()
-	if !ok {
+	if s.done {
 		panic("search: Record after the search finished")
 	}
+	step := s.next
 	v, why := s.cfg.SLO.Judge(step.Rate, o)
 	t := Trial{Step: step, Outcome: o, Verdict: v, Why: why, Attempt: s.attempt,
 		P50Ms: ms(o.P50), P95Ms: ms(o.P95), P99Ms: ms(o.P99)}
+	if v != Inconclusive {
+		score, _ := s.cfg.SLO.Score(step.Rate, o)
+		t.Score = min(score, MaxScore)
+	}
 	s.trials = append(s.trials, t)
 	s.spent += step.Duration
 	switch {
 	case v == Inconclusive && s.attempt <= s.cfg.Retries:
 		s.attempt++ // the same step again
-	case s.phase == PhaseConfirm:
+	case v == Inconclusive:
 		s.attempt = 1
-		s.confirmed(t)
+		s.unmeasurable(t)
 	default:
 		s.attempt = 1
-		s.searched(t)
+		s.st.obs = append(s.st.obs, observe(step.Rate, t.Score))
+		if step.Phase == PhaseLocate {
+			s.st.located++
+		}
 	}
-	s.checkBudget()
+	if !s.done {
+		s.plan()
+	}
 	return t
 }
 
-// searched moves grow and bisect on. An inconclusive trial, its retries
-// spent, bounds the search from above as a broken SLO does, for no rate
-// there can be measured; the result says so.
-func (s *Search) searched(t Trial) {
-	switch t.Verdict {
-	case Pass:
-		s.lower = t.Rate
-	case Fail:
-		s.upper, s.limited = t.Rate, false
-		s.limit = "" // a measured bound replaces one that could not be measured
-	case Inconclusive:
-		s.upper, s.limited = t.Rate, true
+// unmeasurable takes a step whose trials stayed inconclusive: a locating
+// trial is spent without evidence; while the rate grows, no rate from
+// this one up can be measured.
+func (s *Search) unmeasurable(t Trial) {
+	if t.Phase == PhaseLocate {
+		s.st.located++
+		s.lost++
+		return
+	}
+	if s.ceiling == 0 || t.Rate < s.ceiling {
+		s.ceiling = t.Rate
 		s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(t.Rate), s.cfg.Unit, t.Why)
 	}
-	switch {
-	case s.lower == 0 && s.upper > 0:
-		// The SLO broke at the start: shrink.
-		s.rate = roundRate(s.upper / s.cfg.Growth)
-		if s.rate < s.cfg.MinRate {
-			if s.limited {
-				s.finish("no rate could be measured")
-			} else {
-				s.finish(fmt.Sprintf("the SLO is not met even at %s %s", rateText(s.upper), s.cfg.Unit))
-			}
-		}
-	case s.upper == 0:
-		s.rate = roundRate(s.lower * s.cfg.Growth)
-		if s.cfg.MaxRate > 0 && s.lower >= s.cfg.MaxRate {
-			s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s %s", rateText(s.cfg.MaxRate), s.cfg.Unit)
-			s.startConfirm()
-		} else if s.cfg.MaxRate > 0 {
-			s.rate = min(s.rate, s.cfg.MaxRate)
-		}
-	case (s.upper-s.lower)/s.lower > s.cfg.Precision:
-		s.phase = PhaseBisect
-		s.rate = roundRate((s.lower + s.upper) / 2)
-	default:
-		s.startConfirm()
-	}
 }
 
-// startConfirm begins the confirmation: the short trials' bracket is now
-// to be decided by full-length trials.
-func (s *Search) startConfirm() {
-	s.phase, s.evidence = PhaseConfirm, map[float64]*evidence{}
-	s.step = 1 + s.cfg.Precision
-	if s.hasUpper() {
-		s.step = max(s.step, s.upper/s.lower)
-	}
-	s.advance()
-}
-
-// confirmed adds a full-length trial to its rate's evidence and moves on.
-func (s *Search) confirmed(t Trial) {
-	e := s.evidence[t.Rate]
-	if e == nil {
-		e = &evidence{}
-		s.evidence[t.Rate] = e
-	}
-	switch t.Verdict {
-	case Pass:
-		e.pass += t.Duration
-	case Fail:
-		e.fail += t.Duration
-	case Inconclusive:
-		e.unmeasurable = t.Why
-		s.advance()
+// plan sets the next step, or finishes the search: when its design is
+// done, or when the next trial would overrun its trials or its budget.
+func (s *Search) plan() {
+	if s.attempt > 1 {
+		s.checkBudget()
 		return
 	}
-	score, _ := s.cfg.SLO.Score(t.Rate, t.Outcome)
-	e.scores = append(e.scores, score)
-	s.advance()
+	rate, phase, end := s.cfg.next(&s.st, s.ceiling)
+	if end != "" || phase == "" {
+		s.finish(end)
+		return
+	}
+	s.next = Step{Phase: phase, Rate: rate, Duration: s.cfg.duration(rate)}
+	s.checkBudget()
 }
 
-// classify is a rate's verdict by the exceed-ratio rule: broken once its
-// failing full-length time exceeds ExceedRatio of the goal (more trials
-// could not make it met), met once its passing time reaches the rest of
-// the goal, undecided until then.
-func (s *Search) classify(rate float64) class {
-	e := s.evidence[rate]
-	if e == nil {
-		return undecided
-	}
-	if e.unmeasurable != "" {
-		return unmeasurable
-	}
-	goal := float64(s.cfg.Confirmations) * s.cfg.Full.Seconds()
-	switch {
-	case e.fail.Seconds() > s.cfg.ExceedRatio*goal:
-		return broken
-	case e.pass.Seconds() >= (1-s.cfg.ExceedRatio)*goal:
-		return met
-	}
-	return undecided
-}
-
-// advance picks the next full-length trial, or finishes. Starting from the
-// short trials' bracket it decides the lower end; when that is broken it
-// steps down, when met it decides the upper end, and when that is met too
-// it steps up, each step growing; with both ends decided it bisects with
-// full-length trials to the precision. A rate once decided stays decided,
-// and a step never passes a rate decided the other way, so the search
-// ends.
-func (s *Search) advance() {
-	for {
-		switch s.classify(s.lower) {
-		case undecided:
-			s.rate = s.lower
-			return
-		case broken, unmeasurable:
-			if c := s.classify(s.lower); c == unmeasurable {
-				s.limited = true
-				s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(s.lower), s.cfg.Unit, s.evidence[s.lower].unmeasurable)
-			} else {
-				s.limited, s.limit = false, ""
-			}
-			s.upper = s.lower
-			s.lower = s.below(s.upper)
-			if s.lower < s.cfg.MinRate {
-				s.lower = 0
-				if s.limited {
-					s.finish("no rate could be measured in full-length trials")
-				} else {
-					s.finish(fmt.Sprintf("the SLO is not met in full-length trials even at %s %s", rateText(s.upper), s.cfg.Unit))
-				}
-				return
-			}
-			continue
-		}
-		// The lower end is met.
-		if !s.hasUpper() {
-			s.finish("")
-			return
-		}
-		switch s.classify(s.upper) {
-		case undecided:
-			s.rate = s.upper
-			return
-		case unmeasurable:
-			s.limited = true
-			s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(s.upper), s.cfg.Unit, s.evidence[s.upper].unmeasurable)
-			s.finish("")
-			return
-		case met:
-			s.lower = s.upper
-			s.upper = s.above(s.lower)
-			if s.upper == 0 {
-				s.limit = fmt.Sprintf("the SLO held up to the highest rate allowed, %s %s", rateText(s.cfg.MaxRate), s.cfg.Unit)
-				s.finish("")
-				return
-			}
-			continue
-		}
-		// Both ends decided: bisect to the precision.
-		mid := roundRate((s.lower + s.upper) / 2)
-		if (s.upper-s.lower)/s.lower <= s.cfg.Precision || mid <= s.lower || mid >= s.upper {
-			s.finish("")
-			return
-		}
-		switch s.classify(mid) {
-		case undecided:
-			s.rate = mid
-			return
-		case met:
-			s.lower = mid
-		default:
-			s.upper = mid
-			s.limited = s.classify(mid) == unmeasurable
-			if s.limited {
-				s.limit = fmt.Sprintf("trials at %s %s and above could not be measured (%s)", rateText(mid), s.cfg.Unit, s.evidence[mid].unmeasurable)
-			} else {
-				s.limit = ""
-			}
-		}
-	}
-}
-
-// below is the next lower end under a rate whose full-length verdict is
-// broken: one step down, or the highest rate decided met on the way.
-func (s *Search) below(rate float64) float64 {
-	next := roundRate(rate / s.nextStep())
-	for r := range s.evidence {
-		if r < rate && r > next && s.classify(r) == met {
-			next = r
-		}
-	}
-	return next
-}
-
-// above is the next upper end over a rate whose full-length verdict is
-// met: one step up (at most the highest rate allowed, 0 when that is the
-// rate itself), or the lowest rate decided broken on the way.
-func (s *Search) above(rate float64) float64 {
-	next := roundRate(rate * s.nextStep())
-	if s.cfg.MaxRate > 0 {
-		if rate >= s.cfg.MaxRate {
-			return 0
-		}
-		next = min(next, s.cfg.MaxRate)
-	}
-	for r := range s.evidence {
-		if c := s.classify(r); r > rate && r < next && (c == broken || c == unmeasurable) {
-			next = r
-		}
-	}
-	return next
-}
-
-// nextStep is the factor of the next move, and doubles the excess of the
-// one after.
-func (s *Search) nextStep() float64 {
-	f := s.step
-	s.step = 1 + 2*(s.step-1)
-	return f
-}
-
-// hasUpper says the bracket has an upper end that broke the SLO.
-func (s *Search) hasUpper() bool { return s.upper > 0 && !s.limited }
-
-// checkBudget ends a search that has used its trials or its time.
+// checkBudget ends a search whose next trial would overrun its trials or
+// its time.
 func (s *Search) checkBudget() {
-	if s.done {
+	switch {
+	case len(s.trials) >= s.cfg.MaxTrials:
+		s.stopped = fmt.Sprintf("stopped after %d trials, the most allowed", s.cfg.MaxTrials)
+	case s.cfg.Budget > 0 && s.spent+s.next.Duration > s.cfg.Budget:
+		s.stopped = fmt.Sprintf("stopped when its budget of %s of trials was spent (%s measured; the next trial needed %s)", s.cfg.Budget, s.spent, s.next.Duration)
+	default:
 		return
 	}
-	if len(s.trials) >= s.cfg.MaxTrials {
-		s.finish(fmt.Sprintf("stopped after %d trials, the most allowed", s.cfg.MaxTrials))
-		return
+	s.finish("")
+}
+
+// next is the search's design, a function of its state alone: the rate
+// grows (or shrinks) by Growth until a trial has met the SLO and one has
+// broken it; then each of Trials trials goes where the fit of every
+// trial so far puts the capacity, within the rates already tried, or,
+// while no fit exists, halfway (in the log) between the highest rate that
+// met the SLO below the lowest that broke it and that one. A noisy
+// verdict moves the fit a little, not the search a bracket. end, when
+// not empty, says why no rate is left to try; an empty phase with no
+// end is a design run to its end.
+func (c Config) next(st *state, ceiling float64) (rate float64, phase, end string) {
+	if len(st.obs) == 0 {
+		if ceiling > 0 {
+			return 0, "", "no rate could be measured"
+		}
+		return c.Start, PhaseGrow, ""
 	}
-	if step, _ := s.Next(); s.cfg.Budget > 0 && s.spent+step.Duration > s.cfg.Budget {
-		s.finish(fmt.Sprintf("stopped when its budget of %s of trials was spent", s.cfg.Budget))
+	b := bracketOf(st.obs)
+	switch {
+	case b.minFail == 0:
+		switch {
+		case ceiling > 0:
+			return 0, "", ""
+		case c.MaxRate > 0 && b.maxPass >= c.MaxRate:
+			return 0, "", ""
+		}
+		rate = roundRate(b.maxPass * c.Growth)
+		if c.MaxRate > 0 {
+			rate = min(rate, c.MaxRate)
+		}
+		return rate, PhaseGrow, ""
+	case b.maxPass == 0:
+		low := b.minFail
+		if ceiling > 0 {
+			low = min(low, ceiling)
+		}
+		rate = roundRate(low / c.Growth)
+		if rate < c.MinRate {
+			return 0, "", fmt.Sprintf("the SLO is not met even at %s %s", rateText(b.minFail), c.Unit)
+		}
+		return rate, PhaseGrow, ""
+	case st.located >= c.Trials:
+		return 0, "", ""
 	}
+	rate = math.Sqrt(b.below * b.minFail)
+	if f, ok := fit(st.obs, st.fit); ok {
+		st.fit = &f
+		rate = min(max(f.Capacity(), b.lowest), b.highest)
+	} else {
+		st.fit = nil
+	}
+	return roundRate(rate), PhaseLocate, ""
+}
+
+// bracket is what the trials' verdicts say about where the SLO breaks:
+// the highest rate that met it and the lowest that broke it (0 for none),
+// the highest that met it below that (below), and the range of rates
+// tried.
+type bracket struct {
+	maxPass, minFail, below float64
+	lowest, highest         float64
+}
+
+func bracketOf(os []obs) bracket {
+	b := bracket{lowest: math.Inf(1)}
+	for _, o := range os {
+		// Rates are read back from their logs, rounded as they were tried.
+		r := roundRate(math.Exp(o.x))
+		b.lowest, b.highest = min(b.lowest, r), max(b.highest, r)
+		if o.broke() {
+			if b.minFail == 0 || r < b.minFail {
+				b.minFail = r
+			}
+		} else {
+			b.maxPass = max(b.maxPass, r)
+		}
+	}
+	for _, o := range os {
+		if r := roundRate(math.Exp(o.x)); !o.broke() && (b.minFail == 0 || r < b.minFail) {
+			b.below = max(b.below, r)
+		}
+	}
+	return b
 }
 
 // Result is the search's outcome; valid once Done.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/metrics"
 )
 
 // SLO is the objective a rate must meet: latency percentiles at or under
@@ -55,6 +57,20 @@ func (s SLO) Validate() error {
 	return nil
 }
 
+// MinRequests is the fewest requests a trial must carry for the SLO's
+// highest latency percentile to be read off it (metrics.MinSamples):
+// 1,000 for a p99, 200 for a p95, 20 for a p50.
+func (s SLO) MinRequests() int64 {
+	p := 50.0
+	switch {
+	case s.P99 > 0:
+		p = 99
+	case s.P95 > 0:
+		p = 95
+	}
+	return metrics.MinSamples(p)
+}
+
 // String is the SLO as a reader writes it: "p99 <= 10ms, errors <= 0.1%".
 func (s SLO) String() string {
 	var parts []string
@@ -79,8 +95,8 @@ const MaxShortfall = 0.05
 // Score is how far a trial at the offered rate is from the SLO: the
 // largest of each measured figure over its limit (the rate's shortfall
 // over MaxShortfall among them), so that a score at or under 1 meets the
-// SLO, and the constraint that binds is the one named. A score is what
-// the confirmation trials interpolate between.
+// SLO, and the constraint that binds is the one named. The search fits
+// the logarithms of its trials' scores against the rate.
 func (s SLO) Score(rate float64, o Outcome) (float64, string) {
 	score, binding := 0.0, ""
 	check := func(name string, v, limit float64) {

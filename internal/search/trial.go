@@ -37,11 +37,16 @@ func (o Outcome) ErrorRate() float64 {
 // trial could not run at all; a search stops on it.
 type TrialFunc func(ctx context.Context, rate float64, duration time.Duration) (Outcome, error)
 
-// Phases of a search.
+// Phases of a search. Results older than schema 17 also hold "bisect" and
+// "confirm" trials, of a search that bisected a bracket with short trials
+// and confirmed its ends with long ones.
 const (
-	PhaseGrow    = "grow"    // the rate grows geometrically until the SLO breaks
-	PhaseBisect  = "bisect"  // the bracket halves to the precision
-	PhaseConfirm = "confirm" // full-length trials at both ends of the bracket
+	// PhaseGrow: the rate grows (or shrinks) geometrically until the SLO
+	// has been seen both met and broken.
+	PhaseGrow = "grow"
+	// PhaseLocate: each trial at the rate where the fit of every trial so
+	// far puts the capacity.
+	PhaseLocate = "locate"
 )
 
 // Step is the next trial a search wants.
@@ -49,9 +54,6 @@ type Step struct {
 	Phase    string        `json:"phase"`
 	Rate     float64       `json:"rate"`
 	Duration time.Duration `json:"duration_ns"`
-	// Repetition numbers the full-length confirmation trials at one rate
-	// from 1.
-	Repetition int `json:"repetition,omitempty"`
 }
 
 // Trial is one trial as the search recorded it.
@@ -64,6 +66,9 @@ type Trial struct {
 	P95Ms   float64 `json:"p95_ms"`
 	P99Ms   float64 `json:"p99_ms"`
 	Verdict Verdict `json:"verdict"`
+	// Score is the trial's SLO score (SLO.Score), at most MaxScore, which
+	// the fit reads; 0 for an inconclusive trial.
+	Score float64 `json:"score"`
 	// Why says what broke the SLO, or why the trial is no evidence.
 	Why string `json:"why,omitempty"`
 	// Attempt counts runs of the same step from 1: an inconclusive trial

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/search"
 )
 
 // WriteText prints the plan for a person: what runs, how it is scaled, one
@@ -30,15 +31,15 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if p.SearchOver == results.OverConnections {
 			unit = "connections held open"
 		}
-		search := fmt.Sprintf("capacity search at %s: from %g %s, x%g until the SLO breaks, bisected to %g%% with %s trials, then %s trials decide each end (met when at most %g%% of %d trials' time breaks the SLO)%s",
-			c.SLO, c.Start, unit, c.Growth, 100*c.Precision, c.Short, c.Full, 100*c.ExceedRatio, c.Confirmations, budget)
+		line := fmt.Sprintf("capacity search at %s: from %g %s, x%g until the SLO has been met and broken, then %d trials where a fit of every trial puts the capacity (the rate a trial breaks the SLO with probability %g), each at least %s and %d requests; a 95%% interval from %d bootstrap resamples of the whole search, a bound if it stops short%s",
+			c.SLO, c.Start, unit, c.Growth, c.Trials, search.BreachProbability, c.Trial, c.MinRequests, c.Resamples, budget)
 		if len(p.Cells) == 0 {
 			fmt.Fprintf(&b, "meshes: %s, their trials interleaved, %s\n", strings.Join(p.Meshes, ", "), order)
-			fmt.Fprintf(&b, "%s; estimated %s\n", search, round(p.Estimate))
+			fmt.Fprintf(&b, "%s; estimated %s\n", line, round(p.Estimate))
 			_, err := io.WriteString(w, b.String())
 			return err
 		}
-		fmt.Fprintf(&b, "after the cells below, a %s; estimated with the cells\n", search)
+		fmt.Fprintf(&b, "after the cells below, a %s; estimated with the cells\n", line)
 	}
 	reps := fmt.Sprintf("%d repetitions", p.Repetitions)
 	if p.MaxRepetitions > p.Repetitions {

@@ -99,8 +99,8 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 }
 
 // visitLength is the measured time a visit to a mesh runs its trials for:
-// two confirmation trials, or a few short ones.
-func visitLength(cfg search.Config) time.Duration { return 2 * cfg.Full }
+// a few trials, or one long one at a low rate.
+func visitLength(cfg search.Config) time.Duration { return 4 * cfg.Trial }
 
 // searchTrial runs one trial of a mesh's search as a cell and records it.
 func (r *runner) searchTrial(ctx context.Context, ms *meshSearch, step search.Step, n int) error {
@@ -226,13 +226,7 @@ func capacityText(c *results.Capacity) string {
 	if c.Over == results.OverConnections {
 		unit = "connections"
 	}
-	s := fmt.Sprintf("%.1f %s", c.RPS, unit)
-	if c.LowerBound {
-		s = fmt.Sprintf("at least %.1f %s (a lower bound, no interval)", c.RPS, unit)
-	}
-	if len(c.Estimates) > 1 {
-		s += fmt.Sprintf(" (95%% interval %.1f to %.1f)", c.CILow, c.CIHigh)
-	}
+	s := c.Describe(unit)
 	if c.Note != "" {
 		s += "; " + c.Note
 	}

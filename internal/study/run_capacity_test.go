@@ -24,8 +24,7 @@ search:
   slo: {p99: 10ms, errors: 0.001}
   start_rate: 50
   trial: 2s
-  confirm: 5s
-  confirmations: 3
+  trials: 6
 `
 
 func TestRunSearchFindsEachMeshCapacity(t *testing.T) {
@@ -47,8 +46,8 @@ func TestRunSearchFindsEachMeshCapacity(t *testing.T) {
 		if c.Status != results.StatusOK || math.Abs(c.RPS-want) > 0.05*want {
 			t.Errorf("%s: status %s, capacity %.1f, want %.1f within 5%%", c.Mesh, c.Status, c.RPS, want)
 		}
-		if c.CILow > c.RPS || c.CIHigh < c.RPS || len(c.Estimates) < 4 || c.SLO.P99 != 10e6 || c.ExceedRatio != 0.5 {
-			t.Errorf("%s: interval %.1f..%.1f over %d estimates, slo %+v", c.Mesh, c.CILow, c.CIHigh, len(c.Estimates), c.SLO)
+		if c.Form() != search.FormInterval || c.CILow > c.RPS || c.CIHigh < c.RPS || c.SLO.P99 != 10e6 || c.BreachProbability != 0.5 {
+			t.Errorf("%s: %s interval %.1f..%.1f, slo %+v", c.Mesh, c.Form(), c.CILow, c.CIHigh, c.SLO)
 		}
 		for _, tr := range c.Trials {
 			cell, err := results.ReadCell(dir, results.Summary{ID: tr.ID, File: tr.File})
@@ -198,8 +197,8 @@ func TestParseSearchErrors(t *testing.T) {
 		{"error rate as percent", "errors: 0.001=>errors: 5", "search.slo.errors"},
 		{"no start rate", "  start_rate: 50\n=>", "search.start_rate"},
 		{"scaling without cells", "search:=>scaling: {fraction: 0.25}\nsearch:", "scaling"},
-		{"precision as percent", "  start_rate: 50\n=>  start_rate: 50\n  precision: 5\n", "search.precision"},
-		{"confirm shorter than trial", "confirm: 5s=>confirm: 1s", "search"},
+		{"negative trials", "trials: 6=>trials: -1", "search.trials"},
+		{"too few trials to fit", "trials: 6=>trials: 2", "search"},
 		{"sweeps without cells", "search:=>sweeps: [{param: connections, values: [8, 16]}]\nsearch:", "sweeps"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,7 +226,7 @@ func TestTrialCellSharesTheRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := s.trialCell(s.Meshes[1], search.Step{Phase: search.PhaseConfirm, Rate: 400, Duration: 5e9, Repetition: 2}, 7)
+	c := s.trialCell(s.Meshes[1], search.Step{Phase: search.PhaseLocate, Rate: 400, Duration: 5e9}, 7)
 	o := c.Load.Options
 	if o.Rate != 100 || !c.Load.PerNamespace || c.Namespaces != 4 || o.Duration != 5e9 || o.Warmup != 1e9 || o.Connections != 16 {
 		t.Errorf("trial cell load %+v per-namespace %v namespaces %d; want 100 req/s per generator x 4 for 5s after 1s", o, c.Load.PerNamespace, c.Namespaces)

@@ -61,13 +61,12 @@ const (
 	// MaxWorkers bounds a proxy's worker threads, more than any node's
 	// cores.
 	MaxWorkers = 1024
-	// MaxSearchTrials, MaxConfirmations and MaxRetries bound a capacity
-	// search's counts (defaults 40, 3 and 2), and MaxBudget its measured
-	// time per mesh.
-	MaxSearchTrials  = 1000
-	MaxConfirmations = 100
-	MaxRetries       = 100
-	MaxBudget        = topology.Duration(24 * time.Hour)
+	// MaxSearchTrials and MaxRetries bound a capacity search's counts
+	// (max_trials and trials, defaults 40 and 10; retries, default 2), and
+	// MaxBudget its measured time per mesh.
+	MaxSearchTrials = 1000
+	MaxRetries      = 100
+	MaxBudget       = topology.Duration(24 * time.Hour)
 	// MaxClusterWait bounds a wait for readiness on Kubernetes (default
 	// 5m), and MaxSampleInterval the metrics' resolution (default 15s).
 	MaxClusterWait    = topology.Duration(time.Hour)
@@ -185,8 +184,8 @@ func (sr *Search) validateSizes() FieldErrors {
 	if sr.MaxTrials > MaxSearchTrials {
 		add("search.max_trials", tooMany(sr.MaxTrials, MaxSearchTrials, "trials a search may run per mesh"))
 	}
-	if sr.Confirmations > MaxConfirmations {
-		add("search.confirmations", tooMany(sr.Confirmations, MaxConfirmations, "full-length trials that may decide a rate"))
+	if sr.Trials > MaxSearchTrials {
+		add("search.trials", tooMany(sr.Trials, MaxSearchTrials, "locating trials a search may run per mesh"))
 	}
 	if sr.Retries > MaxRetries {
 		add("search.retries", tooMany(sr.Retries, MaxRetries, "re-runs a trial may have"))
@@ -195,7 +194,6 @@ func (sr *Search) validateSizes() FieldErrors {
 		add("search.budget", tooLong(sr.Budget, MaxBudget, "of trials a search may measure per mesh"))
 	}
 	add("search.trial", checkPhase(sr.Trial, "a trial may last"))
-	add("search.confirm", checkPhase(sr.Confirm, "a trial may last"))
 	add("search.start_connections", checkConnections(sr.StartConnections))
 	add("search.max_connections", checkConnections(sr.MaxConnections))
 	add("search.start_rate", checkRate(sr.StartRate))

@@ -309,8 +309,8 @@ func (s *Study) defaults(seed uint64) {
 		l.Generators = GeneratorsOne
 	}
 	if s.Search != nil && l.Duration == 0 && l.Requests == 0 {
-		// Each trial sets its own length; the load's is the confirmations'.
-		l.Duration = topology.Duration(s.Search.Config().Full)
+		// Each trial sets its own length; the load's is the shortest.
+		l.Duration = topology.Duration(s.Search.Config().Trial)
 	}
 	s.Repetitions.defaults()
 	if s.Deployments == 0 {

@@ -1,9 +1,7 @@
 package study
 
 import (
-	"cmp"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/results"
@@ -37,24 +35,21 @@ type Search struct {
 	MaxRate float64 `json:"max_rate,omitempty"`
 	// Growth multiplies the rate while the SLO holds; default 2.
 	Growth float64 `json:"growth,omitempty"`
-	// Precision is the bracket's relative width at which bisection stops;
-	// default 0.05.
-	Precision float64 `json:"precision,omitempty"`
-	// Trial is the measured length of the search's short trials, Confirm
-	// that of the confirmation trials; defaults 5s and 20s. Each trial
+	// Trial is the shortest measured length of a trial, default 5s; a
+	// trial at a rate too low to send the requests the SLO's percentile
+	// needs (1,000 for a p99) in that time runs until it has. Each trial
 	// runs the study's load.warmup first.
-	Trial   topology.Duration `json:"trial,omitempty"`
-	Confirm topology.Duration `json:"confirm,omitempty"`
-	// Confirmations is how many full-length trials of evidence decide a
-	// rate: a rate is met once its passing confirmation time reaches (1 -
-	// exceed_ratio) of confirmations × confirm, broken once its failing
-	// time exceeds exceed_ratio of it; default 3.
-	Confirmations int `json:"confirmations,omitempty"`
-	// ExceedRatio is the share of that time that may break the SLO with
-	// the rate still met; default 0.5 (most of the time must meet it).
-	ExceedRatio *float64 `json:"exceed_ratio,omitempty"`
+	Trial topology.Duration `json:"trial,omitempty"`
+	// Trials is how many trials locate the capacity once the SLO has
+	// been seen both met and broken, each where the fit of every trial so
+	// far puts it; default 10.
+	Trials int `json:"trials,omitempty"`
+	// Resamples is how many bootstrap resamples of the whole search give
+	// the capacity's interval; default 1000.
+	Resamples int `json:"resamples,omitempty"`
 	// Budget bounds each mesh's measured trial time; a search that would
-	// overrun it stops with what it has, and says so. Default: none.
+	// overrun it stops and gives a bound ("at least"), not an interval.
+	// Default: none.
 	Budget topology.Duration `json:"budget,omitempty"`
 	// Retries bounds the re-runs of a trial that is no evidence (the
 	// generator saturated, the host was noisy); default 2.
@@ -85,25 +80,17 @@ func (s *Search) Config() search.Config {
 	if s.SLO.Errors != nil {
 		errs = *s.SLO.Errors
 	}
-	var exceed float64
-	if s.ExceedRatio != nil {
-		exceed = *s.ExceedRatio
-	}
 	c := search.Config{
 		SLO:   search.SLO{P50: s.SLO.P50.D(), P95: s.SLO.P95.D(), P99: s.SLO.P99.D(), MaxErrorRate: errs},
-		Start: s.StartRate, MaxRate: s.MaxRate, Growth: s.Growth, Precision: s.Precision,
-		Short: s.Trial.D(), Full: s.Confirm.D(), Confirmations: s.Confirmations, ExceedRatio: exceed,
-		Budget: s.Budget.D(), Retries: s.Retries, MaxTrials: s.MaxTrials,
+		Start: s.StartRate, MaxRate: s.MaxRate, Growth: s.Growth, Trial: s.Trial.D(), Trials: s.Trials,
+		Resamples: s.Resamples, Budget: s.Budget.D(), Retries: s.Retries, MaxTrials: s.MaxTrials,
 	}
 	if s.overConnections() {
-		// The search's rates are connection counts. The fewest worth a
-		// trial send a short trial search.MinSamples requests.
+		// The search's rates are connection counts, each sending
+		// PerConnectionRate requests a second: a trial's length and the
+		// fewest connections worth a trial follow from that.
 		c.Start, c.MaxRate = float64(s.StartConnections), float64(s.MaxConnections)
-		c.Unit = "connections"
-		if s.PerConnectionRate > 0 {
-			short := cmp.Or(c.Short, search.DefaultShort)
-			c.MinRate = min(c.Start, math.Ceil(search.MinSamples/(s.PerConnectionRate*short.Seconds())))
-		}
+		c.Unit, c.RequestsPerUnit = "connections", s.PerConnectionRate
 	}
 	return c.WithDefaults()
 }
@@ -142,14 +129,10 @@ func (s *Study) validateSearch() error {
 		return fieldError("search.start_rate", "required: a positive rate in requests per second")
 	case sr.Growth != 0 && sr.Growth <= 1:
 		return fieldError("search.growth", "must be above 1, got %g", sr.Growth)
-	case sr.Precision < 0 || sr.Precision >= 1:
-		return fieldError("search.precision", "want a share of the rate in (0, 1) such as 0.05, got %g", sr.Precision)
-	case sr.Trial < 0 || sr.Confirm < 0:
-		return fieldError("search.trial", "durations must not be negative")
-	case sr.Confirmations < 0 || sr.Retries < 0 || sr.MaxTrials < 0:
-		return fieldError("search.confirmations", "counts must not be negative")
-	case sr.ExceedRatio != nil && (*sr.ExceedRatio <= 0 || *sr.ExceedRatio >= 1):
-		return fieldError("search.exceed_ratio", "want a share of the confirmation time in (0, 1) such as 0.5, got %g", *sr.ExceedRatio)
+	case sr.Trial < 0:
+		return fieldError("search.trial", "must not be negative")
+	case sr.Trials < 0 || sr.Retries < 0 || sr.MaxTrials < 0 || sr.Resamples < 0:
+		return fieldError("search.trials", "counts (trials, retries, max_trials, resamples) must not be negative")
 	case sr.Budget < 0:
 		return fieldError("search.budget", "must not be negative")
 	case s.Load.Requests != 0:
@@ -185,21 +168,19 @@ func (s *Study) validateSearch() error {
 // latency at a fixed rate and the capacity at the SLO.
 func (s *Study) HasCells() bool { return s.Search == nil || s.Load.Rate != 0 }
 
-// searchTrialsAssumed is the number of short trials the estimate assumes a
-// search takes to grow and bisect: a few doublings, then a bracket halved
-// to 5%.
-const searchTrialsAssumed = 10
+// searchGrowAssumed is the number of trials the estimate assumes a
+// search takes to see the SLO both met and broken: a few doublings.
+const searchGrowAssumed = 5
 
 // searchEstimate is a search study's expected duration: per mesh, the
-// assumed short trials and full-length trials deciding both ends of the
-// bracket (their measured time at most the budget), each with its warm-up
+// assumed growing trials and the locating ones, each at least the trial
+// length (their measured time at most the budget), each with its warm-up
 // and a mesh installation (the meshes interleave), and one deployment.
 func (s *Study) searchEstimate(cfg search.Config) time.Duration {
 	st := setupTimes[s.Platform.Type]
 	per := st.install + s.Load.Warmup.D()
-	short, full := searchTrialsAssumed, 2*cfg.Confirmations
-	measured := time.Duration(short)*cfg.Short + time.Duration(full)*cfg.Full
-	trials := short + full
+	trials := searchGrowAssumed + cfg.Trials
+	measured := time.Duration(trials) * cfg.Trial
 	if cfg.Budget > 0 && measured > cfg.Budget {
 		trials = int(float64(trials) * float64(cfg.Budget) / float64(measured))
 		measured = cfg.Budget

@@ -1,0 +1,88 @@
+package search
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// The interval comes from a parametric bootstrap of the whole search
+// (Efron and Tibshirani, "An Introduction to the Bootstrap", ch. 6 and
+// 12): the search's design is run again, Resamples times, against trials
+// drawn from the fitted model, each resample refitted, so that the
+// interval counts what the adaptive design does to the estimate as well
+// as each trial's noise. It is a bootstrap-t interval: each resample's
+// error over its own standard error, whose quantiles scale the search's
+// standard error, which is second-order accurate where the percentile
+// interval is not, and held the level where the percentile interval fell
+// short in simulation (Simulate). The model's noise is widened by the
+// degrees of freedom its three parameters take from the trials within
+// the band, as a residual variance is, since the fitted noise of a
+// handful of trials is too small on average.
+
+// bootstrap returns the search's interval at Level for the log of the
+// capacity (NaN when more than a fifth of the resamples give no fit),
+// the resamples, and how many failed.
+func (c Config) bootstrap(f Fit) (lo, hi float64, reps []Replicate, failed int) {
+	tau := f.Tau
+	if f.Within > 3 {
+		tau *= math.Sqrt(float64(f.Within-3) / float64(f.Within))
+	}
+	base := f.LnCapacity()
+	ts := make([]float64, 0, c.Resamples)
+	reps = make([]Replicate, 0, c.Resamples)
+	for i := range c.Resamples {
+		rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
+		g, ok := c.replay(f, tau, rng)
+		if !ok {
+			failed++
+			continue
+		}
+		d := g.LnCapacity() - base
+		reps = append(reps, Replicate{D: d, SE: g.SE})
+		ts = append(ts, d/g.SE)
+	}
+	if failed > c.Resamples/5 {
+		return math.NaN(), math.NaN(), nil, failed
+	}
+	tlo, thi := tails(ts)
+	return base - thi*f.SE, base - tlo*f.SE, reps, failed
+}
+
+// replay runs the search's design against trials from the model (noise
+// 1/tau) and fits the result; false when the design ends without a rate
+// that met the SLO and one that broke it, or with no fit.
+func (c Config) replay(f Fit, tau float64, rng *rand.Rand) (Fit, bool) {
+	var st state
+	for range c.MaxTrials {
+		rate, phase, _ := c.next(&st, 0)
+		if phase == "" {
+			break
+		}
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		score := math.Exp(min(f.lnScore(math.Log(rate), u, tau), 700))
+		st.obs = append(st.obs, observe(rate, score))
+		if phase == PhaseLocate {
+			st.located++
+		}
+	}
+	if b := bracketOf(st.obs); b.maxPass == 0 || b.minFail == 0 {
+		return Fit{}, false
+	}
+	return fit(st.obs, st.fit)
+}
+
+// tails are the (1-Level)/2 and (1+Level)/2 quantiles of xs, the order
+// statistics at those ranks.
+func tails(xs []float64) (lo, hi float64) {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	a := (1 - Level) / 2
+	n := float64(len(xs))
+	i := int(math.Floor(a * n))
+	j := int(math.Ceil((1-a)*n)) - 1
+	return xs[min(max(i, 0), len(xs)-1)], xs[min(max(j, 0), len(xs)-1)]
+}
