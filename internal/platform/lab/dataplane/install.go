@@ -24,9 +24,15 @@ type Options struct {
 	// Envoy is the binary; empty means FindEnvoy.
 	Envoy  string
 	Logger *slog.Logger
-	// ReadyTimeout bounds each proxy's start; default 30s.
+	// ReadyTimeout bounds each proxy's start; default DefaultReadyTimeout.
 	ReadyTimeout time.Duration
 }
+
+// DefaultReadyTimeout bounds a proxy's start only to catch one that hangs:
+// a proxy is ready in about a second on a quiet host, but under qemu's
+// emulation (the cgroup v2 test host) five sidecars starting at once on two
+// emulated CPUs took over 30 s, and a slow start is not a failed mesh.
+const DefaultReadyTimeout = 2 * time.Minute
 
 // Installation is an installed profile: what it runs and how to undo it.
 type Installation struct {
@@ -103,7 +109,7 @@ func Install(ctx context.Context, c Cluster, spec mesh.MeshSpec, o Options) (*In
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 30 * time.Second
+		o.ReadyTimeout = DefaultReadyTimeout
 	}
 	in := &Installation{
 		c: c, o: o, settings: s, dp: dp,
