@@ -101,10 +101,11 @@ build_root() {
 		ExecStart=
 		ExecStart=-/sbin/agetty --autologin tester --noclear --keep-baud 115200 %I $TERM
 	EOF
-	# tester's login shell on the console runs the host's job, once.
+	# tester's login shell on the console runs the host's job, once (the
+	# job script waits for the shares, which the login can come before).
 	cat >>"$root/home/tester/.profile" <<-'EOF'
 
-		if [ "$(tty)" = /dev/ttyS0 ] && [ -f /out/job ] && [ ! -e /out/rc ]; then
+		if [ "$(tty)" = /dev/ttyS0 ]; then
 			sudo /usr/local/sbin/meshbench-vm-job
 		fi
 	EOF
@@ -114,13 +115,23 @@ build_root() {
 		# session sudo was called from, with its output in /out/output and
 		# its exit status in /out/rc, then powers the guest off.
 		set -u
+		# The shares are nofail, so the login can come before they are
+		# mounted: wait for them (a minute is ample even under emulation).
 		for m in /src /opt/meshbench /out; do
+			for _ in $(seq 120); do
+				mountpoint -q "$m" && break
+				sleep 0.5
+			done
 			if ! mountpoint -q "$m"; then
 				echo "meshbench-vm: share $m is not mounted; powering off" >/dev/console
 				systemctl poweroff
 				exit 1
 			fi
 		done
+		# Once: a second login (none is expected) finds the job done.
+		if [ ! -f /out/job ] || [ -e /out/rc ]; then
+			exit 0
+		fi
 		echo "meshbench-vm: job starts $(cut -d' ' -f1 /proc/uptime) s after boot, in cgroup $(cut -d: -f3 /proc/self/cgroup)" >/dev/console
 		bash /out/job >/out/output 2>&1 </dev/null
 		echo $? >/out/rc.tmp && mv /out/rc.tmp /out/rc
