@@ -20,7 +20,8 @@ import (
 // with baseline and Istio ambient. Baseline goes through every step of a
 // cell, its load phase answered by the simulated generator's log; ambient
 // installs from Istio's charts and must fail its verification (kwok pods
-// are never enrolled by a CNI agent), failing that cell alone. The results
+// are never enrolled by a CNI agent), failing that cell alone, so that the
+// run exits 1 naming it. The results
 // must feed the same report as the lab's, and the cluster must be left as
 // it was found.
 func TestIntegrationRunStudy(t *testing.T) {
@@ -71,8 +72,10 @@ repetitions: 1
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(ctx, cli.Streams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr},
 		[]string{"run", studyFile, "--platform", "kubernetes", "--kubeconfig", c.Kubeconfig, "--context", kube.RunnerContext, "--out", out})
-	if code != 0 {
-		t.Fatalf("meshbench run exited %d:\n%s", code, stderr.String())
+	// The ambient cell fails, so the run exits 1 (a failed cell) and
+	// names it, with the results kept.
+	if code != cli.ExitFailure || !strings.Contains(stderr.String(), "1 of 2 cells failed") || !strings.Contains(stderr.String(), "ambient_r1: ") {
+		t.Fatalf("meshbench run exited %d, want %d naming the failed ambient cell:\n%s", code, cli.ExitFailure, stderr.String())
 	}
 	if got := strings.TrimSpace(stdout.String()); got != out {
 		t.Errorf("stdout %q, want the results directory %q", got, out)
