@@ -20,6 +20,7 @@ const (
 	ExitFailure    = 1
 	ExitUsage      = 2 // a command line meshbench does not accept
 	ExitRegression = 3 // a comparison found a measurable regression, or history check a change point that is one
+	ExitThresholds = 4 // a study's thresholds were not met
 	exitInterrupt  = 130
 )
 
@@ -32,6 +33,7 @@ var exitCodes = []struct {
 	{ExitFailure, "failure: a check failed, a run or report could not complete, a cell of the run failed"},
 	{ExitUsage, "usage: an unknown command or flag, a wrong argument, an `-o` the command does not offer, an unknown built-in study, a file or directory that does not exist"},
 	{ExitRegression, "a regression: a comparison found a measurable one (`compare --fail-on-regression`), or the newest runs introduced a change point that made a primary metric (p50, p99, data-plane CPU per request) worse by 5% or more (`history check`)"},
+	{ExitThresholds, "thresholds: a study's thresholds were not met (each is printed; one the run could not measure counts as not met); `run` exits 1 instead when a cell failed as well"},
 	{exitInterrupt, "interrupted (Ctrl-C); every finished cell is kept"},
 }
 
@@ -56,6 +58,8 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, report.ErrRegression):
 		return ExitRegression
+	case errors.Is(err, report.ErrThresholds):
+		return ExitThresholds
 	}
 	return ExitFailure
 }

@@ -59,6 +59,10 @@ overheads against the baseline come with their own interval, and one whose
 interval includes zero is called no measurable difference. Distorted and
 failed cells are listed and left out of every figure.
 
+The study's thresholds, where its study file sets them, are judged again
+from the stored results, one line each after the files (on stderr with
+-o, whose JSON holds them as "thresholds"): exit 4 when one is not met.
+
 --smp FILE exports the results in the Service Mesh Performance format that
 Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 'meshbench compare A B' compares two runs.`,
@@ -82,9 +86,18 @@ Meshery reads ('-' for stdout); docs/report.md lists what SMP cannot hold.
 				fmt.Fprintln(s.ErrOut, "meshbench: report --compare is deprecated; use 'meshbench compare A B'")
 			}
 			o.Dirs, o.Stdout, o.Logger, o.Print = args, s.Out, g.logger(s), p
-			files, err := report.Generate(cmd.Context(), o)
+			files, judged, err := report.GenerateJudged(cmd.Context(), o)
 			listWritten(s, o, files)
-			return err
+			if err != nil {
+				return err
+			}
+			// After the files, as run prints them after its directory;
+			// on stderr where stdout holds a rendering.
+			w := s.Out
+			if p != "" || o.SMP == "-" {
+				w = s.ErrOut
+			}
+			return printThresholds(w, judged)
 		},
 	}
 	f := cmd.Flags()

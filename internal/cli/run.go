@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,7 +67,11 @@ and stops, one line per problem with its fix, when one fails; among them,
 another lab's processes on the study's CPUs (--shared-host accepts them).
 
 --validate checks a study file and --plan prints the cells, their order and
-an estimated duration; neither runs anything. Ctrl-C stops cleanly, leaving
+an estimated duration; neither runs anything.
+
+A study's thresholds (docs/results.md) are judged when the run ends, one
+line each after the results directory: exit 4 when one is not met, or
+exit 1 when a cell failed as well. Ctrl-C stops cleanly, leaving
 every finished cell on disk; --resume DIR continues from there, on the
 same host, CPU, kernel, Envoy and Kubernetes context, or refuses
 (--resume-anyway mixes them, each cell recording its own, and the report
@@ -205,8 +210,20 @@ func runStudy(ctx context.Context, s Streams, g *globals, f runFlags) error {
 		fmt.Fprintf(s.ErrOut, "added run %s (%d figures) to the history %s\n", added[0].ID, added[0].Figures, hist)
 	}
 	// The results are kept and reportable, but a CI job must see that
-	// the run did not measure everything it planned.
-	return failedCells(idx, o.Dir)
+	// the run did not measure everything it planned (exit 1), and that
+	// its thresholds were not met (exit 4); failed cells win, for they
+	// say the figures themselves are incomplete.
+	thresholds := judgeRun(s.Out, o.Dir, st, g.logger(s))
+	return runError(failedCells(idx, o.Dir), thresholds)
+}
+
+// runError is a finished run's error: its failed cells' (exit 1) over its
+// thresholds' (exit 4), naming both when both failed.
+func runError(cells, thresholds error) error {
+	if cells != nil && thresholds != nil {
+		return fmt.Errorf("%w\nand %s", cells, thresholds)
+	}
+	return cmp.Or(cells, thresholds)
 }
 
 // failedCells is an error naming each failed cell of idx and its reason,

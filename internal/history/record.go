@@ -35,9 +35,9 @@ type Run struct {
 	Study       string `json:"study"`
 	StudyHash   string `json:"study_sha256"`
 	// ConfigHash hashes the study's definition without its list of meshes,
-	// its description and its published figures: two runs with the same
-	// hash ran the same workload, load and platform settings, whichever
-	// meshes each compared.
+	// its description, its published figures and its thresholds: two runs
+	// with the same hash ran the same workload, load and platform
+	// settings, whichever meshes each compared and judged.
 	ConfigHash string `json:"config_sha256"`
 	// HostClass is what runs must share, beside the study and its
 	// configuration, to be compared: the platform, CPU model and count,
@@ -222,8 +222,8 @@ func HostClass(p infra.Info) string {
 
 // configHash hashes the study file kept with the results without the
 // parts that do not change what a mesh's figures mean, so that a study
-// run with a different set of meshes (a bisection's releases) stays in
-// the same series. The file must be the one the run recorded.
+// run with a different set of meshes (a bisection's releases), or other
+// thresholds, stays in the same series. The file must be the one the run recorded.
 func configHash(d *analysis.Dataset) (string, error) {
 	if d.StudyFile == nil {
 		return d.Index.StudyHash, nil
@@ -238,7 +238,7 @@ func configHash(d *analysis.Dataset) (string, error) {
 	if err := yaml.Unmarshal(d.StudyFile, &doc); err != nil {
 		return "", fmt.Errorf("%s: %s: %w", d.Dir, results.StudyFile, err)
 	}
-	for _, k := range []string{"meshes", "description", "published"} {
+	for _, k := range []string{"meshes", "description", "published", "thresholds"} {
 		delete(doc, k)
 	}
 	b, err := json.Marshal(doc) // map keys marshal sorted

@@ -17,13 +17,21 @@ type builder struct {
 // Build turns a dataset into the report's document: a summary, the
 // study-shaped tables and charts, the excluded cells and the provenance.
 func Build(d *analysis.Dataset) *Document {
+	judged, err := Thresholds(d)
+	return build(d, judged, err)
+}
+
+// build is Build with the study's thresholds judged already (Thresholds),
+// or the error that stopped them.
+func build(d *analysis.Dataset, judged []ThresholdOutcome, thresholdsErr error) *Document {
 	b := &builder{d: d, colour: meshColours(d)}
 	doc := &Document{
-		Title:    "meshbench report: " + d.Index.Study,
-		Subtitle: b.subtitle(),
-		Banner:   b.banner(),
+		Title:      "meshbench report: " + d.Index.Study,
+		Subtitle:   b.subtitle(),
+		Banner:     b.banner(),
+		Thresholds: judged,
 	}
-	sections := []Section{b.verdict(), b.capacity()}
+	sections := []Section{b.verdict(), b.thresholdsSection(judged, thresholdsErr), b.capacity()}
 	if len(d.Configs) > 0 {
 		sections = append(sections, b.summary(), b.published(), b.latency(), b.overhead(), b.releases(), b.churn(), b.bulk(), b.latencyVsLoad(), b.resources(), b.tenants(),
 			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(), b.parity())

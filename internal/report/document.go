@@ -9,8 +9,11 @@ type Document struct {
 	Subtitle string `json:"subtitle"`
 	// Banner says, above everything else, what the platform emulates and
 	// what the results do not hold.
-	Banner   []string  `json:"banner,omitempty"`
-	Sections []Section `json:"sections"`
+	Banner []string `json:"banner,omitempty"`
+	// Thresholds are the study's thresholds judged against the verdict,
+	// one per threshold and mesh; the "thresholds" section shows them.
+	Thresholds []ThresholdOutcome `json:"thresholds,omitempty"`
+	Sections   []Section          `json:"sections"`
 }
 
 // Section is one top-level part of a report.

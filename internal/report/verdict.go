@@ -340,8 +340,22 @@ func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, mil
 // req/s at the capacity, from the fitted lines, with the figures at the
 // interval's ends.
 func capacityDataPlaneCPU(c *analysis.CapacityMesh) (string, bool) {
-	if c.Status != results.StatusOK || c.RPS <= 0 {
+	v, lo, hi, interval, ok := capacityDataPlaneCPUAt(c)
+	if !ok {
 		return "", false
+	}
+	if !interval {
+		return num(v) + " (no interval)", true
+	}
+	return fmt.Sprintf("%s [%s, %s]", num(v), num(lo), num(hi)), true
+}
+
+// capacityDataPlaneCPUAt is capacityDataPlaneCPU's figures: the cores per
+// 1,000 req/s at the capacity and, where the capacity has an interval,
+// at its ends.
+func capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi float64, interval, ok bool) {
+	if c.Status != results.StatusOK || c.RPS <= 0 {
+		return 0, 0, 0, false, false
 	}
 	at := func(rate float64) (float64, bool) {
 		var sum float64
@@ -353,16 +367,16 @@ func capacityDataPlaneCPU(c *analysis.CapacityMesh) (string, bool) {
 		}
 		return sum / rate * 1000, any
 	}
-	v, ok := at(c.RPS)
+	v, ok = at(c.RPS)
 	if !ok {
-		return "", false
+		return 0, 0, 0, false, false
 	}
 	if c.LowerBound || !hasInterval(c) || c.CILow <= 0 {
-		return num(v) + " (no interval)", true
+		return v, 0, 0, false, true
 	}
 	a, _ := at(c.CILow)
 	z, _ := at(c.CIHigh)
-	return fmt.Sprintf("%s [%s, %s]", num(v), num(min(a, z)), num(max(a, z))), true
+	return v, min(a, z), max(a, z), true, true
 }
 
 // verdictLine is one sentence per mesh: what it adds, what it sustains,

@@ -76,6 +76,16 @@ var ErrRegression = analysis.ErrRegression
 // Generate writes the reports the options ask for and returns the paths
 // it wrote.
 func Generate(ctx context.Context, o Options) ([]string, error) {
+	files, _, err := GenerateJudged(ctx, o)
+	return files, err
+}
+
+// GenerateJudged is Generate that also returns the study's thresholds
+// judged against the verdict (see Thresholds; none for a comparison).
+// Thresholds not met are no error here (ThresholdsNotMet makes one); a
+// kept study file whose thresholds cannot be read is, before anything is
+// written.
+func GenerateJudged(ctx context.Context, o Options) ([]string, []ThresholdOutcome, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -83,12 +93,13 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	want := len(o.Dirs)
 	if o.Compare {
 		if want != 2 {
-			return nil, fmt.Errorf("--compare needs two results directories, A and B; got %d", want)
+			return nil, nil, fmt.Errorf("--compare needs two results directories, A and B; got %d", want)
 		}
-		return generateComparison(ctx, o, log)
+		files, err := generateComparison(ctx, o, log)
+		return files, nil, err
 	}
 	if want != 1 {
-		return nil, fmt.Errorf("report needs one results directory; got %d (use --compare for two)", want)
+		return nil, nil, fmt.Errorf("report needs one results directory; got %d (use --compare for two)", want)
 	}
 	formats := o.Formats
 	if len(formats) == 0 {
@@ -96,18 +107,22 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	}
 	for _, f := range formats {
 		if !slices.Contains([]string{FormatHTML, FormatMarkdown, FormatSMP}, f) {
-			return nil, fmt.Errorf("unknown --format %q: use html, md or smp", f)
+			return nil, nil, fmt.Errorf("unknown --format %q: use html, md or smp", f)
 		}
 	}
 	d, err := analysis.Load(o.Dirs[0], analysis.Options{Baseline: o.Baseline, Logger: log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	judged, err := Thresholds(d)
+	if err != nil {
+		return nil, nil, err
 	}
 	if o.Print != "" {
-		return nil, printDocument(o, Build(d))
+		return nil, judged, printDocument(o, build(d, judged, nil))
 	}
 	out := cmp.Or(o.Out, o.Dirs[0])
 	var written []string
@@ -120,38 +135,38 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 		return nil
 	}
 	if slices.Contains(formats, FormatHTML) || slices.Contains(formats, FormatMarkdown) {
-		doc := Build(d)
+		doc := build(d, judged, nil)
 		log.Debug("report built", "sections", len(doc.Sections), "charts", len(doc.Charts()), "excluded", len(d.Excluded))
 		if err := writeDocument(doc, formats, write); err != nil {
-			return written, err
+			return written, judged, err
 		}
 	}
 	if slices.Contains(formats, FormatSMP) || o.SMP != "" {
 		var buf bytes.Buffer
 		if err := WriteSMP(&buf, d); err != nil {
-			return written, err
+			return written, judged, err
 		}
 		switch {
 		case o.SMP == "-":
 			if o.Stdout == nil {
-				return written, fmt.Errorf("--smp -: no standard output to write to")
+				return written, judged, fmt.Errorf("--smp -: no standard output to write to")
 			}
 			if _, err := o.Stdout.Write(buf.Bytes()); err != nil {
-				return written, err
+				return written, judged, err
 			}
 		case o.SMP != "":
 			if err := results.WriteFile(filepath.Dir(o.SMP), filepath.Base(o.SMP), buf.Bytes()); err != nil {
-				return written, fmt.Errorf("write SMP export: %w", err)
+				return written, judged, fmt.Errorf("write SMP export: %w", err)
 			}
 			written = append(written, o.SMP)
 		}
 		if slices.Contains(formats, FormatSMP) && o.SMP == "" {
 			if err := write(SMPFile, buf.Bytes()); err != nil {
-				return written, err
+				return written, judged, err
 			}
 		}
 	}
-	return written, nil
+	return written, judged, nil
 }
 
 // writeDocument writes report.html and report.md with its charts.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/meshbench/meshbench/internal/analysis"
+
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
@@ -59,6 +61,10 @@ type Study struct {
 	// Search, when set, makes the study a capacity search: each mesh's
 	// highest rate within an SLO, rather than cells at given rates.
 	Search *Search `json:"search,omitempty"`
+	// Thresholds are pass-or-fail checks on the verdict's figures, each
+	// "[<mesh>:] <metric> <op> <number>" (see analysis.ThresholdMetrics):
+	// meshbench run and meshbench report exit 4 when one is not met.
+	Thresholds []analysis.ThresholdText `json:"thresholds,omitempty"`
 
 	// Graph is the workload's graph, resolved and normalized by Parse.
 	Graph *topology.Graph `json:"-"`

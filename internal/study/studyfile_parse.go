@@ -222,6 +222,7 @@ func (s *Study) meshesOnPlatform() FieldErrors {
 	if len(errs) == 0 && len(left) > 0 {
 		s.Meshes = kept
 		s.Published = slices.DeleteFunc(s.Published, func(p results.Published) bool { return left[p.Mesh] || left[p.Against] })
+		s.thresholdsOnPlatform(left)
 	}
 	return errs
 }

@@ -108,6 +108,7 @@ func (s *Study) validate() FieldErrors {
 		}
 	}
 	add(s.validatePublished())
+	errs = append(errs, s.validateThresholds()...)
 	return errs
 }
 
