@@ -111,6 +111,9 @@ func checkHostPathResults(t *testing.T, dir string) {
 		t.Errorf("run complete %v with %d of %d planned cells; want 3 cells, complete", ix.Complete, len(ix.Cells), ix.Planned)
 	}
 	t.Logf("platform: %+v", ix.Provenance.Platform)
+	if sc := ix.Provenance.Scaling; sc != nil {
+		t.Logf("calibrated capacities %v req/s (reference %s), load scaled by %.4g", sc.Capacities, sc.Reference, sc.Factor)
+	}
 	for _, s := range ix.Cells {
 		if s.Status != results.StatusOK {
 			t.Errorf("cell %s: %s: %s", s.ID, s.Status, s.Reason)

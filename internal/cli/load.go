@@ -91,6 +91,7 @@ func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl.DurationVarP(&o.Duration, "duration", "d", 0, "length of the measured phase (default 10s unless --requests)")
 	fl.Int64VarP(&o.Requests, "requests", "n", 0, "number of requests in the measured phase")
 	fl.DurationVar(&o.Warmup, "warmup", 0, "load to run first and leave out of the results")
+	fl.DurationVar(&o.WarmupMax, "warmup-max", 0, "closed loop: let the warm-up go on past --warmup while the throughput still rises, up to this")
 	fl.BoolVar(&o.NoKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.IntVar(&o.ConnRequests, "conn-requests", 0, "HTTP/1.1: close each connection after this many requests, the next opening a new one (0: keep it)")
 	fl.BoolVar(&o.HTTP2, "http2", false, "HTTP/2: h2c (prior knowledge) for http://, ALPN h2 for https://")

@@ -27,6 +27,9 @@ func Args(o Options, bodyFile string) []string {
 	if o.Warmup > 0 {
 		a = append(a, "--warmup", o.Warmup.String())
 	}
+	if o.WarmupMax > 0 {
+		a = append(a, "--warmup-max", o.WarmupMax.String())
+	}
 	if o.NoKeepAlive {
 		a = append(a, "--no-keepalive")
 	}

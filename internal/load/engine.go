@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -39,13 +40,24 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	sched := newSchedule(&o, 0)
 	var cpuStart atomic.Int64
 	cpuStart.Store(int64(processCPU()))
-	if sched.measure > 0 {
-		// The warm-up's CPU is not the measured phase's.
-		t := time.AfterFunc(sched.measure, func() { cpuStart.Store(int64(processCPU())) })
+	// The warm-up's CPU is not the measured phase's.
+	quit := make(chan struct{})
+	settled := make(chan bool, 1)
+	switch {
+	case o.WarmupMax > 0:
+		go func() {
+			took, ok := sched.settle(base, o.Warmup, o.WarmupMax, quit)
+			if took > 0 {
+				cpuStart.Store(int64(processCPU()))
+			}
+			settled <- ok
+		}()
+	case sched.measured() > 0:
+		t := time.AfterFunc(sched.measured(), func() { cpuStart.Store(int64(processCPU())) })
 		defer t.Stop()
 	}
 	if live != nil {
-		live.begin(&o, base, sched.measure, drivers)
+		live.begin(&o, base, sched, drivers)
 		defer live.finish()
 	}
 	// Workers poll stopped rather than ctx: a context's Done goes through
@@ -65,6 +77,11 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	}
 	wg.Wait()
 	cpuEnd := processCPU()
+	close(quit)
+	var unsettled bool
+	if o.WarmupMax > 0 {
+		unsettled = !<-settled
+	}
 
 	res := newResult(o)
 	var end, lastSend time.Duration
@@ -75,12 +92,20 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 		lastSend = max(lastSend, rec.lastSend)
 	}
 	hists.addTo(res)
-	res.Start = base.Add(sched.measure)
-	res.End = base.Add(max(end, sched.measure))
+	measure := sched.measured()
+	res.Start = base.Add(measure)
+	res.End = base.Add(max(end, measure))
 	res.ClientCPU = time.Duration(int64(cpuEnd) - cpuStart.Load())
 	res.ClientCores, _ = cores()
 	res.AchievedRate = achievedRate(res, sched, lastSend, end)
 	res.assess()
+	if o.WarmupMax > 0 {
+		res.WarmedUp = measure
+		if unsettled && ctx.Err() == nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"the warm-up did not settle: the throughput still rose after %s (warmup_max)", o.WarmupMax))
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		res.Warnings = append(res.Warnings, "interrupted: the measured phase did not finish")
 		return res, err

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,5 +309,65 @@ func TestRunCancelReturnsPartialResult(t *testing.T) {
 	}
 	if res.Requests < 10 || res.Requests > 40 || res.Errors != 0 {
 		t.Errorf("partial result: %d requests, %d errors", res.Requests, res.Errors)
+	}
+}
+
+// TestRunWarmupSettles: with WarmupMax, a closed loop's warm-up lasts
+// until its throughput stops rising: past a server's cold start, which a
+// fixed warm-up would measure as its capacity; no longer than Warmup on a
+// server that is warm from the start; and at most WarmupMax, with a
+// warning, on one whose throughput rises to the end.
+func TestRunWarmupSettles(t *testing.T) {
+	testenv.SkipUnderRace(t, "timing-sensitive: throughput compared over 200 ms windows")
+	t.Parallel()
+	const warmup = 400 * time.Millisecond
+	tests := []struct {
+		name string
+		// delay is how long the server takes to answer, d after the start.
+		delay    func(d time.Duration) time.Duration
+		most     time.Duration
+		min, max time.Duration // the warm-up's length
+		warned   bool
+	}{
+		{name: "cold for 1.4 s", delay: func(d time.Duration) time.Duration {
+			// Answers take 48 ms at first, half as long every 250 ms, and
+			// 1 ms from 1.4 s on: a cold start that a fixed warm-up of
+			// 400 ms would measure.
+			return max(time.Millisecond, time.Duration(48e6*math.Exp2(-d.Seconds()/0.25)))
+		}, most: 4 * time.Second, min: 1400 * time.Millisecond, max: 2800 * time.Millisecond},
+		{name: "warm from the start", delay: func(time.Duration) time.Duration { return 2 * time.Millisecond },
+			most: 4 * time.Second, min: warmup, max: 2 * warmup},
+		{name: "throughput doubling every window", delay: func(d time.Duration) time.Duration {
+			return 64 * time.Millisecond >> (d / (200 * time.Millisecond))
+		}, most: time.Second, min: time.Second, max: time.Second, warned: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var start atomic.Pointer[time.Time]
+			srv := newCountingServer(t, func(w http.ResponseWriter, _ *http.Request) {
+				if s := start.Load(); s != nil {
+					time.Sleep(tt.delay(time.Since(*s)))
+				}
+				_, _ = w.Write([]byte("ok"))
+			}, nil)
+			now := time.Now()
+			start.Store(&now)
+			res := run(t, Options{URL: srv.URL, Connections: 16, Warmup: warmup, WarmupMax: tt.most, Duration: 500 * time.Millisecond})
+			if res.WarmedUp < tt.min || res.WarmedUp > tt.max {
+				t.Errorf("warm-up took %v; want %v to %v", res.WarmedUp, tt.min, tt.max)
+			}
+			if d := res.Start.Sub(now); d < res.WarmedUp {
+				t.Errorf("measured phase began %v after the start, inside the %v warm-up", d, res.WarmedUp)
+			}
+			warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "did not settle") })
+			if warned != tt.warned {
+				t.Errorf("warnings %q; want a warm-up warning: %v", res.Warnings, tt.warned)
+			}
+			if tt.name == "cold for 1.4 s" && res.AchievedRate < 1600 {
+				// Cold, 16 connections at 48 ms serve 333/s.
+				t.Errorf("measured %.0f req/s: the cold start's rate, not the warm server's", res.AchievedRate)
+			}
+		})
 	}
 }

@@ -76,6 +76,9 @@ func TestRunRejectsBadOptions(t *testing.T) {
 		{name: "bad method", opts: Options{URL: "http://x", Connections: 1, Requests: 1, Method: "GE T"}, field: "method"},
 		{name: "negative conn-requests", opts: Options{URL: "http://x", Connections: 1, Requests: 1, ConnRequests: -1}, field: "conn-requests"},
 		{name: "conn-requests with HTTP/2", opts: Options{URL: "http://x", Connections: 1, Requests: 1, ConnRequests: 2, HTTP2: true}, field: "conn-requests"},
+		{name: "warmup-max in an open loop", opts: Options{URL: "http://x", Connections: 1, Requests: 1, Rate: 10, Warmup: time.Second, WarmupMax: 2 * time.Second}, field: "warmup-max"},
+		{name: "warmup-max without a warm-up", opts: Options{URL: "http://x", Connections: 1, Requests: 1, WarmupMax: 2 * time.Second}, field: "warmup-max"},
+		{name: "warmup-max below the warm-up", opts: Options{URL: "http://x", Connections: 1, Requests: 1, Warmup: 3 * time.Second, WarmupMax: 2 * time.Second}, field: "warmup-max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

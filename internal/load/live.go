@@ -19,7 +19,7 @@ type Live struct {
 type liveRun struct {
 	opts     Options
 	base     time.Time
-	measure  time.Duration
+	sched    *schedule
 	counters []*counters
 	done     bool
 }
@@ -37,8 +37,8 @@ type Progress struct {
 	Rate      float64          `json:"rate,omitempty"` // the target rate, if open loop
 }
 
-func (l *Live) begin(o *Options, base time.Time, measure time.Duration, drivers []driver) {
-	r := &liveRun{opts: *o, base: base, measure: measure}
+func (l *Live) begin(o *Options, base time.Time, sched *schedule, drivers []driver) {
+	r := &liveRun{opts: *o, base: base, sched: sched}
 	for _, d := range drivers {
 		r.counters = append(r.counters, &d.stats().live)
 	}
@@ -66,7 +66,7 @@ func (l *Live) Snapshot() Progress {
 		return p
 	}
 	p.Duration, p.Target, p.Rate = r.opts.Duration, r.opts.Requests, r.opts.Rate
-	elapsed := time.Since(r.base) - r.measure
+	elapsed := time.Since(r.base) - r.sched.measured()
 	switch {
 	case done:
 		p.Phase = "done"

@@ -55,6 +55,7 @@ func (r *Result) Merge(other *Result) {
 		r.ByClass[k] = mergeHist(r.ByClass[k], h)
 	}
 	r.AchievedRate += other.AchievedRate
+	r.WarmedUp = max(r.WarmedUp, other.WarmedUp)
 	r.ClientCores += other.ClientCores
 	r.ClientCPU += other.ClientCPU
 	r.Distorted = r.Distorted || other.Distorted

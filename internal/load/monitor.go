@@ -25,9 +25,9 @@ func achievedRate(res *Result, s *schedule, lastSend, end time.Duration) float64
 	if res.Requests == 0 {
 		return 0
 	}
-	span := end - s.measure
+	span := end - s.measured()
 	if s.open {
-		span = lastSend - s.measure + time.Duration(float64(time.Second)/s.pacer.Rate)
+		span = lastSend - s.measured() + time.Duration(float64(time.Second)/s.pacer.Rate)
 	}
 	if span <= 0 {
 		return 0

@@ -32,6 +32,11 @@ type Options struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	Requests int64         `json:"requests,omitempty"`
 	Warmup   time.Duration `json:"warmup,omitempty"`
+	// WarmupMax, in a closed loop, lets the warm-up go on past Warmup
+	// while the throughput still rises, up to WarmupMax: what a capacity
+	// measured on a cold proxy needs (see schedule.settle). Zero: the
+	// warm-up is Warmup.
+	WarmupMax time.Duration `json:"warmup_max,omitempty"`
 
 	NoKeepAlive bool `json:"no_keepalive,omitempty"`
 	// ConnRequests closes each HTTP/1.1 connection after it carried this

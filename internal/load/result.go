@@ -44,6 +44,11 @@ type Result struct {
 	// would report. Nil in closed loop, where the two are the same.
 	Uncorrected *metrics.Histogram `json:"uncorrected,omitempty"`
 
+	// WarmedUp is how long the warm-up of a closed loop with WarmupMax
+	// took before its throughput settled (see schedule.settle); zero
+	// without WarmupMax.
+	WarmedUp time.Duration `json:"warmed_up,omitempty"`
+
 	// AchievedRate is the send rate reached in the measured phase, in
 	// requests per second. Open loop: sends over the time from the first
 	// one's intended time to the last one's actual time plus one interval,

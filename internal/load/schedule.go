@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -15,12 +16,16 @@ type schedule struct {
 	pacer Pacer
 	open  bool
 	// Offsets from the run's base time: open-loop hit 0 is due at start;
-	// the measured phase begins at measure.
+	// the measured phase begins at measure, which settle may set while
+	// the run goes on (closed loop with WarmupMax).
 	start   time.Duration
-	measure time.Duration
+	measure atomic.Int64
 	// warmupHits is the number of open-loop hits due in the warm-up.
 	warmupHits int64
 	hits       atomic.Int64
+	// warmSends counts a closed loop's warm-up sends: each connection
+	// sends when its last response came, so they count responses too.
+	warmSends atomic.Int64
 }
 
 // ticket is one claimed send.
@@ -41,13 +46,17 @@ func newSchedule(o *Options, start time.Duration) *schedule {
 		if o.Requests > 0 {
 			s.pacer.Max = s.warmupHits + o.Requests
 		}
-		s.measure = start + s.pacer.Due(s.warmupHits)
+		s.measure.Store(int64(start + s.pacer.Due(s.warmupHits)))
 		return s
 	}
 	s.pacer = Pacer{Duration: o.Duration, Max: o.Requests}
-	s.measure = start + o.Warmup
+	s.measure.Store(int64(start + max(o.Warmup, o.WarmupMax)))
 	return s
 }
+
+// measured is when the measured phase begins, as an offset from the run's
+// base time.
+func (s *schedule) measured() time.Duration { return time.Duration(s.measure.Load()) }
 
 // claim takes the next send at time now, or reports that the run is over.
 func (s *schedule) claim(now time.Duration) (ticket, bool) {
@@ -58,11 +67,79 @@ func (s *schedule) claim(now time.Duration) (ticket, bool) {
 		}
 		return ticket{intended: s.start + s.pacer.Due(h), warmup: h < s.warmupHits}, true
 	}
-	if now < s.measure {
+	measure := s.measured()
+	if now < measure {
+		s.warmSends.Add(1)
 		return ticket{intended: now, warmup: true}, true
 	}
-	if _, stop := s.pacer.Pace(now-s.measure, s.hits.Add(1)-1); stop {
+	if _, stop := s.pacer.Pace(now-measure, s.hits.Add(1)-1); stop {
 		return ticket{}, false
 	}
 	return ticket{intended: now}, true
+}
+
+// settleWindows is how many windows a settling warm-up's minimum is cut
+// into, and settleCount the fewest sends a span of windows is judged on:
+// a slow server's throughput is compared over as many windows as it takes
+// to send that many.
+const (
+	settleWindows = 2
+	settleCount   = 20
+)
+
+// settle ends a closed loop's warm-up once its throughput stops rising,
+// for a cold proxy can take far longer than a fixed warm-up to serve at
+// its rate (on an emulated CPU, tens of seconds): not before warmup, and
+// at most at the latest. From warmup on, at the end of each window (a
+// half of warmup), the sends of the last k windows are compared with
+// those of the k before, k the fewest windows that sent settleCount: the
+// warm-up ends when the later span sent no more than 10% more. That errs
+// towards warming up longer: noise that makes a steady throughput seem to
+// rise costs a window, while a rise taken for steady would be measured.
+// A rise slower than 10% a window is taken for steady: what this ends is
+// a cold start, in which a proxy serves a fraction of its rate.
+// It returns the warm-up's length and whether it settled before most; it
+// gives up at once when quit is closed.
+func (s *schedule) settle(base time.Time, warmup, most time.Duration, quit <-chan struct{}) (time.Duration, bool) {
+	window := warmup / settleWindows
+	var sends []int64 // per window
+	for at := window; ; at += window {
+		t := time.NewTimer(time.Until(base.Add(at)))
+		select {
+		case <-quit:
+			t.Stop()
+			return s.measured(), false
+		case <-t.C:
+		}
+		sends = append(sends, s.warmSends.Swap(0))
+		if at >= warmup && risen(sends) <= 1.1 {
+			s.measure.Store(int64(at))
+			return at, true
+		}
+		if at+window > most {
+			return s.measured(), false
+		}
+	}
+}
+
+// risen is the ratio of the sends of the last k windows to those of the k
+// before, k the fewest windows with settleCount sends; +Inf when too few
+// windows have passed for two such spans, or the earlier sent nothing.
+func risen(sends []int64) float64 {
+	var last int64
+	for k := 1; 2*k <= len(sends); k++ {
+		last += sends[len(sends)-k]
+		if last < settleCount {
+			continue
+		}
+		var before int64
+		for _, n := range sends[len(sends)-2*k : len(sends)-k] {
+			before += n
+		}
+		if before == 0 {
+			break
+		}
+		return float64(last) / float64(before)
+	}
+	return math.Inf(1)
 }

@@ -102,8 +102,8 @@ func TestScheduleWarmup(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSchedule(&tt.opts, 0)
-			if s.measure != tt.wantMeasure {
-				t.Errorf("measured phase starts at %v, want %v", s.measure, tt.wantMeasure)
+			if s.measured() != tt.wantMeasure {
+				t.Errorf("measured phase starts at %v, want %v", s.measured(), tt.wantMeasure)
 			}
 			warm, measured := 0, 0
 			for {
@@ -113,7 +113,7 @@ func TestScheduleWarmup(t *testing.T) {
 				}
 				if tk.warmup {
 					warm++
-					if tk.intended >= s.measure {
+					if tk.intended >= s.measured() {
 						t.Errorf("warm-up send due at %v, after the warm-up", tk.intended)
 					}
 				} else {

@@ -44,6 +44,12 @@ func (o *Options) normalize() error {
 		return &OptionError{Field: "duration", Problem: "or requests must bound the run"}
 	case o.Warmup < 0:
 		return &OptionError{Field: "warmup", Problem: "must not be negative"}
+	case o.WarmupMax < 0:
+		return &OptionError{Field: "warmup-max", Problem: "must not be negative"}
+	case o.WarmupMax > 0 && o.Rate > 0:
+		return &OptionError{Field: "warmup-max", Problem: "applies to a closed loop only: an open loop's throughput is its rate, so it cannot show a warm-up's end"}
+	case o.WarmupMax > 0 && (o.Warmup <= 0 || o.WarmupMax < o.Warmup):
+		return &OptionError{Field: "warmup-max", Problem: "needs a warmup, and must be at least as long: the warm-up lasts from warmup to warmup-max"}
 	case o.GRPC && o.NoKeepAlive:
 		return &OptionError{Field: "no-keepalive", Problem: "cannot be used with grpc: a gRPC client keeps its connection"}
 	case o.ConnRequests < 0:

@@ -46,6 +46,9 @@ type LoadOptions struct {
 	Duration    time.Duration `json:"duration,omitempty"`
 	Requests    int64         `json:"requests,omitempty"`
 	Warmup      time.Duration `json:"warmup,omitempty"`
+	// WarmupMax let a closed loop's warm-up go on while its throughput
+	// rose, up to this (calibration; schema 18).
+	WarmupMax   time.Duration `json:"warmup_max,omitempty"`
 	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
 	// ConnRequests is how many requests a connection carried before it
 	// was closed; 0: as many as the server allowed.
@@ -94,11 +97,14 @@ type Generator struct {
 	// NewConnections are the connections the measured phase opened.
 	NewConnections int64              `json:"new_connections,omitempty"`
 	Uncorrected    *metrics.Histogram `json:"uncorrected,omitempty"`
-	AchievedRate   float64            `json:"achieved_rate"`
-	ClientCores    int                `json:"client_cores"`
-	ClientCPU      time.Duration      `json:"client_cpu"`
-	Distorted      bool               `json:"distorted"`
-	Warnings       []string           `json:"warnings,omitempty"`
+	// WarmedUp is how long a warm-up with WarmupMax took to settle
+	// (schema 18).
+	WarmedUp     time.Duration `json:"warmed_up,omitempty"`
+	AchievedRate float64       `json:"achieved_rate"`
+	ClientCores  int           `json:"client_cores"`
+	ClientCPU    time.Duration `json:"client_cpu"`
+	Distorted    bool          `json:"distorted"`
+	Warnings     []string      `json:"warnings,omitempty"`
 }
 
 // GeneratorOf records a load engine result.
@@ -107,7 +113,7 @@ func GeneratorOf(r load.Result) Generator {
 		Options: LoadOptionsOf(r.Options), Start: r.Start, End: r.End,
 		Requests: r.Requests, Errors: r.Errors, StatusCodes: r.StatusCodes, ErrorKinds: r.ErrorKinds,
 		Latency: r.Latency, ByClass: r.ByClass, SendLag: r.SendLag, LateSends: r.LateSends, NewConnections: r.NewConnections, Uncorrected: r.Uncorrected,
-		AchievedRate: r.AchievedRate, ClientCores: r.ClientCores, ClientCPU: r.ClientCPU,
+		WarmedUp: r.WarmedUp, AchievedRate: r.AchievedRate, ClientCores: r.ClientCores, ClientCPU: r.ClientCPU,
 		Distorted: r.Distorted, Warnings: r.Warnings,
 	}
 }

@@ -98,8 +98,9 @@ func (r *runner) measureCapacities(ctx context.Context, meshes []Mesh) (map[stri
 			c.ID = fmt.Sprintf("calibration-d%d-%s", r.dep, m.Name)
 		}
 		if i == 0 {
-			r.printf("calibrating: the closed-loop capacity of %d meshes (%d connections per generator, %s each)\n",
-				len(meshes), c.Load.Options.Connections, c.Load.Options.Duration)
+			o := c.Load.Options
+			r.printf("calibrating: the closed-loop capacity of %d meshes (%d connections per generator, %s each, after a warm-up of %s, or up to %s while the throughput still rises)\n",
+				len(meshes), o.Connections, o.Duration, o.Warmup, o.WarmupMax)
 		}
 		if r.group != c.Group {
 			if err := r.p.Deploy(ctx, r.s.WorkloadOf(c)); err != nil {
@@ -179,7 +180,10 @@ func (r *runner) measureCapacityOnce(ctx context.Context, c Cell) (float64, *inf
 		return 0, nil, fmt.Errorf("no request succeeded")
 	}
 	capacity := merged.AchievedRate * float64(merged.Requests-merged.Errors) / float64(merged.Requests)
-	r.log.Debug("calibrated", "mesh", c.Mesh.Name, "capacity_rps", capacity, "generators", len(m.Generators), "errors", merged.Errors)
+	r.log.Debug("calibrated", "mesh", c.Mesh.Name, "capacity_rps", capacity, "generators", len(m.Generators), "errors", merged.Errors, "warmed_up", merged.WarmedUp)
+	for _, w := range merged.Warnings {
+		r.log.Warn("calibration", "mesh", c.Mesh.Name, "warning", w)
+	}
 	return capacity, m.Host, nil
 }
 

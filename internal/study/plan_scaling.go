@@ -17,10 +17,16 @@ import (
 // Calibration measures each mesh's capacity with a short closed loop of
 // about calibrationConnections connections in all: enough to saturate a
 // small machine, few enough not to measure the generator's own limits.
+// Its warm-up lasts calibrationWarmup, or longer while the throughput
+// still rises, up to calibrationWarmupMax: a freshly installed proxy can
+// serve far below its rate for a while (on an emulated CPU, ten times
+// below it for tens of seconds), and a capacity read off that warm-up
+// would scale every cell's load down to nearly nothing.
 const (
 	calibrationConnections = 64
 	calibrationDuration    = 5 * time.Second
 	calibrationWarmup      = 2 * time.Second
+	calibrationWarmupMax   = 30 * time.Second
 )
 
 // ScalingFor says how the study's load will be scaled: by factor when it is
@@ -123,6 +129,7 @@ func (s *Study) calibrationCell(m Mesh) (Cell, error) {
 	pt.setting.Load = l
 	c := s.cell(m, 1, 1, pt, results.Scaling{Mode: results.ScaleNone})
 	c.ID = "calibration-" + m.Name
+	c.Load.Options.WarmupMax = calibrationWarmupMax
 	return c, nil
 }
 

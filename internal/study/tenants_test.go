@@ -173,6 +173,11 @@ func TestCalibrationCell(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if o := c.Load.Options; o.Warmup != calibrationWarmup || o.WarmupMax != calibrationWarmupMax {
+			// The capacity of a cold proxy scales the study to nothing.
+			t.Errorf("%s: calibration warms up for %s to %s; want %s, then until its throughput settles, up to %s",
+				tc.preset, o.Warmup, o.WarmupMax, calibrationWarmup, calibrationWarmupMax)
+		}
 		if o := c.Load.Options; o.Connections != tc.conns || o.Rate != 0 || c.Namespaces != tc.namespaces || c.Params[results.TenantsParam] != tc.tenants || o.Duration.Seconds() != tc.seconds {
 			t.Errorf("%s: calibration %d connections at rate %g, %d namespaces, tenants %q, %s; want %d, closed loop, %d, %q, %gs",
 				tc.preset, o.Connections, o.Rate, c.Namespaces, c.Params[results.TenantsParam], o.Duration, tc.conns, tc.namespaces, tc.tenants, tc.seconds)
