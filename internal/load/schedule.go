@@ -98,26 +98,27 @@ const (
 // rise costs a window, while a rise taken for steady would be measured.
 // A rise slower than 10% a window is taken for steady: what this ends is
 // a cold start, in which a proxy serves a fraction of its rate.
-// It returns the warm-up's length and whether it settled before most; it
-// gives up at once when quit is closed.
+// It returns, at the measured phase's start, the warm-up's length and
+// whether it settled before most; 0 when quit was closed first.
 func (s *schedule) settle(base time.Time, warmup, most time.Duration, quit <-chan struct{}) (time.Duration, bool) {
 	window := warmup / settleWindows
 	var sends []int64 // per window
-	for at := window; ; at += window {
+	for at := window; ; at = min(at+window, most) {
 		t := time.NewTimer(time.Until(base.Add(at)))
 		select {
 		case <-quit:
 			t.Stop()
-			return s.measured(), false
+			return 0, false
 		case <-t.C:
+		}
+		if at >= most {
+			// The measured phase begins now, as newSchedule set it.
+			return most, false
 		}
 		sends = append(sends, s.warmSends.Swap(0))
 		if at >= warmup && risen(sends) <= 1.1 {
 			s.measure.Store(int64(at))
 			return at, true
-		}
-		if at+window > most {
-			return s.measured(), false
 		}
 	}
 }
