@@ -77,7 +77,7 @@ type fakePlatform struct {
 	// platforms do.
 	writeLogs bool
 	podLogs   confined.Dir
-	envoy     string // the Envoy version Info reports, when set
+	info      func(*infra.Info) // edits what Info reports, when set
 }
 
 func newFake() *fakePlatform {
@@ -111,8 +111,8 @@ func (f *fakePlatform) open(ctx context.Context, p Platform, log *slog.Logger, p
 
 func (f *fakePlatform) Info(ctx context.Context) (infra.Info, error) {
 	in := infra.Info{Name: "fake", Host: "bench-1", Kernel: "6.1.0-test", CPUModel: "Test CPU", CPUs: 2, EnvoyVersion: "1.40.0"}
-	if f.envoy != "" {
-		in.EnvoyVersion = f.envoy
+	if f.info != nil {
+		f.info(&in)
 	}
 	return in, nil
 }

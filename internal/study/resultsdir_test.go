@@ -6,12 +6,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/confined"
 )
@@ -36,8 +39,9 @@ func interrupted(t *testing.T, dir string) {
 }
 
 // TestResumeRefusesLinks resumes results directories with a link planted
-// where the run writes: each is refused before the platform is opened,
-// and what the link points at is unchanged.
+// where the run writes: each is refused before anything is measured (all
+// but logs/cells before the platform is opened), and what the link points
+// at is unchanged.
 func TestResumeRefusesLinks(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{results.LogFile, "logs", results.CellsDir, results.PodLogDir, "logs/cells"} {
@@ -76,8 +80,10 @@ func TestResumeRefusesLinks(t *testing.T) {
 			if entries, _ := os.ReadDir(victimDir); len(entries) != 1 {
 				t.Errorf("the victim's directory holds %d entries, want 1", len(entries))
 			}
-			if f.measures != 0 {
-				t.Errorf("%d cells measured through a link", f.measures)
+			// logs/cells is refused when the first cell's log directory is
+			// made, after the platform is opened; the others before.
+			if f.count("open") != 0 && name != "logs/cells" || f.measures != 0 {
+				t.Errorf("the platform was opened %d times, and %d cells measured, through a link", f.count("open"), f.measures)
 			}
 		})
 	}
@@ -130,7 +136,8 @@ func TestRunRefusesLinksSwappedIn(t *testing.T) {
 
 // TestSecondRunRefused starts a second run, resumed or with the same
 // --out, while a first, resumed, writes into the directory: each is
-// refused with the first one named, and the first finishes.
+// refused with the first one named (its pid, host, command and start)
+// and the fix, and the first finishes, after which the lock is free.
 func TestSecondRunRefused(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "results")
@@ -152,6 +159,10 @@ func TestSecondRunRefused(t *testing.T) {
 		done <- err
 	}()
 	<-started
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, resume := range []bool{true, false} {
 		o := runOptions(t, studySource, newFake(), dir, nil)
 		o.Resume, o.Command = resume, []string{"meshbench", "second"}
@@ -161,8 +172,12 @@ func TestSecondRunRefused(t *testing.T) {
 			t.Errorf("resume=%v: %v, want the directory locked by this process", resume, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), "in use by another meshbench run: pid ") || !strings.Contains(err.Error(), "(meshbench run --resume "+dir+"), since ") {
-			t.Errorf("resume=%v: %v does not name the first run", resume, err)
+		if le.Holder.Host != host || le.Holder.Start.IsZero() || !slices.Equal(le.Holder.Command, first.Command) {
+			t.Errorf("resume=%v: the lock names %+v, want this host %q, a start and the first run's command", resume, le.Holder, host)
+		}
+		want := fmt.Sprintf("results directory %s is in use by another meshbench run: pid %d on host %s (meshbench run --resume %s), since ", dir, os.Getpid(), host, dir)
+		if !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "; wait for it to end, or stop it (it can be resumed)") {
+			t.Errorf("resume=%v: %v\nwant it to start %q and end with the fix", resume, err, want)
 		}
 	}
 	close(release)
@@ -172,11 +187,20 @@ func TestSecondRunRefused(t *testing.T) {
 	if ix, err := results.ReadIndex(dir); err != nil || !ix.Complete || len(ix.Cells) != 12 {
 		t.Fatalf("the first run's index: %v", err)
 	}
+	lock, err := results.Acquire(dir, []string{"meshbench", "third"})
+	if err != nil {
+		t.Fatalf("the lock after the first run ended: %v", err)
+	}
+	lock.Release()
 }
 
 // TestKillAtEveryWriteIsResumable stops a run at each write step of
 // making its results directory and of its first cell, as a kill there
-// would, and resumes it: every one completes with every cell once.
+// would, and resumes it: every one completes with every cell once. The
+// steps are those the doc lists, in its order: the lock, then the index,
+// graph.yaml and study.yaml, each created, synced, renamed and its
+// directory synced, then the run log and the directories, the index
+// twice, the first cell's log directory, its file and the index.
 func TestKillAtEveryWriteIsResumable(t *testing.T) {
 	// Not parallel: confined.Hook is the package's.
 	var steps []string
@@ -186,18 +210,32 @@ func TestKillAtEveryWriteIsResumable(t *testing.T) {
 	}
 	t.Cleanup(func() { confined.Hook = nil })
 	run(t, runOptions(t, studySource, newFake(), filepath.Join(t.TempDir(), "results"), nil))
-	// The directory's making, through the first cell's index entry.
-	last := -1
-	for i, s := range steps {
-		if strings.HasPrefix(s, "create "+results.CellsDir+"/") {
-			last = i + 3
-			break
-		}
+	atomic := func(name string) []string {
+		return []string{"create " + name, "sync " + name, "rename " + name, "syncdir " + name}
 	}
-	if last < 0 || last >= len(steps) {
+	want := []string{"open " + results.LockFile}
+	for _, name := range []string{results.IndexFile, results.GraphFile, results.StudyFile} {
+		want = append(want, atomic(name)...)
+	}
+	want = append(want, "open "+results.LogFile, "mkdir "+results.CellsDir, "mkdir "+results.PodLogDir)
+	// The platform is opened, and the index records its facts, then the
+	// deployment.
+	want = append(want, atomic(results.IndexFile)...)
+	want = append(want, atomic(results.IndexFile)...)
+	// The directory's making, through the first cell's index entry.
+	cell := slices.IndexFunc(steps, func(s string) bool { return strings.HasPrefix(s, "create "+results.CellsDir+"/") })
+	if cell < 0 {
 		t.Fatalf("no cell written in the steps %v", steps)
 	}
-	steps = steps[:last+1]
+	name := strings.TrimPrefix(steps[cell], "create ")
+	id := strings.TrimSuffix(strings.TrimPrefix(name, results.CellsDir+"/"), ".json")
+	want = append(want, "mkdir "+results.CellLogDir(id))
+	want = append(want, atomic(name)...)
+	want = append(want, atomic(results.IndexFile)...)
+	if len(steps) < len(want) || !slices.Equal(steps[:len(want)], want) {
+		t.Fatalf("the run's first steps:\n%s\nwant:\n%s", strings.Join(steps[:min(len(steps), len(want))], "\n"), strings.Join(want, "\n"))
+	}
+	steps = steps[:len(want)]
 	killed := errors.New("killed")
 	for i, step := range steps {
 		dir := filepath.Join(t.TempDir(), "results")
@@ -275,11 +313,51 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TestResumeRefusesAnotherPlatform resumes a run with another Envoy: it
-// is refused before the platform comes up, unless ResumeAnyway, when the
-// cells measured then record the platform they ran on.
+// TestResumeRefusesAnotherPlatform resumes a run on another host, CPU,
+// kernel, Envoy or Kubernetes context: each is refused, naming what
+// differs, before the platform comes up; with another Envoy and
+// ResumeAnyway it goes on, and the cells measured then record the
+// platform they ran on.
 func TestResumeRefusesAnotherPlatform(t *testing.T) {
 	t.Parallel()
+	for _, fact := range []struct {
+		name string
+		set  func(in *infra.Info, v string)
+	}{
+		{"host", func(in *infra.Info, v string) { in.Host = v }},
+		{"CPU", func(in *infra.Info, v string) { in.CPUModel = v }},
+		{"kernel", func(in *infra.Info, v string) { in.Kernel = v }},
+		{"Envoy", func(in *infra.Info, v string) { in.EnvoyVersion = v }},
+		{"context", func(in *infra.Info, v string) { in.Context = v }},
+	} {
+		t.Run(fact.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "results")
+			interrupted(t, dir)
+			// The run started on one value of the fact (as its index
+			// recorded it), and resumes on another.
+			ix, err := results.ReadIndex(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fact.set(&ix.Provenance.Platform, "was-1")
+			if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
+				t.Fatal(err)
+			}
+			f := newFake()
+			f.info = func(in *infra.Info) { fact.set(in, "now-2") }
+			o := runOptions(t, studySource, f, dir, nil)
+			o.Resume = true
+			_, err = Run(context.Background(), o)
+			want := "resume " + dir + ": this is not the experiment the run started: " + fact.name + " now-2, was was-1;"
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--resume-anyway") {
+				t.Fatalf("Run: %v, want %q and the flag", err, want)
+			}
+			if f.count("up") != 0 || f.measures != 0 {
+				t.Fatalf("a refused resume brought the platform up (%d) or measured (%d)", f.count("up"), f.measures)
+			}
+		})
+	}
 	dir := filepath.Join(t.TempDir(), "results")
 	interrupted(t, dir)
 	before, err := results.ReadIndex(dir)
@@ -287,7 +365,7 @@ func TestResumeRefusesAnotherPlatform(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake()
-	f.envoy = "1.41.0"
+	f.info = func(in *infra.Info) { in.EnvoyVersion = "1.41.0" }
 	o := runOptions(t, studySource, f, dir, nil)
 	o.Resume = true
 	_, err = Run(context.Background(), o)
@@ -310,5 +388,39 @@ func TestResumeRefusesAnotherPlatform(t *testing.T) {
 		case !first && (c.Platform == nil || c.Platform.EnvoyVersion != "1.41.0"):
 			t.Errorf("cell %s, measured after the resume, records %+v", c.ID, c.Platform)
 		}
+	}
+}
+
+// TestResumeReadsAreBounded resumes directories whose study.yaml,
+// graph.yaml or index someone made a sparse 10 GB file: each is refused
+// from its size, naming the file, before any of it is read or the
+// platform is opened.
+func TestResumeReadsAreBounded(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{results.StudyFile, results.GraphFile, results.IndexFile} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "results")
+			interrupted(t, dir)
+			if err := os.Truncate(filepath.Join(dir, name), 10<<30); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			st, src, err := LoadRun(dir, PlatformOverride{}, false)
+			f := newFake()
+			if err == nil {
+				_, err = Run(context.Background(), Options{Study: st, Source: src, Open: f.open, Dir: dir, Resume: true})
+			}
+			want := filepath.Join(dir, name) + ": refused: 10737418240 bytes, more than the"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("resume: %v, want %q", err, want)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("refusing took %s: the file was read", took)
+			}
+			if f.count("open") != 0 {
+				t.Error("the platform was opened")
+			}
+		})
 	}
 }

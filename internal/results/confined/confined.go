@@ -194,9 +194,10 @@ func (d Dir) WriteFile(name string, data []byte) error {
 }
 
 // Hook, when set (by tests), is called before each step a write makes
-// with the step's name ("mkdir NAME", "open NAME", "create NAME",
-// "rename NAME"); an error it
-// returns fails the write there, as a kill at that point would leave it.
+// with the step's name ("mkdir NAME", "open NAME"; an atomic write's
+// "create NAME", "sync NAME" of the file, "rename NAME" and "syncdir
+// NAME" of its directory, in that order); an error it returns fails the
+// write there, as a kill at that point would leave it.
 var Hook func(step string) error
 
 // WriteFile writes data to the file name beneath root atomically: to a
@@ -234,6 +235,10 @@ func WriteFile(root, name string, data []byte) error {
 		f.Close()
 		return err
 	}
+	if err := step("sync " + name); err != nil {
+		f.Close()
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("sync %s: %w", path, err)
@@ -246,6 +251,9 @@ func WriteFile(root, name string, data []byte) error {
 	}
 	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
 		return pathError("rename", path, err)
+	}
+	if err := step("syncdir " + name); err != nil {
+		return err
 	}
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", filepath.Join(root, dir), err)

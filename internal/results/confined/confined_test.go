@@ -14,9 +14,11 @@ import (
 )
 
 // TestRefusesLinks plants, in a directory, each thing a hostile results
-// directory could hold, and checks that every way of writing there
-// refuses it and leaves the file outside unchanged: with openat2, and with
-// the fallback for kernels without it. Not parallel: it swaps openat2.
+// directory could hold (a link to a file or a directory, a hard link, a
+// FIFO, a device), and checks that every way of writing there, and
+// reading but through a hard link, refuses it and leaves the file outside
+// unchanged: with openat2, and with the fallback for kernels without it.
+// Not parallel: it swaps openat2.
 func TestRefusesLinks(t *testing.T) {
 	t.Run("openat2", testRefusesLinks)
 	t.Run("O_NOFOLLOW", func(t *testing.T) {
@@ -48,6 +50,14 @@ func testRefusesLinks(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(root, "logs"), 0o755))
 			must(t, syscall.Mkfifo(filepath.Join(root, "logs", "run.log"), 0o644))
 		},
+		// A character device as /dev/null is (1, 3): opening it succeeds,
+		// and writing to it would act on the device, not a file.
+		"device": func(t *testing.T, root string) {
+			must(t, os.MkdirAll(filepath.Join(root, "logs"), 0o755))
+			if err := unix.Mknod(filepath.Join(root, "logs", "run.log"), unix.S_IFCHR|0o644, int(unix.Mkdev(1, 3))); err != nil {
+				t.Skipf("no device made (mknod needs root): %v", err)
+			}
+		},
 	}
 	for name, plant := range plant {
 		t.Run(name, func(t *testing.T) {
@@ -64,7 +74,14 @@ func testRefusesLinks(t *testing.T) {
 					t.Errorf("OpenFile: %v, want a refusal", err)
 				}
 			}
-			if name != "file link" && name != "fifo" && name != "hard link" {
+			// A reader refuses what is not a regular file reached without
+			// a link; a hard link is read as the file it is.
+			if name != "hard link" {
+				if b, err := ReadFile(root, "logs/run.log", 1<<20); err == nil || !strings.Contains(err.Error(), "refused") {
+					t.Errorf("ReadFile: %q, %v; want a refusal", b, err)
+				}
+			}
+			if name == "directory link" {
 				// A link at the file itself is replaced by an atomic write;
 				// a link on the way is refused.
 				if err := WriteFile(root, "logs/run.log", []byte("x")); err == nil {
