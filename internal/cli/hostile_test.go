@@ -63,6 +63,11 @@ func TestReportRefusesHostileResults(t *testing.T) {
 			if !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("report says %q, want %q", stderr.String(), tt.want)
 			}
+			// The index's and the study file's want name them; a cell's
+			// names its file.
+			if cell := ix.Cells[0].File + ": "; strings.HasPrefix(tt.name, "cell file") && !strings.Contains(stderr.String(), cell) {
+				t.Errorf("report says %q, want it to name %s", stderr.String(), ix.Cells[0].File)
+			}
 			// Maxrss is in KiB on Linux.
 			if peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10; peak >= 200<<20 {
 				t.Errorf("report's peak RSS was %d MiB, want under 200", peak>>20)

@@ -76,12 +76,12 @@ func TestExecutable(t *testing.T) {
 	}
 }
 
-// A file, or a directory above it, that another user owns is refused
-// whatever its mode.
+// A file, a directory above it, or a link on the way to it that another
+// user owns is refused whatever its mode.
 func TestIntegrationExecutableOwnedByAnotherUser(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
-	for _, which := range []string{"file", "directory"} {
+	for _, which := range []string{"file", "directory", "link"} {
 		dir := filepath.Join(t.TempDir(), "d")
 		bin := filepath.Join(dir, "prog")
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -90,11 +90,19 @@ func TestIntegrationExecutableOwnedByAnotherUser(t *testing.T) {
 		if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		target := map[string]string{"file": bin, "directory": dir}[which]
-		if err := os.Chown(target, 1000, 1000); err != nil {
+		// The path run: the file, or a link to it in a sound directory.
+		run := bin
+		if which == "link" {
+			run = filepath.Join(dir, "link")
+			if err := os.Symlink(bin, run); err != nil {
+				t.Fatal(err)
+			}
+		}
+		target := map[string]string{"file": bin, "directory": dir, "link": run}[which]
+		if err := os.Lchown(target, 1000, 1000); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Executable(bin); err == nil || !strings.Contains(err.Error(), target+" is owned by uid 1000") {
+		if _, err := Executable(run); err == nil || !strings.Contains(err.Error(), target+" is owned by uid 1000") {
 			t.Errorf("%s owned by uid 1000: %v; want it refused", which, err)
 		}
 	}

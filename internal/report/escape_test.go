@@ -10,24 +10,32 @@ import (
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
-// TestMarkdownEscapesStudyText puts HTML and Markdown into every text a
+// TestMarkdownEscapesStudyText puts HTML and Markdown into the texts a
 // study file or results carry into the report (the study's name, a
-// published figure's source, a mesh's name, a failed cell's reason, the
-// scaling note): report.md shows each as text.
+// published figure's source, a failed cell's reason, the scaling note):
+// report.md shows each it shows (all but the note) as text, escaped, in
+// its place.
 func TestMarkdownEscapesStudyText(t *testing.T) {
 	t.Parallel()
-	const evil = "<img src=x onerror=alert(1)> [click](javascript:alert(2)) **bold** `code`"
+	// Each text is tagged with where it goes, so that each is found
+	// escaped in its own place.
+	evil := func(tag string) string {
+		return tag + " <img src=x onerror=alert(1)> [click](javascript:alert(2)) **bold** `code` _em_ ~strike~ a|b"
+	}
+	escaped := func(tag string) string {
+		return tag + ` &lt;img src=x onerror=alert(1)> [click]\(javascript:alert(2)) \*\*bold\*\* \` + "`code\\`" + ` \_em\_ \~strike\~ a\|b`
+	}
 	dir := t.TempDir()
 	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.Study = "study " + evil
-	ix.Provenance.Published = []results.Published{{Metric: "p50", Mesh: resultstest.Sidecar, Value: 1, Source: evil}}
-	ix.Provenance.Scaling = &results.Scaling{Mode: "factor", Factor: 1, Note: evil}
+	ix.Study = evil("studyname")
+	ix.Provenance.Published = []results.Published{{Metric: "p50", Mesh: resultstest.Sidecar, Value: 1, Source: evil("publishedsource")}}
+	ix.Provenance.Scaling = &results.Scaling{Mode: "factor", Factor: 1, Note: evil("scalingnote")}
 	for i := range ix.Cells {
 		if ix.Cells[i].Mesh == resultstest.Sidecar && i%2 == 0 {
-			ix.Cells[i].Status, ix.Cells[i].Reason = results.StatusFailed, evil
+			ix.Cells[i].Status, ix.Cells[i].Reason = results.StatusFailed, evil("failurereason")
 		}
 	}
 	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
@@ -52,16 +60,32 @@ func TestMarkdownEscapesStudyText(t *testing.T) {
 			text = append(text, line)
 		}
 	}
-	for _, raw := range []string{"<img", "](javascript", "**bold**", "`code`"} {
+	for _, raw := range []string{"<img", "](javascript", "**bold**", "`code`", "_em_", "~strike~", "a|b"} {
 		for _, line := range text {
 			if strings.Contains(line, raw) {
 				t.Errorf("report.md holds %q unescaped: %s", raw, line)
 			}
 		}
 	}
-	escaped := `&lt;img src=x onerror=alert(1)> [click]\(javascript:alert(2)) \*\*bold\*\* \` + "`code\\`"
-	if n := strings.Count(md, escaped); n < 3 {
-		t.Errorf("report.md shows the text escaped %d times, want the name, the source, the note and the reason:\n%s", n, md)
+	// The scaling note is set too, but this report does not show it.
+	for _, tag := range []string{"studyname", "publishedsource", "failurereason"} {
+		if !strings.Contains(md, escaped(tag)) {
+			t.Errorf("report.md does not show the %s escaped, as %q:\n%s", tag, escaped(tag), md)
+		}
+	}
+}
+
+// TestMarkdownCodeIsFenced: a code block (the study file) is fenced by
+// more backticks than any run inside it, so that its text, a fence and
+// HTML included, stays literal.
+func TestMarkdownCodeIsFenced(t *testing.T) {
+	t.Parallel()
+	code := "name: x\n```\n<img src=x onerror=alert(1)>\n````\n"
+	var b strings.Builder
+	markdownCode(&b, code)
+	want := "`````text\nname: x\n```\n<img src=x onerror=alert(1)>\n````\n`````\n"
+	if b.String() != want {
+		t.Errorf("markdownCode = %q, want %q", b.String(), want)
 	}
 }
 

@@ -128,3 +128,31 @@ func TestCheckCellsChecksCapacityTrials(t *testing.T) {
 		t.Fatalf("changed: %v, want the trial named", d)
 	}
 }
+
+// TestCheckCellsChecksAttempts: another attempt's cell file, made a
+// sparse 10 GB file, is damaged from its size alone, named by its file.
+func TestCheckCellsChecksAttempts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &Cell{Summary: Summary{ID: "c1", File: CellFile("c1"), Status: StatusOK, Requests: 1000}}
+	if err := WriteCell(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	a := &Cell{Summary: Summary{ID: "c1", Attempt: 2, File: AttemptFile("c1", 2), Status: StatusOK, Requests: 1000}}
+	if err := WriteCell(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Summary
+	s.Attempts = []Attempt{AttemptOf(a.Summary)}
+	ix := &Index{Schema: SchemaVersion, Cells: []Summary{s}}
+	if d := CheckCells(dir, ix); len(d) != 0 {
+		t.Fatalf("intact: %v", d)
+	}
+	if err := os.Truncate(filepath.Join(dir, a.File), 10<<30); err != nil {
+		t.Fatal(err)
+	}
+	d := CheckCells(dir, ix)
+	if len(d) != 1 || d[0].File != a.File || !strings.Contains(d[0].Error(), "changed since the run wrote it: 10737418240 bytes") {
+		t.Fatalf("a sparse attempt: %v, want its file named, damaged by its size", d)
+	}
+}

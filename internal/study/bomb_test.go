@@ -30,7 +30,7 @@ func TestParseRejectsAliasBomb(t *testing.T) {
 	if took > time.Second {
 		t.Fatalf("Parse took %s to refuse an alias bomb, want under a second", took)
 	}
-	if !strings.Contains(err.Error(), "excessive aliasing") {
-		t.Errorf("Parse: %v, want the alias limit named", err)
+	if !strings.Contains(err.Error(), "sweeps[0].values[8]: yaml: document contains excessive aliasing") {
+		t.Errorf("Parse: %v, want the alias limit named at sweeps[0].values[8]", err)
 	}
 }

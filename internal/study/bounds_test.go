@@ -43,6 +43,11 @@ func TestParseRefusesOversizedStudies(t *testing.T) {
 		}
 		return b.String()
 	}
+	// search is a capacity search study (no load.rate) with fields added
+	// to its search, on line 13.
+	search := func(fields string) string {
+		return strings.Replace(boundsBase, "  rate: 100\n  duration: 10s\n", "  duration: 10s\n", 1) + "search: {slo: {p99: 10ms}, start_rate: 100, " + fields + "}\n"
+	}
 	tests := []struct {
 		name, study string
 		// want is the error's start: line, column and field.
@@ -77,6 +82,24 @@ func TestParseRefusesOversizedStudies(t *testing.T) {
 		{"scaling", boundsBase + "scaling: {min_requests: 1000000000000}\n", "14:25: scaling.min_requests: 1000000000000, more than the 1000000000"},
 		{"cluster timeout", strings.Replace(kube, "{image: registry.example/meshbench:v1}", "{image: registry.example/meshbench:v1, timeout: 48h}", 1),
 			"6:63: platform.kubernetes.timeout: 48h0m0s, more than the 1h0m0s"},
+		{"sample interval", strings.Replace(kube, "{image: registry.example/meshbench:v1}", "{image: registry.example/meshbench:v1, sample_interval: 10m}", 1),
+			"6:71: platform.kubernetes.sample_interval: 10m0s, more than the 5m0s"},
+		{"cluster nodes", strings.Replace(kube, "  kubernetes: {image: registry.example/meshbench:v1}\n", lines("  kubernetes: {image: registry.example/meshbench:v1}\n  nodes:\n", 5001, func(i int) string { return fmt.Sprintf("  - {name: n%d, role: app}\n", i) }), 1),
+			"8:3: platform.nodes: 5001 nodes, more than the 5000"},
+		{"search locating trials", search("trials: 5000"), "13:53: search.trials: 5000, more than the 1000"},
+		{"search retries", search("retries: 500"), "13:54: search.retries: 500, more than the 100"},
+		{"search budget", search("budget: 48h"), "13:53: search.budget: 48h0m0s, more than the 24h0m0s"},
+		{"search trial", search("trial: 2h"), "13:52: search.trial: 2h0m0s, more than the 1h0m0s"},
+		{"search start rate", strings.Replace(search("max_trials: 10"), "start_rate: 100", "start_rate: 1e9", 1), "13:40: search.start_rate: 1e+09 requests a second, more than the 1e+07"},
+		{"search max rate", search("max_rate: 1e9"), "13:55: search.max_rate: 1e+09 requests a second, more than the 1e+07"},
+		{"search connections", strings.Replace(search("max_trials: 10"), "start_rate: 100", "over: connections, per_connection_rate: 0.1, start_connections: 100000", 1),
+			"13:92: search.start_connections: 100000, more than the 64000"},
+		{"search max connections", strings.Replace(search("max_trials: 10"), "start_rate: 100", "over: connections, per_connection_rate: 0.1, start_connections: 10, max_connections: 100000", 1),
+			"13:113: search.max_connections: 100000, more than the 64000"},
+		{"search rate per connection", strings.Replace(search("max_trials: 10"), "start_rate: 100", "over: connections, per_connection_rate: 1e9, start_connections: 10", 1),
+			"13:68: search.per_connection_rate: 1e+09 requests a second, more than the 1e+07"},
+		{"scaling measure", boundsBase + "scaling: {measure: 2h}\n", "14:20: scaling.measure: 2h0m0s, more than the 1h0m0s"},
+		{"scaling warmup", boundsBase + "scaling: {warmup: 2h}\n", "14:19: scaling.warmup: 2h0m0s, more than the 1h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

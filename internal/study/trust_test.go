@@ -13,9 +13,10 @@ import (
 // TestLoadRunRefusesWhatReachesOutside resumes results directories whose
 // study, written by someone else, names what reaches outside the
 // directory: a cluster, an image, a chart, a URL. Each is refused, naming
-// the field at its line and --trust-study (and the flag that can give it
-// instead, where there is one); with --trust-study, or with that flag,
-// the study loads.
+// the field at its line and --trust-study, and, on that field's own line,
+// the flag that can give it instead where there is one (--image,
+// --context, --kubeconfig, --platform) and none where there is not; with
+// --trust-study, or with that flag, the study loads.
 func TestLoadRunRefusesWhatReachesOutside(t *testing.T) {
 	t.Parallel()
 	base := string(readFile(t, "testdata/valid-kubernetes.yaml"))
@@ -67,14 +68,26 @@ func TestLoadRunRefusesWhatReachesOutside(t *testing.T) {
 			if err == nil {
 				t.Fatal("LoadRun honoured a study from the results directory that reaches outside it")
 			}
-			want := []string{filepath.Join(dir, results.StudyFile) + ":" + strconv.Itoa(tt.line) + ":", tt.field + ": ", "--trust-study"}
-			if tt.flag != "" {
-				want = append(want, tt.flag)
-			}
-			for _, w := range want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("LoadRun: %v\nwant it to say %q", err, w)
+			// The field's own line of the error: other fields of the study
+			// are refused beside it, each on a line of its own.
+			at := filepath.Join(dir, results.StudyFile) + ":" + strconv.Itoa(tt.line) + ":"
+			var line string
+			for _, l := range strings.Split(err.Error(), "\n") {
+				if strings.Contains(l, at) && strings.Contains(l, tt.field+": ") {
+					line = l
 				}
+			}
+			if line == "" {
+				t.Fatalf("LoadRun: %v\nwant a line refusing %s at %s", err, tt.field, at)
+			}
+			if !strings.Contains(line, "pass --trust-study if you trust whoever wrote "+dir) {
+				t.Errorf("%s\nwant it to name --trust-study", line)
+			}
+			switch {
+			case tt.flag != "" && !strings.Contains(line, "give it on the command line, "+tt.flag):
+				t.Errorf("%s\nwant it to name %s", line, tt.flag)
+			case tt.flag == "" && strings.Contains(line, "give it on the command line"):
+				t.Errorf("%s\nnames a flag, where there is none for %s", line, tt.field)
 			}
 			if _, _, err := LoadRun(dir, PlatformOverride{}, true); err != nil {
 				t.Errorf("LoadRun with --trust-study: %v", err)

@@ -106,3 +106,34 @@ func TestIntegrationDoctorRefusesAnotherUsersEnvoy(t *testing.T) {
 		t.Errorf("finding %s; want it refused naming its owner", f.Line())
 	}
 }
+
+// A setuid or setgid Envoy named by MESHBENCH_ENVOY is refused by doctor's
+// Envoy check, with the fix, before it runs: the kernel clears the
+// parent-death signal when exec changes credentials, and the file would
+// override the user the lab gives the proxy.
+func TestDoctorRefusesASetuidEnvoy(t *testing.T) {
+	for _, mode := range []os.FileMode{0o755 | os.ModeSetuid, 0o755 | os.ModeSetgid} {
+		t.Run(mode.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "opt")
+			ran := filepath.Join(t.TempDir(), "ran")
+			bin := filepath.Join(dir, "envoy")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(bin, []byte("#!/bin/sh\nid > "+ran+"\necho 'envoy  version: 0/1.40.0/Clean/RELEASE/BoringSSL'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(bin, mode); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(dataplane.EnvoyEnv, bin)
+			f := envoyFinding(context.Background(), envoyVersionTimeout)
+			if _, err := os.Stat(ran); err == nil {
+				t.Fatalf("doctor ran %s (finding: %s)", bin, f.Line())
+			}
+			if f.OK || !strings.Contains(f.Detail, bin+" is setuid or setgid (mode ") || !strings.Contains(f.Fix, "chmod u-s,g-s") {
+				t.Errorf("finding %s; want it refused as setuid or setgid, with the fix", f.Line())
+			}
+		})
+	}
+}

@@ -133,13 +133,23 @@ func TestProxyUIDFinding(t *testing.T) {
 	}
 	write(passwd, "root:x:0:0::/root:/bin/sh\nistio:x:1337:1337::/:/bin/false\n")
 	write(filepath.Join(proc, "42", "status"), "Name:\tenvoy\nUid:\t1337\t1337\t1337\t1337\n")
-	f := uidFinding(passwd, proc, proxyUser)
-	if f.OK || f.Fix == "" || !strings.Contains(f.Detail, "UID 1337, which the proxies run as, is user istio, running processes 42") {
-		t.Errorf("taken UID: %+v", f)
+	// A taken UID is a warning with its fix: advisory, so the preflight
+	// lets the run go on.
+	taken := func(f platform.Finding, line string) {
+		t.Helper()
+		if f.OK || !f.Advisory || f.Fix == "" || !strings.HasPrefix(f.Line(), line+"; fix: stop what runs as that user") {
+			t.Errorf("taken UID: %+v; want an advisory finding %q with the fix", f, line)
+		}
+		if err := platform.Problems([]platform.Finding{f}); err != nil {
+			t.Errorf("the preflight refuses a run for %s: %v", f.Check, err)
+		}
 	}
+	taken(uidFinding(passwd, proc, proxyUser), "proxy-uid: UID 1337, which the proxies run as, is user istio, running processes 42")
 	if f := uidFinding(passwd, proc, appUser); !f.OK || !strings.Contains(f.Detail, "UID 65532 (the apps and load generators' user) is free") {
 		t.Errorf("the apps' UID: %+v", f)
 	}
+	write(filepath.Join(proc, "43", "status"), "Name:\tsleep\nUid:\t65532\t65532\t65532\t65532\n")
+	taken(uidFinding(passwd, proc, appUser), "app-uid: UID 65532, which the apps and load generators run as, runs processes 43")
 	if f := uidFinding(passwd, proc, controlPlaneUser); !f.OK || !strings.Contains(f.Detail, "UID 65533 (the control-plane processes' user) is free") {
 		t.Errorf("the control plane's UID: %+v", f)
 	}

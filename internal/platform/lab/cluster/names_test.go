@@ -21,13 +21,22 @@ import (
 // `lab down --name .. --prefix zzq --dry-run` listed /run).
 func TestTeardownRefusesNamesThatArePaths(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"..", ".", "../x", "../../tmp/x", "a/b", "/run", "Mb", "x.y"} {
+	for _, name := range []string{"..", ".", "../x", "../../tmp/x", "a/b", "/", "/run", "Mb", "x.y"} {
 		r, err := Inventory(context.Background(), TeardownOptions{Name: name, Prefix: "zzq"})
 		if err == nil || !strings.Contains(err.Error(), "lab name "+strconv.Quote(name)) {
 			t.Errorf("inventory of lab %q: %v; want the name refused", name, err)
 		}
 		if len(r.Lines()) != 0 {
 			t.Errorf("inventory of lab %q lists %v", name, r.Lines())
+		}
+	}
+	for _, prefix := range []string{"..", ".", "/", "a/b", "../x"} {
+		r, err := Inventory(context.Background(), TeardownOptions{Prefix: prefix})
+		if err == nil || !strings.Contains(err.Error(), "lab prefix "+strconv.Quote(prefix)) {
+			t.Errorf("inventory of prefix %q: %v; want the prefix refused", prefix, err)
+		}
+		if len(r.Lines()) != 0 {
+			t.Errorf("inventory of prefix %q lists %v", prefix, r.Lines())
 		}
 	}
 }
@@ -65,6 +74,9 @@ func TestReadStateRefusesForeignCgroups(t *testing.T) {
 		{"another prefix's directory", State{Name: "zzq", Prefix: "zzq", Cgroups: cgroups{V2: own.V2, Dirs: map[string]string{c: filepath.Join(filepath.Dir(d), "mb-lab")}}}, "not the lab's own cgroup"},
 		{"an unknown controller", State{Name: "zzq", Prefix: "zzq", Cgroups: cgroups{V2: own.V2, Dirs: map[string]string{"freezer": d}}}, "controller"},
 		{"a name that is a path", State{Name: "../x", Prefix: "zzq", Cgroups: own}, "lab name"},
+		{"an empty name", State{Name: "", Prefix: "zzq", Cgroups: own}, "lab name"},
+		{"a prefix that is a path", State{Name: "zzq", Prefix: "..", Cgroups: own}, "lab prefix"},
+		{"an empty prefix", State{Name: "zzq", Prefix: "", Cgroups: own}, "lab prefix"},
 		{"a bad prefix", State{Name: "zzq", Prefix: "zz-q", Cgroups: own}, "lab prefix"},
 		{"a runtime's prefix", State{Name: "zzq", Prefix: "cni", Cgroups: own}, "lab prefix"},
 		{"another systemd unit", State{Name: "zzq", Prefix: "zzq", Cgroups: cgroups{V2: own.V2, Dirs: own.Dirs, Unit: "ssh.service"}}, "not the lab's own (meshbench-zzq.scope)"},

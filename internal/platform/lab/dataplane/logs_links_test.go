@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The proxies' user owns each proxy's directory, so the logs meshbench
@@ -77,5 +80,85 @@ func TestWaitLineBoundedAndNoLinks(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 		t.Errorf("reading a 256 MiB log allocated %d MiB; want it bounded", grew>>20)
+	}
+}
+
+// Each thing the proxies' user could plant at a log, besides a link, is
+// refused by the open both the HBONE log's bound and a probe's read go
+// through: a FIFO (a read would block), a device (it would act), and a
+// hard link to a large file of root's, which the bound would empty. The
+// file a hard link names keeps its contents, and a probe reads nothing
+// from any of them.
+func TestLogsRefuseWhatIsNotAPlainFile(t *testing.T) {
+	t.Parallel()
+	plant := map[string]func(t *testing.T, path, victim string){
+		"fifo": func(t *testing.T, path, _ string) {
+			if err := unix.Mkfifo(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"device": func(t *testing.T, path, _ string) {
+			if err := unix.Mknod(path, unix.S_IFCHR|0o644, int(unix.Mkdev(1, 3))); err != nil {
+				t.Skipf("no device made (mknod needs root): %v", err)
+			}
+		},
+		"hard link": func(t *testing.T, path, victim string) {
+			if err := os.Link(victim, path); err != nil {
+				t.Skipf("no hard link across these directories: %v", err)
+			}
+		},
+	}
+	for name, plant := range plant {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			victim := filepath.Join(t.TempDir(), "victim")
+			if err := os.WriteFile(victim, make([]byte, connectLogLimit+1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), connLogFile)
+			plant(t, path, victim)
+			// A FIFO with no reader cannot even be opened to write (ENXIO);
+			// the others are opened and refused.
+			if err := emptyPastLimit(path); err == nil || name != "fifo" && !strings.Contains(err.Error(), "refused: not a plain file of its own") {
+				t.Errorf("emptyPastLimit: %v; want it refused", err)
+			}
+			if b := (logTail{path: 0}).read(path, make([]byte, maxLogRead)); len(b) != 0 {
+				t.Errorf("a probe read %d bytes from it", len(b))
+			}
+			if fi, err := os.Stat(victim); err != nil || fi.Size() != connectLogLimit+1 {
+				t.Errorf("the file a hard link names: %v; want it untouched", err)
+			}
+		})
+	}
+}
+
+// A probe's poll reads at most maxLogRead of a log, whole lines only, and
+// the next poll reads on from there.
+func TestLogTailReadsABoundAPoll(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "probe.log")
+	line := strings.Repeat("x", 99) + "\n"
+	const lines = 3 * maxLogRead / 100 // 3 MiB of 100-byte lines
+	if err := os.WriteFile(path, []byte(strings.Repeat(line, lines)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tail := logTail{path: 0}
+	buf := make([]byte, maxLogRead)
+	read := 0
+	for poll := 1; ; poll++ {
+		b := tail.read(path, buf)
+		if len(b) == 0 {
+			break
+		}
+		if len(b) > maxLogRead || len(b)%len(line) != 0 {
+			t.Fatalf("poll %d read %d bytes; want whole lines, at most %d", poll, len(b), maxLogRead)
+		}
+		read += len(b)
+		if poll > 4 {
+			t.Fatalf("%d polls for a 3 MiB log", poll)
+		}
+	}
+	if read != lines*len(line) {
+		t.Errorf("the polls read %d bytes of %d", read, lines*len(line))
 	}
 }

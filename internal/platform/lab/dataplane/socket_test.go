@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,8 +55,9 @@ func served(c net.Conn) bool {
 }
 
 // SDS hands a proxy's private key to whoever names its node id, so the
-// control plane's sockets serve the proxies' user only: another user (the
-// apps' 65532 here) is refused, the proxies' 1337 is served.
+// control plane's sockets serve the proxies' user only: the socket is
+// theirs, mode 0600; root and another user (the apps' 65532 here) are
+// refused, the proxies' 1337 is served.
 func TestIntegrationSocketsServeTheProxiesOnly(t *testing.T) {
 	testenv.Integration(t)
 	testenv.NeedRoot(t)
@@ -80,7 +82,23 @@ func TestIntegrationSocketsServeTheProxiesOnly(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := dialAs(t, 65532, 65532, path)
+	st, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := st.Sys().(*syscall.Stat_t); st.Mode().Perm() != 0o600 || owner.Uid != ProxyUID || owner.Gid != ProxyUID {
+		t.Errorf("%s: mode %s, owner %d:%d; want 0600, the proxies' %d:%d", path, st.Mode(), owner.Uid, owner.Gid, ProxyUID, ProxyUID)
+	}
+	// Root, which the file's mode does not keep out, is closed on too.
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("root could not connect: %v", err)
+	}
+	if served(c) {
+		t.Errorf("root was served on the control plane's socket %s", path)
+	}
+	c.Close()
+	c, err = dialAs(t, 65532, 65532, path)
 	if err == nil {
 		defer c.Close()
 		if served(c) {
