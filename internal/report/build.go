@@ -6,12 +6,19 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results"
+	"github.com/meshbench/meshbench/internal/results/confined"
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // builder assembles one study's document.
 type builder struct {
 	d      *analysis.Dataset
 	colour map[string]string // mesh -> colour, the same in every chart
+	// graphName and calls are the workload graph the results keep and
+	// its calls per request; calls is 0 without one.
+	graphName string
+	calls     float64
 }
 
 // Build turns a dataset into the report's document: a summary, the
@@ -25,13 +32,16 @@ func Build(d *analysis.Dataset) *Document {
 // or the error that stopped them.
 func build(d *analysis.Dataset, judged []ThresholdOutcome, thresholdsErr error) *Document {
 	b := &builder{d: d, colour: meshColours(d)}
+	b.graphName, b.calls = keptGraph(d)
+	v, verr := b.verdictModel()
 	doc := &Document{
 		Title:      "meshbench report: " + d.Index.Study,
 		Subtitle:   b.subtitle(),
 		Banner:     b.banner(),
+		Verdict:    v,
 		Thresholds: judged,
 	}
-	sections := []Section{b.verdict(), b.thresholdsSection(judged, thresholdsErr), b.capacity()}
+	sections := []Section{b.verdict(v, verr), b.thresholdsSection(judged, thresholdsErr), b.capacity()}
 	if len(d.Configs) > 0 {
 		sections = append(sections, b.summary(), b.published(), b.latency(), b.overhead(), b.releases(), b.churn(), b.bulk(), b.latencyVsLoad(), b.resources(), b.tenants(),
 			b.replicaSweep(), b.replicaSpread(), b.allocation(), b.cost(), b.parity())
@@ -48,6 +58,21 @@ func build(d *analysis.Dataset, judged []ThresholdOutcome, thresholdsErr error) 
 	}
 	doc.Sections = append(doc.Sections, b.excluded(), b.reproduce(), b.provenance(), b.glossary())
 	return doc
+}
+
+// keptGraph is the name of the workload graph the results directory keeps
+// (results.GraphFile) and its calls per request; none when it keeps none
+// or it does not parse, which the verdict's notes then say.
+func keptGraph(d *analysis.Dataset) (string, float64) {
+	data, err := confined.ReadFile(d.Dir, results.GraphFile, results.MaxStudyBytes)
+	if err != nil {
+		return "", 0
+	}
+	g, err := topology.Parse(data)
+	if err != nil {
+		return "", 0
+	}
+	return g.Name, g.CallsPerRequest()
 }
 
 func (b *builder) subtitle() string {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/report/chart"
 	"github.com/meshbench/meshbench/internal/results"
@@ -17,8 +16,9 @@ import (
 
 // capacity renders a search study: each mesh's capacity at the SLO with
 // its interval, the latency-throughput curve of its trials, the CPU it
-// takes per 1000 req/s at capacity split into idle and per-request parts,
-// and the dollars per million requests there.
+// takes per 1000 req/s at capacity split into idle and per-request parts.
+// It prices no request: the verdict's USD per million requests is the
+// report's one (see the glossary).
 func (b *builder) capacity() Section {
 	s := Section{ID: "capacity", Title: "Capacity at the SLO"}
 	caps := b.d.Capacity
@@ -72,7 +72,6 @@ func (b *builder) capacity() Section {
 		s.Blocks = append(s.Blocks, text("No CPU per request or dollars per million requests at the ceiling: the search varied the connections held open, not the rate they carried."))
 	} else {
 		s.Blocks = append(s.Blocks, b.capacityCPU()...)
-		s.Blocks = append(s.Blocks, b.capacityCost()...)
 	}
 	for _, c := range caps {
 		s.Blocks = append(s.Blocks, folded("Trials of "+c.Mesh, trialsTable(c, unit)))
@@ -223,47 +222,6 @@ func (b *builder) capacityCPU() []Block {
 		text("Each component's mean CPU in each conclusive trial, fitted against the trial's achieved rate as idle + slope x rate (least squares), " +
 			"then read at the capacity (a dash where a mesh has none). The idle part is what the component burns with no traffic, divided over the capacity's requests; " +
 			"the per-request part is the slope. A CPU figure divided by a low rate is mostly idle CPU and no marginal cost; this split says which is which."),
-		table(t)}
-}
-
-// capacityCost prices a million requests at each mesh's capacity: the
-// fitted cores of everything but the load generators and its mean
-// memory, at the cost model's default unit prices.
-func (b *builder) capacityCost() []Block {
-	catalog, err := cost.LoadCatalog("")
-	if err != nil {
-		return []Block{text("No dollars per million requests: " + err.Error())}
-	}
-	prices, err := cost.DefaultUnitPrices(catalog)
-	if err != nil {
-		return []Block{text("No dollars per million requests: " + err.Error())}
-	}
-	t := &Table{Header: []string{"Mesh", "Capacity (req/s)", "Cores at capacity", "Memory (MiB)", "USD per million requests", "95% interval (USD)"}}
-	for _, c := range b.d.Capacity {
-		if c.Status != results.StatusOK || c.RPS <= 0 || len(c.Fits) == 0 {
-			continue
-		}
-		at := func(rps float64) float64 { return prices.PerMillionRequests(c.SystemCores(rps), c.MemoryGB, rps) }
-		interval := "—"
-		if hasInterval(c) && c.CILow > 0 {
-			a, z := at(c.CIHigh), at(c.CILow)
-			interval = fmt.Sprintf("%s to %s", usd(min(a, z)), usd(max(a, z)))
-		}
-		price := usd(at(c.RPS))
-		if c.LowerBound {
-			// More requests a second would share the cost more thinly.
-			price = "≤ " + price
-		}
-		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), num(c.SystemCores(c.RPS)), num(c.MemoryGB * 1024), price, interval})
-	}
-	if len(t.Rows) == 0 {
-		return nil
-	}
-	return []Block{heading("Dollars per million requests at the SLO"),
-		text(fmt.Sprintf("What the whole system under test (application, proxies, ingress, control plane; not the load generators) uses at its capacity, "+
-			"priced at %s per vCPU-month and %s per GB-month (%s; %d h a month), over the time a million requests take at the capacity. "+
-			"The interval comes from the capacity's. %s",
-			dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cost.HoursPerMonth, catalog.PricesNote)),
 		table(t)}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/meshbench/meshbench/internal/analysis"
-	"github.com/meshbench/meshbench/internal/cost"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 	"github.com/meshbench/meshbench/internal/search"
@@ -88,25 +87,11 @@ func TestCapacitySection(t *testing.T) {
 		}
 	}
 
-	// Dollars per million requests from the capacity, the fitted cores and
-	// the default unit prices.
-	usdTable := findTable(s, "Capacity (req/s)")
+	// The capacity section prices no request: the verdict's USD per
+	// million requests is the report's one dollar figure for it.
 	for _, b := range s.Blocks {
-		if b.Table != nil && len(b.Table.Header) > 4 && b.Table.Header[4] == "USD per million requests" {
-			usdTable = b.Table
-		}
-	}
-	catalog, _ := cost.LoadCatalog("")
-	prices, _ := cost.DefaultUnitPrices(catalog)
-	for i, m := range resultstest.CapacityMeshes {
-		cores := m.AppIdle + m.AppPerRPS*m.Capacity + m.ProxyIdle + m.ProxyPerRPS*m.Capacity
-		gb := float64(m.MemoryBytes) / (1 << 30)
-		if m.ProxyRole != "" {
-			gb *= 2
-		}
-		want := usd(prices.PerMillionRequests(cores, gb, m.Capacity))
-		if row := usdTable.Rows[i]; row[4] != want {
-			t.Errorf("%s: %v, want %s per million requests", m.Name, row, want)
+		if b.Table != nil && strings.Contains(strings.Join(b.Table.Header, " "), "USD") {
+			t.Errorf("the capacity section has a dollar column: %q", b.Table.Header)
 		}
 	}
 

@@ -90,8 +90,9 @@ func withProbe(t *testing.T, html, extraBody string) string {
 // verdictProbe reads what a reader sees first: whether a visible banner
 // comes before the first table, which section that table is in, its
 // header, how many rows it has, how many of those show every interval
-// (added latency, throughput or its kind, CPU, memory and dollars), and
-// the banner's text.
+// (latency, throughput, CPU, CPU per proxy pass, memory per proxy and
+// dollars), the banner's text, how many ranking sentences sit above the
+// banner, and whether the table of contents follows the verdict.
 const verdictProbe = `<script>
 (function () {
   var banner = document.getElementById("banner"), table = document.querySelector("table");
@@ -102,18 +103,21 @@ const verdictProbe = `<script>
   var rows = table ? table.querySelectorAll("tbody tr") : [], full = 0;
   rows.forEach(function (tr) {
     var td = tr.querySelectorAll("td"), ok = true;
-    [1, 2, 3, 4, 6, 7, 8, 9].forEach(function (k) { ok = ok && !!td[k] && /\[.+,.+\]|\(closed loop, 1 measurement\)/.test(td[k].textContent); });
+    [1, 2, 3, 4, 5, 6, 7].forEach(function (k) { ok = ok && !!td[k] && /\[.+,.+\]/.test(td[k].textContent); });
     if (ok) full++;
   });
+  var decision = document.getElementById("decision"), nav = document.querySelector("nav"), verdict = document.getElementById("verdict");
+  var ranked = decision && banner && (decision.compareDocumentPosition(banner) & Node.DOCUMENT_POSITION_FOLLOWING) ? decision.querySelectorAll("li").length : 0;
+  var navAfter = nav && verdict && (verdict.compareDocumentPosition(nav) & Node.DOCUMENT_POSITION_FOLLOWING) ? 1 : 0;
   var out = document.createElement("pre");
   out.id = "meshbench-verdict";
   out.textContent = "banner-first=" + before + " section=" + section + " head=" + head + " rows=" + rows.length + " full=" + full +
-    " bannertext=" + (banner ? banner.textContent.replace(/\s+/g, " ") : "") + " END";
+    " bannertext=" + (banner ? banner.textContent.replace(/\s+/g, " ") : "") + " ranked=" + ranked + " nav-after=" + navAfter + " END";
   document.body.appendChild(out);
 })();
 </script>`
 
-var verdictRE = regexp.MustCompile(`banner-first=(\d) section=(\S*) head=(.*?) rows=(\d+) full=(\d+) bannertext=(.*?) END`)
+var verdictRE = regexp.MustCompile(`banner-first=(\d) section=(\S*) head=(.*?) rows=(\d+) full=(\d+) bannertext=(.*?) ranked=(\d+) nav-after=(\d) END`)
 
 var probeRE = regexp.MustCompile(`charts=(\d+) drawn=(\d+) marks=(\d+)`)
 
@@ -163,8 +167,8 @@ func TestIntegrationReportInChromium(t *testing.T) {
 		if m[2] != "verdict" {
 			t.Errorf("the first table is in section %q, want the verdict", m[2])
 		}
-		for _, h := range []string{"Added p50 (ms)", "Added p95 (ms)", "Added p99 (ms)", "Throughput (req/s)",
-			"Data-plane CPU (cores per 1,000 req/s)", "Data-plane memory (MiB per 1,000 req/s)", "Data plane (USD per month)", "USD per million requests", "Verdict"} {
+		for _, h := range []string{"p50 (ms)", "p95 / p99 (ms)", "Throughput (req/s)", "Data-plane CPU (cores)",
+			"CPU per proxy pass (cores per 1,000 req/s; Istio publishes 0.20)", "Memory per proxy (MiB)", "USD per million requests"} {
 			if !strings.Contains(m[3], h) {
 				t.Errorf("the verdict's header %q has no %q", m[3], h)
 			}
@@ -173,10 +177,17 @@ func TestIntegrationReportInChromium(t *testing.T) {
 			t.Errorf("the verdict shows %s rows, want one per mesh (3)", m[4])
 		}
 		if m[5] != "2" {
-			t.Errorf("%s of the 2 meshes' verdict rows show added latency, throughput, CPU, memory and dollars with their intervals", m[5])
+			t.Errorf("%s of the 2 meshes' verdict rows show latency, throughput, CPU, CPU per proxy pass, memory per proxy and dollars with their intervals", m[5])
 		}
-		if !strings.Contains(m[6], "Emulated") || !strings.Contains(m[6], "ztunnel") || !strings.Contains(m[6], "Not measured here") {
-			t.Errorf("the banner does not say what the lab emulates and what was not measured: %q", m[6])
+		if !strings.Contains(m[6], "Emulated") || !strings.Contains(m[6], "ztunnel") || !strings.Contains(m[6], "understated") ||
+			!strings.Contains(m[6], "overstated") || !strings.Contains(m[6], "Not measured here") {
+			t.Errorf("the banner does not say what the lab emulates, which way it biases each mesh and what was not measured: %q", m[6])
+		}
+		if want := strconv.Itoa(len(doc.Verdict.Ranking)); m[7] != want || m[7] == "0" {
+			t.Errorf("%s ranking sentences above the banner, want the verdict's %s", m[7], want)
+		}
+		if m[8] != "1" {
+			t.Error("the table of contents does not follow the verdict")
 		}
 	})
 

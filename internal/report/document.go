@@ -10,6 +10,10 @@ type Document struct {
 	// Banner says, above everything else, what the platform emulates and
 	// what the results do not hold.
 	Banner []string `json:"banner,omitempty"`
+	// Verdict is the verdict's figures as numbers, and its ranking
+	// sentences, which the renderers put first; the verdict section's
+	// table is drawn from it. Nil when the price table cannot be read.
+	Verdict *Verdict `json:"verdict,omitempty"`
 	// Thresholds are the study's thresholds judged against the verdict,
 	// one per threshold and mesh; the "thresholds" section shows them.
 	Thresholds []ThresholdOutcome `json:"thresholds,omitempty"`

@@ -14,20 +14,34 @@ const ChartDir = "charts"
 func WriteMarkdown(w io.Writer, doc *Document) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n_%s_\n\n", mdLine(doc.Title), mdLine(doc.Subtitle))
+	if doc.Verdict != nil && len(doc.Verdict.Ranking) > 0 {
+		for i, l := range doc.Verdict.Ranking {
+			fmt.Fprintf(&b, "%d. **%s**\n", i+1, mdLine(l))
+		}
+		b.WriteString("\n")
+	}
 	for _, l := range doc.Banner {
-		fmt.Fprintf(&b, "> **%s**\n>\n", mdLine(l))
+		fmt.Fprintf(&b, "> %s\n>\n", mdLine(l))
 	}
 	if len(doc.Banner) > 0 {
 		b.WriteString("\n")
 	}
-	for _, s := range doc.Sections {
-		fmt.Fprintf(&b, "- [%s](#%s)\n", mdLine(s.Title), s.ID)
-	}
-	for _, s := range doc.Sections {
-		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n\n## %s\n", s.ID, mdLine(s.Title))
+	// The table of contents follows the verdict, so that the decision
+	// comes first.
+	for i, s := range doc.Sections {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "<a id=\"%s\"></a>\n\n## %s\n", s.ID, mdLine(s.Title))
 		for _, bl := range s.Blocks {
 			b.WriteString("\n")
 			markdownBlock(&b, bl)
+		}
+		if i == 0 {
+			b.WriteString("\n")
+			for _, s := range doc.Sections {
+				fmt.Fprintf(&b, "- [%s](#%s)\n", mdLine(s.Title), s.ID)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

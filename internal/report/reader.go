@@ -25,6 +25,8 @@ func (b *builder) glossary() Section {
 		{"Node proxy (ztunnel)", "Istio ambient's per-node L4 proxy, written in Rust; the lab stands an Envoy in its role."},
 		{"Waypoint", "an Envoy per namespace (or service) that ambient mode sends traffic through for L7 features: HTTP routing, retries, L7 policy."},
 		{"HBONE", "HTTP-Based Overlay Network Environment: ambient's tunnel, mutual TLS carrying HTTP/2 CONNECT streams on port 15008 between node proxies and waypoints."},
+		{"USD per million requests", usdPerMillionTerm},
+		{"Proxy pass", "one request's passage through one data-plane proxy: a call between two pods under sidecars passes two (the caller's and the callee's), under ambient two node-proxy passes, plus one through a waypoint. CPU per proxy pass per 1,000 req/s is the unit Istio publishes its proxies' CPU in."},
 		{"Interval", "the distribution-free 95% interval of a median over the units (the independent deployments) or of a difference paired by round, or the level the design reaches after it where that is below 95%; a difference whose interval includes zero, or that cannot reach 95%, is no measurable difference."},
 	}
 	var items []string

@@ -63,22 +63,25 @@ func TestVerdictNamesReleases(t *testing.T) {
 		"sidecar-pinned": {Profile: "sidecar", ProxyVersion: "1.40.0"},
 	}, nil)
 	var verdict, releases string
-	for _, s := range Build(d).Sections {
+	doc := Build(d)
+	// No baseline mesh: the added-latency columns are not measured (a
+	// dash), not short of requests, and the older release's sentence
+	// points at the releases line.
+	for _, vm := range doc.Verdict.Meshes {
+		if vm.AddedP50 != nil || vm.AddedP99 != nil {
+			t.Errorf("%s: added latency %+v, %+v with no baseline mesh; want none", vm.Mesh, vm.AddedP50, vm.AddedP99)
+		}
+		if vm.Sentence != "the reference the others are measured against." && !strings.HasSuffix(vm.Sentence, "in the proxy releases line above.") {
+			t.Errorf("%s: verdict sentence %q", vm.Mesh, vm.Sentence)
+		}
+	}
+	for _, row := range sectionTables(t, d, "verdict")[0].Rows {
+		if row[1] != "—" || row[2] != "—" {
+			t.Errorf("%s: added latency %q, %q with no baseline mesh; want dashes", row[0], row[1], row[2])
+		}
+	}
+	for _, s := range doc.Sections {
 		for _, b := range s.Blocks {
-			if s.ID == "verdict" && b.Table != nil {
-				// No baseline mesh: the added-latency columns are not
-				// measured (a dash), not short of requests, and the
-				// older release's line points at the releases line.
-				for _, row := range b.Table.Rows {
-					if row[1] != "—" || row[3] != "—" {
-						t.Errorf("%s: added latency %q, %q with no baseline mesh; want dashes", row[0], row[1], row[3])
-					}
-					if line := row[len(row)-1]; line != "the reference the others are measured against." &&
-						!strings.HasSuffix(line, "in the proxy releases line above.") {
-						t.Errorf("%s: verdict line %q", row[0], line)
-					}
-				}
-			}
 			switch {
 			case s.ID == "verdict" && b.Text != "":
 				verdict += b.Text + "\n"

@@ -16,9 +16,10 @@ import (
 	"github.com/meshbench/meshbench/internal/results"
 )
 
-// banner says, above the verdict, what the platform emulates and which
-// meshes the results do not hold, so that no figure is read as something
-// it is not.
+// banner says, above the verdict, what the platform emulates, which way
+// the lab biases each mesh's figures, and which meshes the results do not
+// hold: what changes a decision, and no more (Provenance and Configuration
+// parity give the details).
 func (b *builder) banner() []string {
 	pv := b.d.Index.Provenance
 	var out []string
@@ -28,16 +29,12 @@ func (b *builder) banner() []string {
 		if v := pv.Platform.EnvoyVersion; v != "" {
 			envoy += " " + v
 		}
-		out = append(out, "Emulated, not Istio: this lab runs "+envoy+" configured in Istio's roles on one host "+
-			"(a sidecar Envoy per pod for sidecar profiles; one Envoy per node standing in for ztunnel, Istio ambient's Rust node proxy, for ambient profiles; "+
-			"an Envoy waypoint where a profile has one). Istio's own Envoy filters are absent (metadata exchange, istio.stats telemetry, istio_authn, the ALPN override), "+
-			"and so are istiod, istio-agent and istio-cni: there is no control plane, no xDS and no certificate rotation. "+
-			"Real Istio proxies do more work per request than these; read the figures as the cost of the data path, not of an Istio release.")
+		out = append(out, "Emulated, not Istio: "+envoy+" in Istio's roles on one host, with no istiod, xDS or certificate rotation (Provenance has the details).")
 		if ms := b.istiodMeshes(); len(ms) > 0 {
-			out = append(out, "Except the control plane of "+strings.Join(ms, ", ")+" (control_plane istiod): real istiod configured those sidecars over xDS, "+
-				"through meshbench's relay, which removed or marked optional the Istio-only extensions upstream Envoy cannot load (Configuration parity lists them); "+
-				"istiod ran in the lab's accounting, and its CPU and memory are the control plane's figures. Certificates still came from meshbench's CA, with no istio-agent or rotation.")
+			out = append(out, "Except the control plane of "+strings.Join(ms, ", ")+" (control_plane istiod): real istiod configured those sidecars over xDS through meshbench's relay, "+
+				"and its CPU and memory are the control plane's figures (Configuration parity lists what it had to leave out).")
 		}
+		out = append(out, b.biases()...)
 	case infra.Kubernetes:
 		out = append(out, "Measured on Kubernetes: the meshes' own proxies and control planes, as their Helm charts installed them (versions under Provenance).")
 	}
@@ -54,9 +51,39 @@ func (b *builder) banner() []string {
 	if len(missing) > 0 {
 		s := "Not measured here: " + strings.Join(missing, ", ") + "."
 		if pv.Platform.Name == infra.Lab {
-			s += " The lab runs Istio's profiles only; Linkerd and Cilium run on the kubernetes platform (docs/kubernetes.md)."
+			s += " They run on the kubernetes platform only (docs/kubernetes.md)."
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// biases says, per mesh the lab ran, which way the lab's stand-in moves
+// its figures against the real mesh's. The two run in opposite
+// directions, so the lab narrows the gap between sidecar and ambient.
+func (b *builder) biases() []string {
+	var sidecars, nodeProxies []string
+	for _, m := range b.d.Meshes {
+		p, ok := mesh.LookupProfile(meshProfile(b.d, m))
+		switch {
+		case !ok || p.Mesh != mesh.Istio:
+		case p.Sidecars():
+			sidecars = append(sidecars, m)
+		case p.NodeProxies():
+			nodeProxies = append(nodeProxies, m)
+		}
+	}
+	var out []string
+	if len(sidecars) > 0 {
+		out = append(out, strings.Join(sidecars, ", ")+": understated. Its sidecars are upstream Envoy without Istio's filters (metadata exchange, istio.stats telemetry, istio_authn), "+
+			"which real Istio sidecars run on every request: Istio's sidecar costs more than this.")
+	}
+	if len(nodeProxies) > 0 {
+		out = append(out, strings.Join(nodeProxies, ", ")+": overstated. Its node proxy is an Envoy standing in for ztunnel, Istio's lighter Rust L4 proxy, "+
+			"with an extra in-process hop (an internal listener per source pod) that ztunnel does not have: Istio ambient costs less than this.")
+	}
+	if len(sidecars) > 0 && len(nodeProxies) > 0 {
+		out = append(out, "The two biases run in opposite directions, so the lab narrows the gap between sidecar and ambient (docs/studies.md compares it with the published one).")
 	}
 	return out
 }
@@ -72,166 +99,724 @@ func (b *builder) ranMesh(family string) bool {
 	return false
 }
 
-// verdict is the report's first table: per mesh, what it adds to latency,
-// the throughput it sustains, what its data plane costs per 1,000 req/s
-// and in dollars, and a one-line verdict with its caveat.
-func (b *builder) verdict() Section {
-	s := Section{ID: "verdict", Title: "Verdict"}
+// Figure is one verdict figure as numbers: the estimate, its interval
+// [Low, High] at Level (the interval's achieved confidence, 0.9688 for
+// the [min, max] of six deployments), the unit and the N units it rests
+// on. A figure without an interval has Low and High at Value and Level 0.
+// Bound marks a figure that is a bound, not an estimate: BoundLower for a
+// capacity search that stopped short (≥), BoundUpper for a ratio over
+// such a capacity (≤).
+type Figure struct {
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	Unit  string  `json:"unit"`
+	N     int     `json:"n"`
+	Level float64 `json:"level"`
+	Bound string  `json:"bound,omitempty"`
+}
+
+// Bounds of a Figure.
+const (
+	BoundLower = "lower"
+	BoundUpper = "upper"
+)
+
+// Loops of a verdict's cells.
+const (
+	LoopOpen   = "open"
+	LoopClosed = "closed"
+)
+
+// Verdict is the verdict as data: computed once from the analysis, then
+// drawn as the verdict's table and sentences and encoded as the
+// document's "verdict", so that the two cannot disagree.
+type Verdict struct {
+	// Config is the load configuration the figures are at, and Load how
+	// its cells ran; both empty for a study of capacity searches alone.
+	Config string `json:"config,omitempty"`
+	Load   string `json:"load,omitempty"`
+	// Loop is the cells' loop, LoopOpen or LoopClosed. A closed loop's
+	// latency is its connections over its throughput (Little's law), so
+	// its verdict gives latency and throughput, never added latency.
+	Loop string `json:"loop,omitempty"`
+	// Reference is the mesh the others are measured against.
+	Reference string `json:"reference"`
+	// Throughput names what the meshes' throughput figure is.
+	Throughput string `json:"throughput"`
+	// PublishedCPUPerProxy is Istio's published CPU per proxy, which
+	// CPUPerPass is set beside.
+	PublishedCPUPerProxy PublishedFigure `json:"published_cpu_per_proxy"`
+	// Ranking is one sentence per mesh, best first on the study's own
+	// objective: added latency in an open loop, throughput in a closed
+	// loop or a capacity search.
+	Ranking []string      `json:"ranking"`
+	Meshes  []VerdictMesh `json:"meshes"`
+}
+
+// PublishedFigure is a figure its authors published, with its source.
+type PublishedFigure struct {
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Source string  `json:"source"`
+}
+
+// VerdictMesh is one mesh's verdict figures; a figure the study did not
+// measure is absent.
+type VerdictMesh struct {
+	Mesh    string `json:"mesh"`
+	Profile string `json:"profile,omitempty"`
+	// Reference marks the mesh the others are measured against.
+	Reference bool `json:"reference,omitempty"`
+	// Rank is the mesh's place in Ranking, from 1; 0 for a mesh the
+	// objective cannot place.
+	Rank     int    `json:"rank,omitempty"`
+	Sentence string `json:"sentence"`
+	// AddedP50, AddedP95 and AddedP99 are what the mesh adds to the
+	// baseline's latency, paired by round (open loop only).
+	AddedP50 *Figure `json:"added_p50_ms,omitempty"`
+	AddedP95 *Figure `json:"added_p95_ms,omitempty"`
+	AddedP99 *Figure `json:"added_p99_ms,omitempty"`
+	// P50, P95 and P99 are the mesh's own latency (closed loop only).
+	P50 *Figure `json:"p50_ms,omitempty"`
+	P95 *Figure `json:"p95_ms,omitempty"`
+	P99 *Figure `json:"p99_ms,omitempty"`
+	// Throughput is Verdict.Throughput's figure, ThroughputRatio its
+	// ratio to the reference's.
+	Throughput      *Figure `json:"throughput,omitempty"`
+	ThroughputRatio *Figure `json:"throughput_ratio,omitempty"`
+	// DataPlaneCPU is the data plane's cores at the measured rate;
+	// CPUPer1000 those cores per 1,000 completed req/s, idle included;
+	// CPUPerPass that over the ProxyPasses one request makes.
+	DataPlaneCPU *Figure  `json:"data_plane_cpu_cores,omitempty"`
+	CPUPer1000   *Figure  `json:"data_plane_cpu_per_1000rps,omitempty"`
+	CPUPerPass   *Figure  `json:"cpu_per_proxy_pass_per_1000rps,omitempty"`
+	ProxyPasses  *float64 `json:"proxy_passes_per_request,omitempty"`
+	// Proxies is the data plane's proxies in a deployment, MemoryPerProxy
+	// its working set over them.
+	Proxies        *Figure `json:"proxies,omitempty"`
+	MemoryPerProxy *Figure `json:"memory_per_proxy_mib,omitempty"`
+	// USDPerMillion is the glossary's "USD per million requests".
+	USDPerMillion      *Figure `json:"usd_per_million_requests,omitempty"`
+	ControlPlaneCPU    *Figure `json:"control_plane_cpu_cores,omitempty"`
+	ControlPlaneMemory *Figure `json:"control_plane_memory_mib,omitempty"`
+
+	// diffs are the added latencies' differences, for the sentence.
+	diffs [3]*analysis.Diff
+}
+
+// newFigure is an estimate as a verdict figure, scaled into its unit; nil
+// when it rests on nothing.
+func newFigure(e analysis.Estimate, scale float64, unit string) *Figure {
+	if !e.Valid() || !finite(e.Median) {
+		return nil
+	}
+	v := e.Median * scale
+	f := &Figure{Value: v, Low: v, High: v, Unit: unit, N: e.N}
+	if e.Interval() && finite(e.Lo) && finite(e.Hi) {
+		f.Low, f.High, f.Level = e.Lo*scale, e.Hi*scale, e.Level
+	}
+	return f
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// estimate is the figure back as an estimate, for the formatters.
+func (f *Figure) estimate() analysis.Estimate {
+	return analysis.Estimate{Median: f.Value, Lo: f.Low, Hi: f.High, N: f.N, Level: f.Level}
+}
+
+// per is the figure divided by d, in another unit.
+func (f *Figure) per(d float64, unit string) *Figure {
+	if f == nil || d <= 0 {
+		return nil
+	}
+	g := *f
+	g.Value, g.Low, g.High, g.Unit = f.Value/d, f.Low/d, f.High/d, unit
+	return &g
+}
+
+// text formats the figure as the table shows it: "value [low, high]" with
+// the level where it is below 95%, a bound marked ≥ or ≤, a dash when
+// absent.
+func (f *Figure) text() string {
+	switch {
+	case f == nil:
+		return "—"
+	case f.Bound == BoundLower:
+		return "≥ " + num(f.Value)
+	case f.Bound == BoundUpper:
+		return "≤ " + num(f.Value)
+	}
+	return est(f.estimate(), 1)
+}
+
+// verdictModel computes the verdict's figures and sentences.
+func (b *builder) verdictModel() (*Verdict, error) {
 	d := b.d
 	catalog, err := cost.LoadCatalog("")
 	if err != nil {
-		return Section{ID: s.ID, Title: s.Title, Blocks: []Block{text("No verdict: " + err.Error())}}
+		return nil, err
 	}
 	prices, err := cost.DefaultUnitPrices(catalog)
 	if err != nil {
-		return Section{ID: s.ID, Title: s.Title, Blocks: []Block{text("No verdict: " + err.Error())}}
-	}
-	var rep analysis.LoadConfig
-	haveCells := len(d.Configs) > 0
-	if haveCells {
-		rep = d.Representative()
+		return nil, err
 	}
 	kind := b.throughputKind()
-	t := &Table{Header: []string{"Mesh", "Added p50 (ms)", "Added p95 (ms)", "Added p99 (ms)",
-		cmp.Or(kind.header, "Throughput (req/s)"), "vs " + b.reference(),
-		"Data-plane CPU (cores per 1,000 req/s)", "Data-plane memory (MiB per 1,000 req/s)",
-		"Data plane (USD per month)", "USD per million requests", "Verdict"}}
-	// A control plane measured in the cells (istiod on the lab, the
-	// mesh's own on Kubernetes) gets its own columns, apart from the data
-	// plane's: it follows configuration, not traffic.
+	v := &Verdict{Reference: b.reference(), Throughput: kind.name, Ranking: []string{},
+		PublishedCPUPerProxy: PublishedFigure{Value: istioProxyCPUPer1000, Unit: "vCPU per 1,000 req/s per proxy", Source: istioProxyCPUSource}}
+	var rep analysis.LoadConfig
+	if len(d.Configs) > 0 {
+		rep = d.Representative()
+		v.Config, v.Load, v.Loop = rep.Label(), loadText(b.firstGroup(rep)), LoopOpen
+		if closedLoop(b.firstGroup(rep)) {
+			v.Loop = LoopClosed
+		}
+	}
 	cpPart := analysis.RolePart(metrics.RoleControlPlane)
-	withCP := haveCells && len(b.meshesWith(cpPart)) > 0
-	if withCP {
-		n := len(t.Header)
-		t.Header = append(t.Header[:n-1:n-1], "Control plane CPU (cores)", "Control plane memory (MiB)", t.Header[n-1])
-	}
-	costs := map[string][3]analysis.Estimate{}
 	for _, m := range d.Meshes {
-		row := []string{m, "—", "—", "—", "—", "—", "—", "—", "—", "—", ""}
-		var g *analysis.Group
-		if haveCells {
-			g = d.Group(m, rep)
+		vm := VerdictMesh{Mesh: m, Profile: meshProfile(d, m), Reference: m == v.Reference}
+		g := b.groupAt(m, rep)
+		if g != nil {
+			b.latencyFigures(&vm, g, rep, v.Loop)
 		}
-		var overheads []analysis.Diff
-		// With no baseline mesh there is nothing to add latency to: the
-		// columns keep their dash (not measured), not "too few requests".
-		if g != nil && d.Baseline != "" && m != d.Baseline {
-			for i, pm := range []analysis.Metric{analysis.P50, analysis.P95, analysis.P99} {
-				o, ok := d.Overhead(m, rep, pm)
-				if !ok || !o.Delta.Valid() {
-					row[1+i] = "n/a (too few requests)"
-					continue
-				}
-				row[1+i] = addedText(o.Delta)
-				overheads = append(overheads, o)
-			}
-		}
-		tp, ratio := b.throughput(m)
-		row[4], row[5] = tp, ratio
-		if g != nil && len(g.Reps) > 0 && d.HasPart(m, analysis.PartDataPlane) {
-			cpu, mem, month, million := perRequestCosts(g, prices)
-			row[6], row[7], row[8], row[9] = est(cpu, 1), est(mem, 1), usdEst(month, dollars), usdEst(million, usd)
-			costs[m] = [3]analysis.Estimate{cpu, mem, million}
+		if g != nil && d.HasPart(m, analysis.PartDataPlane) {
+			cpu, _, _, million := perRequestCosts(g, prices)
+			vm.DataPlaneCPU = newFigure(g.Estimate(analysis.CPU(analysis.PartDataPlane)), 1, "cores")
+			vm.CPUPer1000 = newFigure(cpu, 1, "cores per 1,000 req/s")
+			vm.USDPerMillion = newFigure(million, 1, "USD per million requests")
+			proxies, memory := proxyCounts(g)
+			vm.Proxies = newFigure(proxies, 1, "proxies")
+			vm.MemoryPerProxy = newFigure(memory, 1.0/(1<<20), "MiB per proxy")
 		} else if c := b.capacityOf(m); c != nil {
-			if cpu, ok := capacityDataPlaneCPU(c); ok {
-				row[6] = cpu
+			if x, lo, hi, interval, ok := capacityDataPlaneCPUAt(c); ok {
+				vm.CPUPer1000 = &Figure{Value: x, Low: x, High: x, Unit: "cores per 1,000 req/s", N: max(1, len(c.Trials))}
+				if interval {
+					vm.CPUPer1000.Low, vm.CPUPer1000.High, vm.CPUPer1000.Level = lo, hi, c.Level
+				}
 			}
 		}
-		row[10] = b.verdictLine(m, overheads, kind)
-		if withCP {
-			cpu, mem := "—", "—"
-			if g != nil && d.HasPart(m, cpPart) {
-				cpu, mem = est(g.Estimate(analysis.CPU(cpPart)), 1), est(g.Estimate(analysis.Memory(cpPart)), 1.0/(1<<20))
-			}
-			row = append(row[:10], cpu, mem, row[10])
+		if passes, _ := b.proxyPasses(m, g); passes > 0 && vm.CPUPer1000 != nil {
+			vm.ProxyPasses = &passes
+			vm.CPUPerPass = vm.CPUPer1000.per(passes, "cores per 1,000 req/s per proxy pass")
 		}
-		t.Rows = append(t.Rows, row)
+		if g != nil && d.HasPart(m, cpPart) {
+			vm.ControlPlaneCPU = newFigure(g.Estimate(analysis.CPU(cpPart)), 1, "cores")
+			vm.ControlPlaneMemory = newFigure(g.Estimate(analysis.Memory(cpPart)), 1.0/(1<<20), "MiB")
+		}
+		vm.Throughput, vm.ThroughputRatio = b.throughputFigures(m, v.Reference, rep, v.Loop)
+		v.Meshes = append(v.Meshes, vm)
 	}
-	var notes []string
-	if haveCells {
-		notes = append(notes, fmt.Sprintf("Latency, CPU, memory and dollars at %s: %s. %s", rep.Label(), loadText(b.firstGroup(rep)), intervalNote))
-		if d.Baseline == "" {
-			notes = append(notes, "This study runs no baseline mesh, so no latency is added to anything: the dashes. "+
-				"A dash is also a figure this study did not measure.")
+	b.rank(v)
+	return v, nil
+}
+
+// closedLoop says whether a group's cells ran a closed loop: no rate
+// offered, each connection sending when the last answer came.
+func closedLoop(g *analysis.Group) bool {
+	if g == nil || len(g.Reps) == 0 {
+		return false
+	}
+	r := g.Reps[0]
+	return r.Values[analysis.Offered] <= 0 && r.Load.Options.Rate <= 0
+}
+
+// latencyFigures are an open loop's added latencies against the baseline
+// and a closed loop's own latencies. With no baseline mesh there is
+// nothing to add latency to, and the baseline adds nothing to itself.
+func (b *builder) latencyFigures(vm *VerdictMesh, g *analysis.Group, rep analysis.LoadConfig, loop string) {
+	d := b.d
+	pms := []analysis.Metric{analysis.P50, analysis.P95, analysis.P99}
+	if loop == LoopClosed {
+		vm.P50, vm.P95, vm.P99 = newFigure(g.Estimate(pms[0]), 1, "ms"), newFigure(g.Estimate(pms[1]), 1, "ms"), newFigure(g.Estimate(pms[2]), 1, "ms")
+		return
+	}
+	if d.Baseline == "" || vm.Mesh == d.Baseline {
+		return
+	}
+	added := []**Figure{&vm.AddedP50, &vm.AddedP95, &vm.AddedP99}
+	for i, pm := range pms {
+		if o, ok := d.Overhead(vm.Mesh, rep, pm); ok && o.Delta.Valid() {
+			*added[i] = newFigure(o.Delta, 1, "ms")
+			vm.diffs[i] = &o
+		}
+	}
+}
+
+// proxyCounts are the data plane's proxies in a repetition and its
+// working set over them (bytes per proxy), medians over the units: a
+// proxy holds its memory whatever the rate, so memory is per proxy, not
+// per request.
+func proxyCounts(g *analysis.Group) (proxies, perProxy analysis.Estimate) {
+	var n, mem []float64
+	var reps []*analysis.Rep
+	for _, r := range g.Reps {
+		c := r.Alloc[analysis.PartDataPlane].Components
+		bytes, ok := r.Values[analysis.Memory(analysis.PartDataPlane)]
+		if !ok || c <= 0 {
+			continue
+		}
+		n, mem, reps = append(n, float64(c)), append(mem, bytes/float64(c)), append(reps, r)
+	}
+	median := func(xs []float64) analysis.Estimate { return analysis.MedianCI(analysis.RepSample(reps, xs).Units()) }
+	return median(n), median(mem)
+}
+
+// proxyPasses is how many data-plane proxy passes one request makes under
+// a mesh: the workload graph's calls per request times the profile's
+// proxies per call, less the caller's side of the entry call where the
+// load enters through the ingress gateway (not a data-plane proxy). 0
+// when the results keep no graph or the profile passes no proxy; why
+// says how it was counted.
+func (b *builder) proxyPasses(m string, g *analysis.Group) (passes float64, why string) {
+	p, ok := mesh.LookupProfile(meshProfile(b.d, m))
+	if !ok || b.calls <= 0 {
+		return 0, ""
+	}
+	per, which := p.ProxiesPerCall()
+	if per == 0 {
+		return 0, ""
+	}
+	passes = b.calls * float64(per)
+	why = fmt.Sprintf("%s calls × %d (%s)", num(b.calls), per, which)
+	if g != nil && len(g.Reps) > 0 && g.Reps[0].Load.Path == string(infra.PathIngress) {
+		passes--
+		why += ", less the load generator's side of the entry call, which enters through the ingress gateway"
+	}
+	return passes, why
+}
+
+// throughputFigures is a mesh's throughput figure and its ratio to the
+// reference's: the capacity at the SLO where the study searched, else the
+// closed loop's completed rate, else calibration's closed-loop capacity.
+func (b *builder) throughputFigures(m, ref string, rep analysis.LoadConfig, loop string) (fig, ratio *Figure) {
+	d := b.d
+	switch {
+	case len(d.Capacity) > 0:
+		c := b.capacityOf(m)
+		if c == nil || c.Status != results.StatusOK || c.RPS <= 0 {
+			return nil, nil
+		}
+		unit := "req/s"
+		if connectionCeiling(d.Capacity) {
+			unit = "connections"
+		}
+		fig = capacityFigure(c, unit)
+		rc := b.capacityOf(ref)
+		if rc == nil || rc == c || rc.Status != results.StatusOK || rc.RPS <= 0 || (c.LowerBound && rc.LowerBound) {
+			return fig, nil
+		}
+		// A lower bound over an exact figure is at least that ratio, an
+		// exact figure over a lower bound at most.
+		r := c.RPS / rc.RPS
+		ratio = &Figure{Value: r, Low: r, High: r, Unit: "×", N: max(1, min(len(c.Trials), len(rc.Trials)))}
+		switch {
+		case c.LowerBound:
+			ratio.Bound = BoundLower
+		case rc.LowerBound:
+			ratio.Bound = BoundUpper
+		}
+		return fig, ratio
+	case loop == LoopClosed:
+		g := b.groupAt(m, rep)
+		if g == nil {
+			return nil, nil
+		}
+		fig = newFigure(g.Estimate(analysis.QPS), 1, "req/s")
+		if ref == d.Baseline && m != ref {
+			if o, ok := d.Overhead(m, rep, analysis.QPS); ok && o.Pct.Valid() {
+				ratio = newFigure(o.Ratio(), 1, "×")
+			}
+		}
+		return fig, ratio
+	}
+	sc := d.Index.Provenance.Scaling
+	if sc == nil {
+		return nil, nil
+	}
+	x, ok := sc.Capacities[m]
+	if !ok {
+		return nil, nil
+	}
+	fig = &Figure{Value: x, Low: x, High: x, Unit: "req/s", N: 1}
+	if r, ok := sc.Capacities[ref]; ok && r > 0 && m != ref {
+		ratio = &Figure{Value: x / r, Low: x / r, High: x / r, Unit: "×", N: 1}
+	}
+	return fig, ratio
+}
+
+// capacityFigure is a capacity search's result as a figure, over its
+// trials (one search at least, where the results list none).
+func capacityFigure(c *analysis.CapacityMesh, unit string) *Figure {
+	f := &Figure{Value: c.RPS, Low: c.RPS, High: c.RPS, Unit: unit, N: max(1, len(c.Trials))}
+	switch {
+	case c.LowerBound:
+		f.Bound = BoundLower
+	case hasInterval(c):
+		// The search's interval is a 95% bootstrap interval where the
+		// result records no level of its own.
+		f.Low, f.High, f.Level = c.CILow, c.CIHigh, cmp.Or(c.Level, analysis.Nominal)
+	}
+	return f
+}
+
+// rank orders the meshes on the study's objective and writes each one's
+// sentence: in an open loop by added p50, lowest first, with each mesh's
+// data-plane CPU as a share of the costliest's; in a closed loop, or a
+// study of capacity searches alone, by throughput, highest first.
+func (b *builder) rank(v *Verdict) {
+	byLatency := v.Loop == LoopOpen && b.d.Baseline != ""
+	var order []*VerdictMesh
+	for i := range v.Meshes {
+		vm := &v.Meshes[i]
+		switch {
+		case byLatency && !vm.Reference && vm.AddedP50 != nil:
+			order = append(order, vm)
+		case !byLatency && vm.Throughput != nil:
+			order = append(order, vm)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y *VerdictMesh) int {
+		if byLatency {
+			return cmp.Compare(x.AddedP50.Value, y.AddedP50.Value)
+		}
+		return cmp.Compare(y.Throughput.Value, x.Throughput.Value)
+	})
+	costliest := ""
+	for _, vm := range order {
+		if vm.CPUPer1000 != nil && (costliest == "" || vm.CPUPer1000.Value > b.meshOf(v, costliest).CPUPer1000.Value) {
+			costliest = vm.Mesh
+		}
+	}
+	for i, vm := range order {
+		vm.Rank = i + 1
+		var s string
+		if byLatency {
+			s = vm.Mesh + " " + addedPhrase(vm)
 		} else {
-			notes = append(notes, "Added latency is the mesh's latency less the baseline's in the same rounds (the Hodges-Lehmann estimate over the units, with Wilcoxon's signed-rank 95% interval); "+
-				"an interval across zero is no measurable difference. A dash is the baseline itself or a figure this study did not measure.")
+			s = b.throughputPhrase(v, vm)
 		}
-		notes = append(notes, "CPU and memory per 1,000 req/s are the data plane's (sidecars, node proxies, waypoints) mean usage divided by the completed requests a second, "+
-			"idle usage included: at a low rate this is mostly what the proxies burn with no traffic, not a marginal cost per request.")
-		notes = append(notes, fmt.Sprintf("Dollars price that usage at %s per vCPU-month and %s per GB-month (%s; %s; %d h a month); "+
-			"per million requests is the month's price over the requests the measured rate serves in a month; both are means over the deployments (a bill is paid on mean use), with Student's t intervals.",
-			dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, catalog.PriceTable(), cost.HoursPerMonth))
-		if withCP {
-			notes = append(notes, "Control plane CPU and memory are its mean usage over the measured window (on the lab, istiod under control_plane istiod), "+
-				"apart from the data plane's figures and dollars; Cost prices it.")
+		if top := b.meshOf(v, costliest); top != nil && vm.Mesh != costliest && vm.CPUPer1000 != nil && top.CPUPer1000.Value > 0 {
+			s += fmt.Sprintf(" and costs %s%% of %s's data-plane CPU", num(100*vm.CPUPer1000.Value/top.CPUPer1000.Value), costliest)
+		}
+		if byLatency && vm.ThroughputRatio != nil && v.Throughput != "" {
+			s += "; sustains " + timesText(vm.ThroughputRatio) + " " + v.Reference + "'s " + v.Throughput
+		}
+		vm.Sentence = s + "."
+		v.Ranking = append(v.Ranking, vm.Sentence)
+	}
+	for i := range v.Meshes {
+		vm := &v.Meshes[i]
+		switch {
+		case vm.Sentence != "":
+		case vm.Reference:
+			vm.Sentence = "the reference the others are measured against."
+		case b.d.Baseline == "" && len(b.releaseVerdicts()) > 0:
+			vm.Sentence = "against " + v.Reference + " in the proxy releases line above."
+		default:
+			vm.Sentence = "not enough data for a verdict."
 		}
 	}
-	if !haveCells {
-		notes = append(notes, "A capacity search runs no cells at a fixed rate, so there are no added latencies or data-plane dollars here; "+
-			"Capacity at the SLO prices a million requests at each mesh's capacity.")
+}
+
+func (b *builder) meshOf(v *Verdict, m string) *VerdictMesh {
+	for i := range v.Meshes {
+		if v.Meshes[i].Mesh == m {
+			return &v.Meshes[i]
+		}
 	}
-	notes = append(notes, kind.note)
-	t.Notes = notes
+	return nil
+}
+
+// addedPhrase says what a mesh adds at p50, as its interval allows.
+func addedPhrase(vm *VerdictMesh) string {
+	d := vm.diffs[0]
+	if d == nil {
+		return "has no added p50"
+	}
+	switch analysis.Judge(*d) {
+	case analysis.Higher:
+		return "adds " + num(d.Delta.Median) + " ms at p50"
+	case analysis.Lower:
+		return "is " + num(-d.Delta.Median) + " ms faster at p50"
+	case analysis.NoDifference:
+		return "adds no measurable latency at p50 (" + signed(d.Delta.Median) + " ms, its interval across zero)"
+	}
+	return "has too few runs to tell its p50 (" + signed(d.Delta.Median) + " ms)"
+}
+
+// throughputPhrase says what a mesh sustains or completes, with its
+// ratio to the reference's and, in a closed loop, its p50.
+func (b *builder) throughputPhrase(v *Verdict, vm *VerdictMesh) string {
+	s := vm.Mesh
+	if vm.Reference {
+		s += ", the reference,"
+	}
+	t := vm.Throughput
+	switch {
+	case len(b.d.Capacity) > 0:
+		s += " sustains " + t.text() + " " + t.Unit + " at " + strings.TrimPrefix(v.Throughput, "capacity at ")
+	case v.Loop == LoopClosed:
+		s += " completes " + num(t.Value) + " req/s"
+		if g := b.firstGroup(b.d.Representative()); g != nil {
+			s += fmt.Sprintf(" over %d connections", g.Reps[0].Load.Options.Connections)
+		}
+		if vm.P50 != nil {
+			s += " at a p50 of " + num(vm.P50.Value) + " ms"
+		}
+	default:
+		s += " completes " + num(t.Value) + " req/s in calibration's closed loop"
+	}
+	if r := vm.ThroughputRatio; r != nil {
+		s += " (" + timesText(r) + " " + v.Reference + "'s)"
+	}
+	return s
+}
+
+// timesText is a ratio with its bound, and its interval where it has one:
+// "0.117×", "≤ 0.117×".
+func timesText(r *Figure) string {
+	if r.Bound == "" && !r.estimate().Interval() {
+		return num(r.Value) + "×"
+	}
+	return r.text() + "×"
+}
+
+// verdict is the report's first section: the verdict's table, per mesh,
+// drawn from the model, with its notes and the cost chart. The ranking
+// sentences are the document's, above the banner.
+func (b *builder) verdict(v *Verdict, err error) Section {
+	s := Section{ID: "verdict", Title: "Verdict"}
+	if err != nil {
+		s.Blocks = append(s.Blocks, text("No verdict: "+err.Error()))
+		return s
+	}
 	// A study of one profile under two proxy releases (the regression
 	// preset) is answered by the newer release against the older, which
 	// the table, per mesh against a baseline, does not hold.
-	for _, v := range b.releaseVerdicts() {
-		line := "Proxy releases, " + v.text
-		if v.config != "" {
-			line = "Proxy releases at " + v.config + ", " + v.text
+	for _, r := range b.releaseVerdicts() {
+		line := "Proxy releases, " + r.text
+		if r.config != "" {
+			line = "Proxy releases at " + r.config + ", " + r.text
 		}
 		s.Blocks = append(s.Blocks, text(line+" Proxy releases below gives each figure under both releases."))
 	}
-	s.Blocks = append(s.Blocks, table(t))
-	if ch := b.costChart(costs); ch != nil {
+	s.Blocks = append(s.Blocks, table(b.verdictTable(v)))
+	if ch := b.costChart(v); ch != nil {
 		s.Blocks = append(s.Blocks, chartBlock(ch))
 	}
 	return s
 }
 
-// costChart sets the meshes' data-plane CPU, memory and dollars side by
-// side, each as a share of the costliest mesh's figure, so that three
-// units fit one axis; the verdict table has the figures themselves.
-func (b *builder) costChart(costs map[string][3]analysis.Estimate) *Chart {
-	if len(costs) == 0 {
+// verdictTable draws the model's figures, one row per mesh, in as few
+// columns as a first screen holds; the caveats are the banner's, once.
+func (b *builder) verdictTable(v *Verdict) *Table {
+	haveCells := v.Loop != ""
+	kind := b.throughputKind()
+	t := &Table{Header: []string{"Mesh"}}
+	if haveCells {
+		if v.Loop == LoopClosed {
+			t.Header = append(t.Header, "p50 (ms)", "p95 / p99 (ms)")
+		} else {
+			t.Header = append(t.Header, "Added p50 (ms)", "Added p95 / p99 (ms)")
+		}
+	}
+	t.Header = append(t.Header, cmp.Or(kind.header, "Throughput (req/s)"))
+	if haveCells {
+		t.Header = append(t.Header, "Data-plane CPU (cores)")
+	}
+	t.Header = append(t.Header, fmt.Sprintf("CPU per proxy pass (cores per 1,000 req/s; Istio publishes %.2f)", v.PublishedCPUPerProxy.Value))
+	if haveCells {
+		t.Header = append(t.Header, "Memory per proxy (MiB)", "USD per million requests")
+	}
+	withCP := slices.ContainsFunc(v.Meshes, func(vm VerdictMesh) bool { return vm.ControlPlaneCPU != nil })
+	if withCP {
+		t.Header = append(t.Header, "Control plane CPU (cores)", "Control plane memory (MiB)")
+	}
+	inverted := false
+	for _, vm := range v.Meshes {
+		row := []string{vm.Mesh}
+		if haveCells {
+			p50, p95, p99 := vm.P50, vm.P95, vm.P99
+			signedText := false
+			if v.Loop == LoopOpen {
+				p50, p95, p99, signedText = vm.AddedP50, vm.AddedP95, vm.AddedP99, true
+			}
+			tail, inv := p99Order(p95, p99)
+			inverted = inverted || inv
+			row = append(row, latencyText(p50, signedText), latencyText(p95, signedText)+" / "+latencyText(p99, signedText)+tail)
+			if p95 == nil && p99 == nil {
+				row[len(row)-1] = "—"
+			}
+		}
+		tp := vm.Throughput.text()
+		if vm.Throughput != nil && vm.Throughput.N == 1 && !vm.Throughput.estimate().Interval() && len(b.d.Capacity) == 0 && v.Loop != LoopClosed {
+			tp = num(vm.Throughput.Value) + " (closed loop, 1 measurement)"
+		} else if vm.Throughput != nil && vm.Throughput.Bound == BoundLower {
+			tp += " (a lower bound)"
+		}
+		if r := vm.ThroughputRatio; r != nil {
+			tp += " (" + timesText(r) + " " + v.Reference + ")"
+		}
+		row = append(row, tp)
+		if haveCells {
+			row = append(row, vm.DataPlaneCPU.text())
+		}
+		pass := vm.CPUPerPass.text()
+		if vm.CPUPerPass != nil {
+			pass += " over " + num(*vm.ProxyPasses) + " passes"
+		}
+		row = append(row, pass)
+		if haveCells {
+			row = append(row, vm.MemoryPerProxy.text(), usdFigure(vm.USDPerMillion))
+		}
+		if withCP {
+			row = append(row, vm.ControlPlaneCPU.text(), vm.ControlPlaneMemory.text())
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Notes = b.verdictNotes(v, kind, withCP, inverted)
+	return t
+}
+
+// latencyText is a latency figure, signed where it is an added one.
+func latencyText(f *Figure, signedText bool) string {
+	switch {
+	case f == nil:
+		return "—"
+	case signedText:
+		return addedText(f.estimate())
+	}
+	return f.text()
+}
+
+// p99Order says, after a p95 / p99 pair, when the p99 is below the p95:
+// within their intervals, which is noise; or in this sample, which the
+// note explains.
+func p99Order(p95, p99 *Figure) (tail string, sample bool) {
+	if p95 == nil || p99 == nil || p99.Value >= p95.Value {
+		return "", false
+	}
+	if p99.High >= p95.Low && p95.Level > 0 && p99.Level > 0 {
+		return "; p99 < p95 within their intervals", false
+	}
+	return "; p99 < p95 in this sample (see below)", true
+}
+
+// usdFigure formats a price per million requests.
+func usdFigure(f *Figure) string {
+	if f == nil {
+		return "—"
+	}
+	return usdEst(f.estimate(), usd)
+}
+
+// verdictNotes say what the figures are, once.
+func (b *builder) verdictNotes(v *Verdict, kind throughputKind, withCP, inverted bool) []string {
+	d := b.d
+	var notes []string
+	if v.Loop != "" {
+		notes = append(notes, fmt.Sprintf("At %s: %s. %s", v.Config, v.Load, intervalNote))
+		switch {
+		case v.Loop == LoopClosed:
+			notes = append(notes, "A closed loop's latency is its connections over its throughput (Little's law): a mesh that completes fewer requests a second over the same connections shows the same loss again as latency, "+
+				"so the verdict gives each mesh's latency and throughput, not its latency added to the baseline's.")
+		case d.Baseline == "":
+			notes = append(notes, "This study runs no baseline mesh, so no latency is added to anything: the dashes. A dash is also a figure this study did not measure.")
+		default:
+			notes = append(notes, "Added latency is the mesh's latency less the baseline's in the same rounds (the Hodges-Lehmann estimate over the units, with Wilcoxon's signed-rank interval); "+
+				"an interval across zero is no measurable difference. A dash is the baseline itself or a figure this study did not measure.")
+		}
+		if inverted {
+			notes = append(notes, "A p99 below its p95 is no faster tail: each is the median over the units of that percentile's own figure (or difference), and medians taken apart need not keep the percentiles' order.")
+		}
+	}
+	var passes []string
+	for _, vm := range v.Meshes {
+		if n, why := b.proxyPasses(vm.Mesh, b.groupAt(vm.Mesh, b.repOrZero())); n > 0 {
+			passes = append(passes, fmt.Sprintf("%s %s (%s)", vm.Mesh, num(n), why))
+		}
+	}
+	cpu := "CPU per proxy pass is the data plane's (sidecars, node proxies, waypoints) mean cores divided by the completed thousands of requests a second and by the proxy passes one request makes"
+	if len(b.d.Configs) == 0 {
+		cpu = "CPU per proxy pass is the data plane's cores at the capacity, from the lines fitted over the trials (Capacity at the SLO), divided by the thousands of requests a second and by the proxy passes one request makes"
+	}
+	if len(passes) > 0 {
+		cpu += fmt.Sprintf(" (the %s graph's calls per request, the load generator's included, times the proxies one call passes): %s", b.graphName, strings.Join(passes, "; "))
+	} else {
+		cpu += "; these results keep no workload graph (" + results.GraphFile + "), so the passes and the figure are not known"
+	}
+	notes = append(notes, cpu+fmt.Sprintf(". It includes idle CPU, which a low rate makes large. Beside it, %s.", v.PublishedCPUPerProxy.Source))
+	if v.Loop != "" {
+		notes = append(notes, "Memory per proxy is the data plane's mean working set over its proxies in a deployment: a proxy holds its memory whatever the rate. "+
+			"USD per million requests is defined in the glossary.")
+	}
+	if withCP {
+		notes = append(notes, "Control plane CPU and memory are its mean usage over the measured window (on the lab, istiod under control_plane istiod), apart from the data plane's; Cost prices it.")
+	}
+	if v.Loop == "" {
+		notes = append(notes, "A capacity search runs no cells at a fixed rate, so there are no latencies, memory or dollars here; Capacity at the SLO gives the capacity's CPU and what it costs.")
+	}
+	return append(notes, kind.note)
+}
+
+// repOrZero is the representative configuration, or none for a study of
+// capacity searches alone.
+func (b *builder) repOrZero() analysis.LoadConfig {
+	if len(b.d.Configs) == 0 {
+		return analysis.LoadConfig{}
+	}
+	return b.d.Representative()
+}
+
+// costChart sets the meshes' data-plane CPU per proxy pass, memory per
+// proxy and dollars per million requests side by side, each as a share of
+// the costliest mesh's figure, so that three units fit one axis; the
+// verdict table has the figures themselves.
+func (b *builder) costChart(v *Verdict) *Chart {
+	cats := []string{"CPU per proxy pass", "memory per proxy", "USD per million requests"}
+	figs := func(vm VerdictMesh) [3]*Figure { return [3]*Figure{vm.CPUPerPass, vm.MemoryPerProxy, vm.USDPerMillion} }
+	var top [3]float64
+	some := false
+	for _, vm := range v.Meshes {
+		for i, f := range figs(vm) {
+			if f != nil {
+				top[i], some = max(top[i], f.Value), true
+			}
+		}
+	}
+	if !some || v.Loop == "" {
 		return nil
 	}
-	cats := []string{"CPU per 1,000 req/s", "memory per 1,000 req/s", "USD per million requests"}
-	var top [3]float64
-	for _, e := range costs {
-		for i := range top {
-			top[i] = max(top[i], e[i].Median)
-		}
-	}
 	var series []chart.BarSeries
-	for _, m := range b.d.Meshes {
-		e, ok := costs[m]
-		if !ok {
+	for _, vm := range v.Meshes {
+		fs := figs(vm)
+		if fs == [3]*Figure{} {
 			continue
 		}
-		bs := chart.BarSeries{Name: m, Colour: b.colour[m]}
-		for i := range cats {
-			if top[i] <= 0 || !e[i].Valid() {
+		bs := chart.BarSeries{Name: vm.Mesh, Colour: b.colour[vm.Mesh]}
+		for i, f := range fs {
+			if f == nil || top[i] <= 0 {
 				bs.Bars = append(bs.Bars, chart.Bar{V: nan})
 				continue
 			}
-			bs.Bars = append(bs.Bars, chart.Bar{V: 100 * e[i].Median / top[i], Lo: 100 * e[i].Lo / top[i], Hi: 100 * e[i].Hi / top[i]})
+			bs.Bars = append(bs.Bars, chart.Bar{V: 100 * f.Value / top[i], Lo: 100 * f.Low / top[i], Hi: 100 * f.High / top[i]})
 		}
 		series = append(series, bs)
 	}
-	title := "Data plane's CPU, memory and dollars per request, by mesh"
+	title := "Data plane's CPU, memory and dollars, by mesh"
 	return &Chart{File: "verdict-costs", Title: title,
-		Caption: "Each figure as a percentage of the costliest mesh's, whiskers its 95% interval; the verdict table above gives the figures in their units.",
+		Caption: "Each figure as a percentage of the costliest mesh's, whiskers its interval; the verdict table above gives the figures in their units.",
 		SVG:     chart.Bars{Title: title, X: "figure", Y: chart.Axis{Label: "% of the costliest mesh"}, Categories: cats, Series: series}.SVG()}
 }
 
 // throughputKind is what the verdict's throughput column holds: capacity
-// at the SLO where the study searched for it, else the closed-loop
-// capacity calibration measured, else nothing.
+// at the SLO where the study searched for it, else the closed loop's
+// completed rate, else the closed-loop capacity calibration measured, else
+// nothing.
 type throughputKind struct {
 	header string // the column's
-	name   string // in the verdict line
+	name   string // in the verdict's sentences and JSON
 	note   string
 }
 
@@ -240,12 +825,16 @@ func (b *builder) throughputKind() throughputKind {
 		slo := b.d.Capacity[0].SLO
 		return throughputKind{header: "Connection ceiling (connections)", name: "concurrent-connection ceiling at " + slo.String(),
 			note: fmt.Sprintf("The connection ceiling is the most connections each mesh held open, each sending slow requests, while meeting the SLO (%s), found by search, "+
-				"with its 95%% interval (see Concurrent-connection ceiling at the SLO); it is a count of connections, not a rate.", slo)}
+				"with its interval (see Concurrent-connection ceiling at the SLO); it is a count of connections, not a rate.", slo)}
 	}
 	if len(b.d.Capacity) > 0 {
 		return throughputKind{name: "capacity at " + b.d.Capacity[0].SLO.String(),
 			note: fmt.Sprintf("Throughput is the capacity at the SLO (%s): the highest open-loop rate each mesh sustained while meeting it, found by search, "+
-				"with its 95%% interval (see Capacity at the SLO).", b.d.Capacity[0].SLO)}
+				"with its interval over the search's trials (see Capacity at the SLO), and its ratio to %s's.", b.d.Capacity[0].SLO, b.reference())}
+	}
+	if len(b.d.Configs) > 0 && closedLoop(b.firstGroup(b.d.Representative())) {
+		return throughputKind{name: "closed-loop throughput",
+			note: fmt.Sprintf("Throughput is the requests a second the closed loop's connections completed in the cells, with its interval, and its ratio to %s's paired by round.", b.reference())}
 	}
 	if sc := b.d.Index.Provenance.Scaling; sc != nil && len(sc.Capacities) > 0 {
 		return throughputKind{name: "closed-loop capacity (calibration)",
@@ -265,54 +854,11 @@ func (b *builder) capacityOf(mesh string) *analysis.CapacityMesh {
 	return nil
 }
 
-// throughput is a mesh's throughput figure with its interval, and its
-// ratio to the baseline's (or the first mesh's).
-func (b *builder) throughput(mesh string) (figure, ratio string) {
-	if len(b.d.Capacity) > 0 {
-		c := b.capacityOf(mesh)
-		if c == nil || c.Status != results.StatusOK || c.RPS <= 0 {
-			return "—", "—"
-		}
-		figure = capacityNum(c)
-		switch {
-		case c.LowerBound:
-			figure += " at the SLO (a lower bound)"
-		case hasInterval(c):
-			figure += fmt.Sprintf(" [%s, %s] at the SLO", num(c.CILow), num(c.CIHigh))
-		default:
-			figure += " at the SLO (no interval: " + noIntervalWhy(c) + ")"
-		}
-		ref := b.capacityOf(b.reference())
-		if ref == nil || ref == c || ref.Status != results.StatusOK || ref.RPS <= 0 || ref.LowerBound {
-			return figure, "—"
-		}
-		ratio = num(c.RPS/ref.RPS) + "×"
-		if c.LowerBound {
-			ratio = "≥ " + ratio
-		}
-		return figure, ratio
-	}
-	sc := b.d.Index.Provenance.Scaling
-	if sc == nil || len(sc.Capacities) == 0 {
-		return "—", "—"
-	}
-	v, ok := sc.Capacities[mesh]
-	if !ok {
-		return "—", "—"
-	}
-	figure = num(v) + " (closed loop, 1 measurement)"
-	if ref, ok := sc.Capacities[b.reference()]; ok && ref > 0 && mesh != b.reference() {
-		ratio = num(v/ref) + "×"
-	} else {
-		ratio = "—"
-	}
-	return figure, ratio
-}
-
 // perRequestCosts are the data plane's cores and MiB per 1,000 completed
 // req/s, medians over the units with their intervals, and its monthly
-// price and price per million requests, means over the deployments (a
-// bill is paid on mean use) with Student's t intervals.
+// price and price per million requests (the glossary's, the one place
+// the report prices a request), means over the
+// deployments (a bill is paid on mean use) with Student's t intervals.
 func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, million analysis.Estimate) {
 	var c, m, mo, mi []float64
 	var reps []*analysis.Rep
@@ -324,11 +870,10 @@ func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, mil
 		}
 		bytes := r.Values[analysis.Memory(analysis.PartDataPlane)]
 		gb := bytes / (1 << 30)
-		monthly := cores*p.PerVCPUMonth + gb*p.PerGBMonth
 		c = append(c, cores/rate*1000)
 		m = append(m, bytes/(1<<20)/rate*1000)
-		mo = append(mo, monthly)
-		mi = append(mi, monthly/(rate*3600*cost.HoursPerMonth)*1e6)
+		mo = append(mo, cores*p.PerVCPUMonth+gb*p.PerGBMonth)
+		mi = append(mi, p.PerMillionRequests(cores, gb, rate))
 		reps = append(reps, r)
 	}
 	median := func(xs []float64) analysis.Estimate { return analysis.MedianCI(analysis.RepSample(reps, xs).Units()) }
@@ -336,23 +881,13 @@ func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, mil
 	return median(c), median(m), mean(mo), mean(mi)
 }
 
-// capacityDataPlaneCPU is a capacity search's data-plane cores per 1,000
-// req/s at the capacity, from the fitted lines, with the figures at the
-// interval's ends.
-func capacityDataPlaneCPU(c *analysis.CapacityMesh) (string, bool) {
-	v, lo, hi, interval, ok := capacityDataPlaneCPUAt(c)
-	if !ok {
-		return "", false
-	}
-	if !interval {
-		return num(v) + " (no interval)", true
-	}
-	return fmt.Sprintf("%s [%s, %s]", num(v), num(lo), num(hi)), true
-}
+// usdPerMillionTerm is the glossary's entry for it.
+const usdPerMillionTerm = "what the data plane (sidecars, node proxies, waypoints) costs per million requests at the rate it carried: its mean cores and memory priced at the cost model's unit prices per vCPU-month and GB-month " +
+	"(Cost names them), over the requests it carried; the mean over the deployments, with Student's t interval, at the verdict's load configuration. It is the report's one price per request: a capacity search's trials price none."
 
-// capacityDataPlaneCPUAt is capacityDataPlaneCPU's figures: the cores per
-// 1,000 req/s at the capacity and, where the capacity has an interval,
-// at its ends.
+// capacityDataPlaneCPUAt is a capacity search's data-plane cores per
+// 1,000 req/s at the capacity, from the fitted lines, and, where the
+// capacity has an interval, at its ends.
 func capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi float64, interval, ok bool) {
 	if c.Status != results.StatusOK || c.RPS <= 0 {
 		return 0, 0, 0, false, false
@@ -377,59 +912,6 @@ func capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi float64, interv
 	a, _ := at(c.CILow)
 	z, _ := at(c.CIHigh)
 	return v, min(a, z), max(a, z), true, true
-}
-
-// verdictLine is one sentence per mesh: what it adds, what it sustains,
-// and the caveat the figures carry.
-func (b *builder) verdictLine(mesh string, overheads []analysis.Diff, kind throughputKind) string {
-	var parts []string
-	if mesh == b.reference() {
-		return "the reference the others are measured against."
-	} else if len(overheads) == 3 {
-		parts = append(parts, latencyPhrase(overheads[0], overheads[2]))
-	}
-	if fig, ratio := b.throughput(mesh); fig != "—" && ratio != "—" && kind.name != "" {
-		verb := "sustains "
-		if connectionCeiling(b.d.Capacity) {
-			verb = "holds "
-		}
-		parts = append(parts, verb+ratio+" "+b.reference()+"'s "+kind.name)
-	}
-	if len(parts) == 0 {
-		if b.d.Baseline == "" && len(b.releaseVerdicts()) > 0 {
-			return "against " + b.reference() + " in the proxy releases line above."
-		}
-		return "not enough data for a verdict"
-	}
-	line := strings.Join(parts, "; ")
-	if b.d.Index.Provenance.Platform.Name == infra.Lab {
-		line += ". Caveat: emulated with upstream Envoy on one host, without Istio's filters"
-	} else if len(b.d.Configs) > 1 {
-		line += ". Caveat: at one load configuration of several"
-	}
-	return line + "."
-}
-
-// latencyPhrase says what a mesh adds at p50 and p99.
-func latencyPhrase(p50, p99 analysis.Diff) string {
-	j50, j99 := analysis.Judge(p50), analysis.Judge(p99)
-	switch {
-	case j50 == analysis.TooFewRuns || j99 == analysis.TooFewRuns:
-		return "too few runs to tell its latency"
-	case j50 == analysis.NoDifference && j99 == analysis.NoDifference:
-		return "no measurable added latency"
-	}
-	return fmt.Sprintf("%s at p50, %s at p99", phraseShort(p50), phraseShort(p99))
-}
-
-func phraseShort(d analysis.Diff) string {
-	switch analysis.Judge(d) {
-	case analysis.Higher:
-		return "adds " + num(d.Delta.Median) + " ms"
-	case analysis.Lower:
-		return num(-d.Delta.Median) + " ms faster"
-	}
-	return "no measurable difference"
 }
 
 // addedText is a difference in ms with its interval.

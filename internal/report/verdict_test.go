@@ -47,32 +47,41 @@ func TestVerdictOfCellsThenSearch(t *testing.T) {
 	}
 	doc := Build(d)
 	v := doc.Sections[0]
-	if v.ID != "verdict" || v.Blocks[0].Table == nil {
+	if v.ID != "verdict" || v.Blocks[0].Table == nil || doc.Verdict == nil {
 		t.Fatalf("the first section is %q, want the verdict table", v.ID)
 	}
-	rows := map[string][]string{}
-	for _, r := range v.Blocks[0].Table.Rows {
-		rows[r[0]] = r
-	}
 	for _, m := range resultstest.CapacityMeshes {
-		r := rows[m.Name]
-		if r == nil {
-			t.Fatalf("no verdict row for %s", m.Name)
+		vm := findVerdictMesh(t, doc.Verdict, m.Name)
+		if f := vm.Throughput; f == nil || f.Value != m.Capacity || !near(f.Low, 0.97*m.Capacity) || !near(f.High, 1.03*m.Capacity) || f.Unit != "req/s" {
+			t.Errorf("%s throughput %+v, want the capacity at the SLO %v [%v, %v]", m.Name, f, m.Capacity, 0.97*m.Capacity, 1.03*m.Capacity)
 		}
-		if want := num(m.Capacity) + " [" + num(0.97*m.Capacity) + ", " + num(1.03*m.Capacity) + "] at the SLO"; r[4] != want {
-			t.Errorf("%s throughput %q, want the capacity at the SLO %q", m.Name, r[4], want)
+		// The fixture's cells are a closed loop: their latency, never an
+		// added latency, beside the capacity.
+		if vm.AddedP50 != nil || vm.P50 == nil || !vm.P50.estimate().Interval() {
+			t.Errorf("%s: added p50 %+v, p50 %+v; want the closed loop's own p50 with an interval", m.Name, vm.AddedP50, vm.P50)
 		}
 		if m.Name == resultstest.Baseline {
 			continue
 		}
-		if want := num(m.Capacity/resultstest.CapacityMeshes[0].Capacity) + "×"; r[5] != want {
-			t.Errorf("%s ratio %q, want %q", m.Name, r[5], want)
+		if r := vm.ThroughputRatio; r == nil || !near(r.Value, m.Capacity/resultstest.CapacityMeshes[0].Capacity) {
+			t.Errorf("%s ratio %+v, want %v", m.Name, r, m.Capacity/resultstest.CapacityMeshes[0].Capacity)
 		}
-		if verdict := r[len(r)-1]; !strings.Contains(r[1], "[") || !strings.Contains(verdict, "capacity at p99 <= 10ms") {
-			t.Errorf("%s: added p50 %q, verdict %q: want an interval and the capacity's kind", m.Name, r[1], verdict)
+		if !strings.Contains(vm.Sentence, "at p99 <= 10ms") {
+			t.Errorf("%s: sentence %q does not name the capacity's kind", m.Name, vm.Sentence)
 		}
 	}
 	if notes := strings.Join(v.Blocks[0].Table.Notes, " "); !strings.Contains(notes, "Throughput is the capacity at the SLO") {
 		t.Errorf("the verdict does not name its throughput's kind: %s", notes)
 	}
+}
+
+func findVerdictMesh(t *testing.T, v *Verdict, mesh string) *VerdictMesh {
+	t.Helper()
+	for i := range v.Meshes {
+		if v.Meshes[i].Mesh == mesh {
+			return &v.Meshes[i]
+		}
+	}
+	t.Fatalf("no verdict for %s", mesh)
+	return nil
 }
