@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/meshbench/meshbench/internal/cpstudy"
+	"github.com/meshbench/meshbench/internal/study"
 )
 
 // runControlPlane runs the control-plane study, which has no study file:
@@ -66,6 +69,24 @@ func runControlPlane(ctx context.Context, s Streams, g *globals, f runFlags) err
 	}
 	_, err := fmt.Fprintf(s.Out, "%s\n", c.Dir)
 	return err
+}
+
+// controlPlaneInfo is the control-plane study as `meshbench studies`
+// lists it beside the presets: no graph and no lab estimate, its meshes
+// its modes and its cells its scale points in each.
+func controlPlaneInfo() (study.PresetInfo, bool) {
+	c := cpstudy.DefaultConfig()
+	var modes, pods []string
+	for _, m := range c.Modes {
+		modes = append(modes, string(m))
+	}
+	for _, n := range c.Scales {
+		pods = append(pods, strconv.Itoa(n))
+	}
+	return study.PresetInfo{
+		Name: cpstudy.Name, Meshes: modes, Repetitions: 1, Cells: len(c.Scales) * len(c.Modes),
+		Description: "Istio's control plane at " + strings.Join(pods, ", ") + " pods: real istiod against a local API server, synthetic proxies (no study file; docs/control-plane.md)",
+	}, true
 }
 
 // controlPlaneReport writes a control-plane study's report.md and charts

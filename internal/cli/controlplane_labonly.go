@@ -5,6 +5,8 @@ package cli
 import (
 	"context"
 	"errors"
+
+	"github.com/meshbench/meshbench/internal/study"
 )
 
 func runControlPlane(context.Context, Streams, *globals, runFlags) error {
@@ -14,3 +16,7 @@ func runControlPlane(context.Context, Streams, *globals, runFlags) error {
 func controlPlaneReport(Streams, string) error {
 	return errors.New("a control-plane study's report needs the study, left out of this lab-only meshbench; " + labOnlyFix)
 }
+
+// controlPlaneInfo: a lab-only meshbench cannot run the control-plane
+// study, so that `meshbench studies` does not list it.
+func controlPlaneInfo() (study.PresetInfo, bool) { return study.PresetInfo{}, false }

@@ -31,11 +31,14 @@ of machine types or given, and project it to your request rate and nodes.
 
 From a study's results (--results DIR), at its last load configuration:
 the data plane's measured consumption priced as above, its CPU per 1000
-requests a second (projected with --rps and --nodes), and the requests the
-study recorded packed onto --node machines. Failed and distorted cells are
-skipped and counted:
+requests a second, and the requests the study recorded packed onto --node
+machines. Failed and distorted cells are skipped and counted. --nodes
+scales node-proxy memory to your node count; --rps projects the CPU to
+your rate by the split the study's capacity search fitted (idle cores plus
+cores per request a second), which results without a search do not have,
+and only up to each mesh's measured capacity unless --extrapolate:
 
-  meshbench cost --results results/bookinfo-20260101-120000 --rps 5000 --nodes 20`,
+  meshbench cost --results results/quick-20260101-120000 --rps 150 --nodes 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for flag, path := range map[string]string{"--results": o.ResultsDir, "--usage": o.UsageFile, "--catalog": o.CatalogFile, "--footprints": o.FootprintsFile} {
@@ -68,6 +71,7 @@ skipped and counted:
 	f.StringSliceVar(&o.MemPair, "mem-pair", nil, "two machine types with equal vCPUs to derive the GB price from (default n2-highmem-4,n2-standard-4)")
 	f.Float64Var(&o.ProjectRPS, "rps", 0, "project consumption to this request rate")
 	f.IntVar(&o.ProjectNodes, "nodes", 0, "project node-proxy memory to this many nodes")
+	f.BoolVar(&o.Extrapolate, "extrapolate", false, "with --results and --rps: project the fitted CPU beyond a mesh's measured capacity")
 	f.StringVar(&o.ResultsDir, "results", "", "price a study's results directory: its measured consumption and recorded requests")
 	return cmd
 }

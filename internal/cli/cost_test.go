@@ -21,7 +21,7 @@ func TestCostResultsFlags(t *testing.T) {
 	}
 	var out bytes.Buffer
 	err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}},
-		[]string{"cost", "--results", dir, "--node", "n2-standard-4", "--rps", "2000", "--nodes", "7", "-o", "json"})
+		[]string{"cost", "--results", dir, "--node", "n2-standard-4", "--nodes", "7", "-o", "json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,14 @@ func TestCostResultsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := e.Consumption.Projection
-	if p == nil || p.RequestRate != 2000 || p.Nodes != 7 || e.Allocation == nil || e.Allocation.Rows[0].Machine != "n2-standard-4" || e.Study != "bookinfo" {
-		t.Fatalf("estimate = %+v, want the study priced on n2-standard-4, projected to 2000 RPS and 7 nodes", e)
+	if p == nil || p.Nodes != 7 || e.Allocation == nil || e.Allocation.Rows[0].Machine != "n2-standard-4" || e.Study != "bookinfo" {
+		t.Fatalf("estimate = %+v, want the study priced on n2-standard-4, projected to 7 nodes", e)
+	}
+	// --rps and --extrapolate reach it too: these results have no capacity
+	// search, so no fit to project by.
+	err = Run(context.Background(), Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},
+		[]string{"cost", "--results", dir, "--rps", "2000", "--extrapolate"})
+	if err == nil || !strings.Contains(err.Error(), "idle and per-request") {
+		t.Errorf("--rps 2000 --extrapolate on results without a search: %v, want the model's refusal", err)
 	}
 }

@@ -26,7 +26,9 @@ func newImagePushCmd(s Streams) *cobra.Command {
 		Short: "Build meshbench's image from this binary and push it to REF, or write it as a tarball",
 		Long: `Build the image every app, load and probe pod of a Kubernetes study runs:
 one layer holding this meshbench binary (static; build it with
-CGO_ENABLED=0) as /meshbench, run as the non-root user 65532, and push it to
+CGO_ENABLED=0) as /meshbench, run as the non-root user 65532, for the
+binary's own architecture (--binary packs another, such as one built with
+GOARCH=arm64 for an arm64 cluster), and push it to
 REF with the credentials 'docker login' or a credential helper keeps. It
 prints the image's reference by digest, for platform.kubernetes.image.
 With --tarball it writes the image tagged REF to a file instead, which

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 
@@ -26,7 +28,33 @@ func TestMain(m *testing.M) {
 // TestScripts runs every testdata/script/*.txtar: each is a small
 // shell-like session with its files and the output it expects.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script", Condition: condition})
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Condition: condition,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits}})
+}
+
+// exits is "exits CODE PROGRAM ARGS...": exec that also asserts the exit
+// code, which "! exec" does not (any non-zero code passes it), so that a
+// script pins the code the README's table gives each kind of mistake.
+// Its stdout and stderr are kept for the commands after it, as exec's are.
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: code %q: %v", args[0], err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }
 
 // condition adds [root]: whether the scripts run as root, which the

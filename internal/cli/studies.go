@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,6 +24,11 @@ func newStudiesCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The control-plane study has no study file, but runs by its
+			// name as the presets do.
+			if cp, ok := controlPlaneInfo(); ok {
+				presets = append(presets, cp)
+			}
 			if output == "json" {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
@@ -31,15 +37,31 @@ func newStudiesCmd(s Streams, g *globals) *cobra.Command {
 			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tGRAPH\tNAMESPACES\tMESHES\tCELLS\tLAB ESTIMATE\tDESCRIPTION")
 			for _, p := range presets {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t~%s\t%s\n", p.Name, p.Graph, p.Namespaces,
-					strings.Join(p.Meshes, ","), p.Cells, minutes(p.LabEstimate), p.Description)
+				graph, namespaces, estimate := "-", "-", "-"
+				if p.Graph != "" {
+					graph, namespaces = p.Graph, strconv.Itoa(p.Namespaces)
+				}
+				if p.LabEstimate > 0 {
+					estimate = fmt.Sprintf("~%s (noisy host: ~%s)", minutes(p.LabEstimate), minutes(p.LabNoisyEstimate))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, graph, namespaces,
+					strings.Join(p.Meshes, ","), p.Cells, estimate, p.Description)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(s.Out, "\n"+noisyHostNote)
+			return err
 		},
 	}
 	outputFlag(cmd.Flags(), &output, "output format: text or json", outText, outJSON)
 	return cmd
 }
+
+// noisyHostNote says what the second estimate allows for.
+const noisyHostNote = "The estimate is for a quiet host. On a noisy one (another job's load, a hypervisor's steal) the noise guard " +
+	"runs the cells it catches again and the runner waits for the host to quiet, up to the second figure " +
+	"(every cell measured again as often as noise.retries allows, the most rounds the study's repetitions allow, the whole wait)."
 
 // minutes prints a duration rounded to the minute, as "5m" or "1h10m".
 func minutes(d time.Duration) string {

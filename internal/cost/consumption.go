@@ -73,12 +73,34 @@ type ConsumptionRow struct {
 	CPUPer1000RPS float64 `json:"cpu_per_1000_rps,omitempty"`
 	// Projected is the same data plane at the projection's rate and nodes.
 	Projected *Consumed `json:"projected,omitempty"`
+	// ProjectedFrom is the fit a results directory's projection to a
+	// rate read the CPU from; nil when the CPU was not projected by one.
+	ProjectedFrom *CPUFit `json:"projected_from,omitempty"`
 	// ControlPlane is the mesh's control plane at its measured usage,
 	// priced alike but apart from the data plane and never projected: it
 	// follows the mesh's configuration, not its traffic. Nil when none was
 	// measured.
 	ControlPlane *Consumed `json:"control_plane,omitempty"`
 }
+
+// CPUFit is a data plane's CPU split into an idle part and a part per
+// request a second, fitted over its capacity search's trials (the
+// report's split), and the range it was measured over.
+type CPUFit struct {
+	IdleCores   float64 `json:"idle_cores"`
+	CoresPerRPS float64 `json:"cores_per_rps"`
+	// Trials is how many trials the fit is over; R2 the worst of its
+	// roles' fits.
+	Trials int     `json:"trials"`
+	R2     float64 `json:"r2"`
+	// CapacityRPS is the mesh's measured capacity, where the measured
+	// range ends; Extrapolated says the projection went beyond it.
+	CapacityRPS  float64 `json:"capacity_rps"`
+	Extrapolated bool    `json:"extrapolated"`
+}
+
+// At is the fitted cores at a rate.
+func (f CPUFit) At(rate float64) float64 { return f.IdleCores + f.CoresPerRPS*rate }
 
 // Consumed is an amount of CPU and memory and its monthly price.
 type Consumed struct {

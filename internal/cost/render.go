@@ -96,6 +96,9 @@ func (e *ConsumptionEstimate) Write(w io.Writer, format string) error {
 	}
 	table(&b, cells)
 	b.WriteString("\n" + averageCPUNote + "\n")
+	if p := e.Projection; p != nil && p.RequestRate > 0 {
+		b.WriteString(projectionNote(e.Rows, p.RequestRate))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -104,9 +107,32 @@ func (e *ConsumptionEstimate) Write(w io.Writer, format string) error {
 // data plane's idle CPU divided by a low rate reads as a large cost per
 // request that no request causes.
 const averageCPUNote = `CORES/1000 RPS AT RUN RATE is the data plane's whole CPU, idle included, divided by the run's request rate: ` +
-	`at a low rate it is mostly idle CPU, not the marginal cost of a request, and projecting it to another rate scales the idle part too. ` +
+	`at a low rate it is mostly idle CPU, not the marginal cost of a request. ` +
 	`A capacity study (meshbench run --study capacity) fits each component's CPU as an idle part plus a per-request part ` +
 	`and reports cores per 1000 req/s and dollars per million requests at the SLO.`
+
+// projectionNote says where the CPU at the projected rate comes from: a
+// results directory's fit, per mesh, with the range it was measured
+// over, or (a usage file, which holds no split) the whole CPU scaled.
+func projectionNote(rows []ConsumptionRow, rate float64) string {
+	var b strings.Builder
+	for _, r := range rows {
+		f := r.ProjectedFrom
+		if f == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: %.3f idle cores + %.3f cores per 1000 req/s (%d trials, R² %.2f), ", r.Mesh, f.IdleCores, f.CoresPerRPS*1000, f.Trials, f.R2)
+		if f.Extrapolated {
+			fmt.Fprintf(&b, "extrapolated beyond its measured capacity, %.0f req/s (--extrapolate)\n", f.CapacityRPS)
+		} else {
+			fmt.Fprintf(&b, "measured up to its capacity, %.0f req/s\n", f.CapacityRPS)
+		}
+	}
+	if b.Len() == 0 {
+		return fmt.Sprintf("AT %g RPS scales the whole CPU with the rate, its idle part too: a usage file holds no split (cost --results of a study with a capacity search projects by its fit).\n", rate)
+	}
+	return fmt.Sprintf("AT %g RPS: CPU is each data plane's CPU as its capacity search fitted it, idle cores plus cores per request a second times the rate:\n", rate) + b.String()
+}
 
 // table writes cells in columns two spaces apart: the first column
 // aligned left, the others right.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results"
 )
 
 // ResultsEstimate prices a study's results at one load configuration: the
@@ -74,9 +75,14 @@ func EstimateResults(o Options, catalog *Catalog) (*ResultsEstimate, error) {
 		StudyCells: len(d.Index.Cells), StudySkipped: len(d.Excluded),
 		Consumption: &ConsumptionEstimate{Prices: prices},
 	}
+	// The cells give the memory a projection scales by nodes; the CPU at
+	// another rate is the capacity search's fit, read below.
+	var byNodes *Projection
 	if o.ProjectRPS > 0 || o.ProjectNodes > 0 {
 		e.Consumption.Projection = &Projection{RequestRate: o.ProjectRPS, Nodes: o.ProjectNodes}
+		byNodes = &Projection{Nodes: o.ProjectNodes}
 	}
+	var noFit, beyond []string
 	for _, mesh := range d.Meshes {
 		g := d.Group(mesh, cfg)
 		if g == nil {
@@ -87,14 +93,38 @@ func EstimateResults(o Options, catalog *Catalog) (*ResultsEstimate, error) {
 			e.Skipped = append(e.Skipped, SkippedCell{ID: x.Summary.ID, Mesh: mesh, Kind: x.Kind, Reason: x.Reason})
 		}
 		if len(g.Reps) > 0 {
-			rows, err := GroupConsumption(g, prices, e.Consumption.Projection)
+			rows, err := GroupConsumption(g, prices, byNodes)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", o.ResultsDir, err)
 			}
 			mc.RequestRate = analysis.Median(g.Values(analysis.QPS))
-			e.Consumption.Rows = append(e.Consumption.Rows, meanRow(rows))
+			row := meanRow(rows)
+			if o.ProjectRPS > 0 {
+				switch f := dataPlaneFit(d.Capacity, mesh); {
+				case f != nil && o.ProjectRPS > f.CapacityRPS && !o.Extrapolate:
+					beyond = append(beyond, fmt.Sprintf("%s (%.0f req/s)", mesh, f.CapacityRPS))
+				case f != nil:
+					f.Extrapolated = o.ProjectRPS > f.CapacityRPS
+					row.ProjectedFrom = f
+					*row.Projected = prices.price(f.At(o.ProjectRPS), row.Projected.MemoryGB)
+				case row.CPUCores > 0:
+					noFit = append(noFit, mesh)
+				default:
+					// No data plane: nothing to project.
+					*row.Projected = prices.price(0, row.Projected.MemoryGB)
+				}
+			}
+			e.Consumption.Rows = append(e.Consumption.Rows, row)
 		}
 		e.Meshes = append(e.Meshes, mc)
+	}
+	if len(noFit) > 0 {
+		return nil, fmt.Errorf("--rps: %s: these results hold no split of the data plane's CPU into idle and per-request parts (the fit of a capacity search's trials, which --study quick and --study capacity run), "+
+			"and the whole CPU, idle included, scaled with the rate would overstate it: drop --rps, or price results with a capacity search", strings.Join(noFit, ", "))
+	}
+	if len(beyond) > 0 {
+		return nil, fmt.Errorf("--rps %g is beyond the measured capacity of %s on this host: the fitted CPU is not measured there, and a cluster's capacity is not this host's; give --extrapolate to project the fit anyway",
+			o.ProjectRPS, strings.Join(beyond, ", "))
 	}
 	if len(e.Consumption.Rows) == 0 {
 		return nil, fmt.Errorf("%s: no usable cell at %s: all %d were skipped (failed, distorted or unusable)", o.ResultsDir, cfg.Label(), len(e.Skipped))
@@ -105,9 +135,37 @@ func EstimateResults(o Options, catalog *Catalog) (*ResultsEstimate, error) {
 	return e, nil
 }
 
+// dataPlaneFit is a mesh's data-plane CPU as its capacity search fitted
+// it (every data-plane role's idle cores and cores per request a second,
+// summed), or nil when the results hold no such fit.
+func dataPlaneFit(caps []*analysis.CapacityMesh, mesh string) *CPUFit {
+	for _, c := range caps {
+		if c.Mesh != mesh || c.Status != results.StatusOK || c.RPS <= 0 {
+			continue
+		}
+		var f *CPUFit
+		for _, rf := range c.Fits {
+			if !rf.Role.DataPlane() {
+				continue
+			}
+			if f == nil {
+				f = &CPUFit{CapacityRPS: c.RPS, Trials: rf.N, R2: rf.R2}
+			}
+			f.IdleCores += rf.Idle
+			f.CoresPerRPS += rf.PerRPS
+			f.R2 = min(f.R2, rf.R2)
+		}
+		return f
+	}
+	return nil
+}
+
 // resultsOnly refuses the options that describe a scenario of their own,
 // which a results directory already records.
 func resultsOnly(o Options) error {
+	if o.Extrapolate && o.ProjectRPS <= 0 {
+		return fmt.Errorf("--extrapolate projects --rps beyond the measured capacity; give --rps too")
+	}
 	for _, f := range []struct {
 		flag string
 		set  bool

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +61,7 @@ func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.A
 // cellFigures are one cell's figures recomputed straight from its cell
 // file: data-plane CPU and memory as the samples' means, summed, priced at
 // vcpu and gb a month, over the completed requests a second, and projected
-// to 5000 RPS and 10 nodes (CPU by the rate, ztunnel memory by the nodes).
+// to 10 nodes (ztunnel memory by the nodes, the CPU as measured).
 type cellFigures struct {
 	cores, gib, monthly, per1000, rate, projCores, projGiB, projMonthly float64
 }
@@ -100,7 +103,7 @@ func recompute(t *testing.T, dir string, vcpu, gb float64) map[string]cellFigure
 		}
 		f := cellFigures{cores: cores, gib: bytes / (1 << 30), rate: float64(s.Requests) / s.End.Sub(s.Start).Seconds()}
 		f.monthly, f.per1000 = f.cores*vcpu+f.gib*gb, f.cores/(f.rate/1000)
-		f.projCores, f.projGiB = f.cores/f.rate*5000, (bytes-nodeBytes)/(1<<30)
+		f.projCores, f.projGiB = f.cores, (bytes-nodeBytes)/(1<<30)
 		if len(nodes) > 0 {
 			f.projGiB += nodeBytes / float64(len(nodes)) * 10 / (1 << 30)
 		}
@@ -139,7 +142,7 @@ func TestRunResultsMatchesCellFiles(t *testing.T) {
 	t.Parallel()
 	dir, distorted, cells := writeResults(t)
 	var out bytes.Buffer
-	if err := Run(&out, Options{ResultsDir: dir, ProjectRPS: 5000, ProjectNodes: 10, Output: "json"}); err != nil {
+	if err := Run(&out, Options{ResultsDir: dir, ProjectNodes: 10, Output: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var e ResultsEstimate
@@ -229,5 +232,141 @@ func TestRunResultsText(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// withCapacity adds the capacity fixture's searches to the results in
+// dir, as a study with cells and a search (quick) records both: its
+// trials' cells, and the index's capacity entries beside the cells.
+func withCapacity(t *testing.T, dir string) {
+	t.Helper()
+	study, err := os.ReadFile(filepath.Join(dir, results.StudyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	searches, err := resultstest.WriteCapacity(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Capacity = searches.Capacity
+	if err := results.WriteFile(dir, results.StudyFile, study); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// capacityMesh is the capacity fixture's mesh of that name.
+func capacityMesh(t *testing.T, name string) resultstest.CapacityMesh {
+	t.Helper()
+	for _, m := range resultstest.CapacityMeshes {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("the capacity fixture has no mesh %s", name)
+	return resultstest.CapacityMesh{}
+}
+
+// --rps projects the data plane's CPU by the split its capacity search
+// fitted, idle cores plus cores per request a second times the rate, not
+// its whole CPU scaled with the rate; beyond the measured capacity only
+// with --extrapolate (issue 44: 5000 req/s, 28 times the sidecar's
+// capacity, priced without a word).
+func TestRunResultsProjectsByTheFit(t *testing.T) {
+	t.Parallel()
+	dir, _, _ := writeResults(t)
+	withCapacity(t, dir)
+	const vcpu, gb = 20.0, 2.0
+	project := func(rps float64, extrapolate bool) (*ResultsEstimate, error) {
+		var out bytes.Buffer
+		err := Run(&out, Options{ResultsDir: dir, ProjectRPS: rps, Extrapolate: extrapolate, VCPUMonth: vcpu, GBMonth: gb, Output: "json"})
+		if err != nil {
+			return nil, err
+		}
+		var e ResultsEstimate
+		if err := json.Unmarshal(out.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		return &e, nil
+	}
+	check := func(e *ResultsEstimate, rps float64, extrapolated bool) {
+		t.Helper()
+		if len(e.Consumption.Rows) != 3 {
+			t.Fatalf("rows = %+v", e.Consumption.Rows)
+		}
+		for _, r := range e.Consumption.Rows {
+			m := capacityMesh(t, r.Mesh)
+			want := m.ProxyIdle + m.ProxyPerRPS*rps // the baseline has none
+			p := r.Projected
+			if p == nil || math.Abs(p.CPUCores-want) > 1e-9 {
+				t.Errorf("%s at %g req/s: projected %+v, want %.6f cores (its fit: %g idle + %g per req/s)", r.Mesh, rps, p, want, m.ProxyIdle, m.ProxyPerRPS)
+				continue
+			}
+			if !approx(p.MemoryGB, r.MemoryGB) || !approx(p.MonthlyCost, p.CPUCores*vcpu+p.MemoryGB*gb) {
+				t.Errorf("%s: projected %+v; want the measured %.6f GB, priced", r.Mesh, p, r.MemoryGB)
+			}
+			f := r.ProjectedFrom
+			if m.ProxyRole == "" {
+				if f != nil {
+					t.Errorf("%s has no data plane, yet projects from %+v", r.Mesh, f)
+				}
+				continue
+			}
+			if f == nil || math.Abs(f.IdleCores-m.ProxyIdle) > 1e-9 || math.Abs(f.CoresPerRPS-m.ProxyPerRPS) > 1e-12 ||
+				f.CapacityRPS != m.Capacity || f.Extrapolated != extrapolated || f.Trials < 2 {
+				t.Errorf("%s: projected from %+v; want idle %g, %g per req/s, capacity %g, extrapolated %t", r.Mesh, f, m.ProxyIdle, m.ProxyPerRPS, m.Capacity, extrapolated)
+			}
+		}
+	}
+	e, err := project(150, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(e, 150, false)
+
+	if _, err := project(5000, false); err == nil || !strings.Contains(err.Error(), "--extrapolate") ||
+		!strings.Contains(err.Error(), resultstest.Sidecar+" (200 req/s)") || !strings.Contains(err.Error(), resultstest.Ambient+" (300 req/s)") {
+		t.Errorf("--rps 5000, beyond every capacity: %v; want a refusal naming each mesh's capacity and --extrapolate", err)
+	}
+	if e, err = project(5000, true); err != nil {
+		t.Fatal(err)
+	}
+	check(e, 5000, true)
+
+	var text bytes.Buffer
+	if err := Run(&text, Options{ResultsDir: dir, ProjectRPS: 5000, Extrapolate: true, VCPUMonth: vcpu, GBMonth: gb}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		resultstest.Sidecar + ": 0.100 idle cores + 3.000 cores per 1000 req/s",
+		"extrapolated beyond its measured capacity, 200 req/s (--extrapolate)",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// Results without a capacity search have no idle and per-request split:
+// --rps is refused, saying why and what would have one, rather than the
+// idle-inclusive CPU scaled with the rate.
+func TestRunResultsRefusesProjectionWithoutFit(t *testing.T) {
+	t.Parallel()
+	dir, _, _ := writeResults(t)
+	err := Run(io.Discard, Options{ResultsDir: dir, ProjectRPS: 5000})
+	if err == nil || !strings.Contains(err.Error(), "idle and per-request") || !strings.Contains(err.Error(), "capacity search") {
+		t.Errorf("--rps on results without a fit: %v; want it refused, naming the missing split", err)
+	}
+	if err := Run(io.Discard, Options{ResultsDir: dir, ProjectNodes: 10}); err != nil {
+		t.Errorf("--nodes alone, which needs no fit: %v", err)
+	}
+	if err := Run(io.Discard, Options{ResultsDir: dir, Extrapolate: true}); err == nil || !strings.Contains(err.Error(), "--extrapolate") {
+		t.Errorf("--extrapolate without --rps: %v; want it refused", err)
 	}
 }

@@ -50,6 +50,9 @@ type Options struct {
 	// request rate and node count; zero keeps the measured figure.
 	ProjectRPS   float64
 	ProjectNodes int
+	// Extrapolate lets --results project the fitted CPU to a ProjectRPS
+	// beyond a mesh's measured capacity, where the line is not measured.
+	Extrapolate bool
 
 	// ResultsDir switches to pricing a study's results directory: its
 	// measured consumption and its recorded requests on Node.
@@ -64,6 +67,9 @@ func Run(w io.Writer, o Options) error {
 	catalog, err := LoadCatalog(o.CatalogFile)
 	if err != nil {
 		return err
+	}
+	if o.Extrapolate && o.ResultsDir == "" {
+		return fmt.Errorf("--extrapolate projects a study's fitted CPU: give --results DIR and --rps")
 	}
 	if o.ResultsDir != "" {
 		r, err := EstimateResults(o, catalog)

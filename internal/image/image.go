@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -31,14 +30,16 @@ const (
 )
 
 // Build returns meshbench's image: one layer holding the binary at Path,
-// run as User, for this binary's architecture. The binary must be static,
-// for the image has no libc.
+// run as User, for the binary's own architecture (read from its ELF
+// header, so that a binary built for arm64 packed on amd64 makes an
+// arm64 image). The binary must be static, for the image has no libc.
 func Build(binary string) (v1.Image, error) {
 	data, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, fmt.Errorf("read the binary: %w", err)
 	}
-	if err := checkStatic(data); err != nil {
+	arch, err := inspect(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", binary, err)
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
@@ -57,7 +58,7 @@ func Build(binary string) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.OS, cf.Architecture = "linux", arch
 	cf.Config.Entrypoint = []string{Path}
 	cf.Config.User = User
 	return mutate.ConfigFile(img, cf)
@@ -75,19 +76,43 @@ func layerTar(binary []byte) []byte {
 	return b.Bytes()
 }
 
-// checkStatic refuses a dynamically linked Linux binary.
-func checkStatic(data []byte) error {
+// inspect returns a static Linux binary's architecture, as Go (and an
+// image's config) names it, and refuses a dynamically linked one.
+func inspect(data []byte) (string, error) {
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("not a Linux executable (%v): build meshbench for linux", err)
+		return "", fmt.Errorf("not a Linux executable (%v): build meshbench for linux", err)
 	}
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			return errors.New("dynamically linked: the image has no libc; build it static with CGO_ENABLED=0 go build ./cmd/meshbench")
+			return "", errors.New("dynamically linked: the image has no libc; build it static with CGO_ENABLED=0 go build ./cmd/meshbench")
 		}
 	}
-	return nil
+	arch, ok := goArch[elfArch{f.Machine, f.Class, f.Data}]
+	if !ok {
+		return "", fmt.Errorf("built for %v (%v, %v), which meshbench's image is not made for: build it with GOARCH amd64, arm64, 386, arm, ppc64le, s390x or riscv64", f.Machine, f.Class, f.Data)
+	}
+	return arch, nil
+}
+
+// elfArch is what an ELF header says of the machine a binary runs on.
+type elfArch struct {
+	machine elf.Machine
+	class   elf.Class
+	data    elf.Data
+}
+
+// goArch names the ELF machines Go builds Linux binaries for as GOARCH
+// does.
+var goArch = map[elfArch]string{
+	{elf.EM_X86_64, elf.ELFCLASS64, elf.ELFDATA2LSB}:  "amd64",
+	{elf.EM_AARCH64, elf.ELFCLASS64, elf.ELFDATA2LSB}: "arm64",
+	{elf.EM_386, elf.ELFCLASS32, elf.ELFDATA2LSB}:     "386",
+	{elf.EM_ARM, elf.ELFCLASS32, elf.ELFDATA2LSB}:     "arm",
+	{elf.EM_PPC64, elf.ELFCLASS64, elf.ELFDATA2LSB}:   "ppc64le",
+	{elf.EM_S390, elf.ELFCLASS64, elf.ELFDATA2MSB}:    "s390x",
+	{elf.EM_RISCV, elf.ELFCLASS64, elf.ELFDATA2LSB}:   "riscv64",
 }
 
 // Push writes img to ref's registry with the credentials docker login or

@@ -3,6 +3,8 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -171,5 +173,86 @@ func TestTarballRefusesPlantedLink(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("the directory holds %d entries, want the tarball and the planted link only", len(entries))
+	}
+}
+
+// elfHeader is a static Linux executable's ELF header alone, no program
+// headers, for machine: what Build reads the architecture from.
+func elfHeader(t *testing.T, class elf.Class, order binary.ByteOrder, machine elf.Machine) string {
+	t.Helper()
+	var b bytes.Buffer
+	data := elf.ELFDATA2LSB
+	if order == binary.BigEndian {
+		data = elf.ELFDATA2MSB
+	}
+	b.Write([]byte{0x7f, 'E', 'L', 'F', byte(class), byte(data), byte(elf.EV_CURRENT)})
+	b.Write(make([]byte, elf.EI_NIDENT-b.Len()))
+	w := func(v any) { _ = binary.Write(&b, order, v) }
+	w(uint16(elf.ET_EXEC))
+	w(uint16(machine))
+	w(uint32(elf.EV_CURRENT))
+	if class == elf.ELFCLASS64 {
+		w(uint64(0)) // entry
+		w(uint64(0)) // program headers
+		w(uint64(0)) // section headers
+		w(uint32(0)) // flags
+		w(uint16(64))
+		w(uint16(56))
+		w(uint16(0))
+		w(uint16(64))
+	} else {
+		w(uint32(0))
+		w(uint32(0))
+		w(uint32(0))
+		w(uint32(0))
+		w(uint16(52))
+		w(uint16(32))
+		w(uint16(0))
+		w(uint16(40))
+	}
+	w(uint16(0)) // section headers
+	w(uint16(0)) // their names' section
+	p := filepath.Join(t.TempDir(), "meshbench")
+	if err := os.WriteFile(p, b.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The image's architecture is the packed binary's, not the machine's that
+// runs image push (issue 44): an arm64 binary packed on amd64 makes an
+// arm64 image, and a binary Go does not build for is refused.
+func TestBuildTakesTheBinarysArchitecture(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		class   elf.Class
+		order   binary.ByteOrder
+		machine elf.Machine
+		want    string
+	}{
+		{elf.ELFCLASS64, binary.LittleEndian, elf.EM_X86_64, "amd64"},
+		{elf.ELFCLASS64, binary.LittleEndian, elf.EM_AARCH64, "arm64"},
+		{elf.ELFCLASS32, binary.LittleEndian, elf.EM_386, "386"},
+		{elf.ELFCLASS32, binary.LittleEndian, elf.EM_ARM, "arm"},
+		{elf.ELFCLASS64, binary.LittleEndian, elf.EM_PPC64, "ppc64le"},
+		{elf.ELFCLASS64, binary.BigEndian, elf.EM_S390, "s390x"},
+		{elf.ELFCLASS64, binary.LittleEndian, elf.EM_RISCV, "riscv64"},
+	} {
+		img, err := Build(elfHeader(t, tc.class, tc.order, tc.machine))
+		if err != nil {
+			t.Errorf("%v: %v", tc.machine, err)
+			continue
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.OS != "linux" || cf.Architecture != tc.want {
+			t.Errorf("%v binary: image for %s/%s, want linux/%s", tc.machine, cf.OS, cf.Architecture, tc.want)
+		}
+	}
+	_, err := Build(elfHeader(t, elf.ELFCLASS32, binary.BigEndian, elf.EM_68K))
+	if err == nil || !strings.Contains(err.Error(), "EM_68K") {
+		t.Errorf("an m68k binary: %v, want it refused, naming its machine", err)
 	}
 }

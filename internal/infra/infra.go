@@ -2,6 +2,7 @@ package infra
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,13 +52,37 @@ type NodeSpec struct {
 	Name string   `json:"name"`
 	Role NodeRole `json:"role"`
 	// CPUs pins the node to a CPU list such as "1" or "0-1"; empty means
-	// unpinned. On Kubernetes it is ignored.
+	// unpinned. A node on Kubernetes has its machine's CPUs: a study
+	// written for Kubernetes may not set it, and a lab study's is not
+	// used there.
 	CPUs string `json:"cpus,omitempty"`
 	// Labels select the node's role on Kubernetes.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Taints are taints the role's nodes carry on Kubernetes, as
 	// "key=value:Effect" or "key:Effect"; the role's pods tolerate them.
 	Taints []string `json:"taints,omitempty"`
+}
+
+// Taint effects a NodeSpec's taint may name, as Kubernetes defines them.
+var TaintEffects = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
+
+// ParseTaint reads one of NodeSpec.Taints, "key=value:Effect" or
+// "key:Effect" as kubectl taint writes it. The study check and the
+// Kubernetes platform both read taints with it, so that a taint the
+// cluster would not accept is refused before anything is created.
+func ParseTaint(s string) (key, value, effect string, err error) {
+	kv, effect, ok := strings.Cut(s, ":")
+	switch {
+	case kv == "":
+		return "", "", "", fmt.Errorf("taint %q: no key: want key=value:Effect or key:Effect", s)
+	case !ok || effect == "":
+		return "", "", "", fmt.Errorf("taint %q: no effect: want key=value:Effect or key:Effect, such as %q, the effect one of %s",
+			s, strings.TrimSuffix(s, ":")+":NoSchedule", strings.Join(TaintEffects, ", "))
+	case !slices.Contains(TaintEffects, effect):
+		return "", "", "", fmt.Errorf("taint %q: effect %q: want NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+	}
+	key, value, _ = strings.Cut(kv, "=")
+	return key, value, effect, nil
 }
 
 // ParseCPUList parses a Linux CPU list such as "0-2,5", as NodeSpec.CPUs gives

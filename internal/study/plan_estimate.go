@@ -131,3 +131,29 @@ func (c Cell) generators() int {
 	}
 	return c.Namespaces
 }
+
+// NoisyEstimate is how long a study may take on a noisy host, where the
+// plan's Estimate assumes a quiet one: the most rounds its repetitions
+// allow, every cell and calibration measured again as many times as the
+// noise guard re-runs a noisy one, and on the lab the whole time the
+// runner may wait for a quiet host. The preset runs docs/studies.md
+// reports on a contended host (51 and 60 minutes against a plan of 29)
+// lie between the two.
+func NoisyEstimate(s *Study, sc results.Scaling) (time.Duration, error) {
+	p, err := newPlan(s, sc, max(s.Repetitions.Min, s.Repetitions.Max))
+	if err != nil {
+		return 0, err
+	}
+	retries := time.Duration(*s.Noise.Retries)
+	d := p.Estimate
+	for _, c := range p.Cells {
+		d += retries * c.Estimate
+	}
+	if needsCalibration(p.Scaling) {
+		d += retries * time.Duration(len(s.calibrationMeshes())+p.Deployments-1) * setupTimes[p.Platform].calibrate
+	}
+	if p.Platform == PlatformLab {
+		d += defaultQuiet.budget
+	}
+	return d, nil
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/meshbench/meshbench/internal/topology"
 )
 
 // A study file is checked against the Study type on its YAML node tree
@@ -35,7 +37,7 @@ func checkYAML(data []byte) (*fileMap, error) {
 	m := &fileMap{places: map[string]place{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parse study: %w", err)
+		return nil, FieldErrors{topology.SyntaxError(data, err)}
 	}
 	if doc.Kind == 0 {
 		return m, nil // an empty file: the header check says what is missing

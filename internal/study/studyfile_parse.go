@@ -173,6 +173,11 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 		return nil, fm.placed(FieldErrors{err.(*FieldError)})
 	}
 	nodesGiven := len(s.Platform.Nodes) > 0
+	// A study written for a cluster whose nodes pin CPUs would run
+	// unpinned: refused, where a lab study run with --platform kubernetes
+	// keeps its lab nodes for the lab (and a cluster's, run on the lab,
+	// is pinned).
+	kubeFile := s.Platform.Type == PlatformKubernetes
 	s.defaults(binary.BigEndian.Uint64(sum[:8]))
 	var errs FieldErrors
 	if sc := s.Scaling; sc != nil && sc.MinAppCPUs != 0 && nodesGiven {
@@ -185,6 +190,9 @@ func parse(data []byte, loadGraph func(name string) (*topology.Graph, error), o 
 	}
 	if len(errs) == 0 {
 		errs = append(errs, s.meshesOnPlatform()...)
+	}
+	if kubeFile && s.Platform.Type == PlatformKubernetes {
+		errs = append(errs, s.Platform.cpusOnKubernetes()...)
 	}
 	errs = append(errs, s.validate()...)
 	if len(errs) > 0 {

@@ -68,8 +68,10 @@ type PresetInfo struct {
 	Repetitions int      `json:"repetitions"`
 	Cells       int      `json:"cells"`
 	// LabEstimate is the plan's estimated duration on the lab, calibration
-	// included.
-	LabEstimate time.Duration `json:"lab_estimate_ns"`
+	// included, on a quiet host; LabNoisyEstimate the most it may take on
+	// a noisy one (NoisyEstimate).
+	LabEstimate      time.Duration `json:"lab_estimate_ns"`
+	LabNoisyEstimate time.Duration `json:"lab_noisy_estimate_ns"`
 }
 
 // Presets summarizes every built-in study, by name.
@@ -84,9 +86,13 @@ func Presets() ([]PresetInfo, error) {
 		if err != nil {
 			return nil, err
 		}
+		noisy, err := NoisyEstimate(s, s.ScalingFor(0))
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, PresetInfo{
 			Name: s.Name, Description: s.Description, Graph: s.Workload.Graph, Namespaces: s.Workload.Namespaces,
-			Meshes: p.Meshes, Repetitions: s.Repetitions.Min, Cells: len(p.Cells), LabEstimate: p.Estimate,
+			Meshes: p.Meshes, Repetitions: s.Repetitions.Min, Cells: len(p.Cells), LabEstimate: p.Estimate, LabNoisyEstimate: noisy,
 		})
 	}
 	return out, nil

@@ -243,8 +243,27 @@ func (p Platform) validate() error {
 		if _, err := infra.ParseCPUList(n.CPUs); n.CPUs != "" && err != nil {
 			return fieldError(np+".cpus", "%q: want a CPU list such as \"0\", \"1-3\" or \"0,2\"", n.CPUs)
 		}
+		for j, t := range n.Taints {
+			if _, _, _, err := infra.ParseTaint(t); err != nil {
+				return fieldError(fmt.Sprintf("%s.taints[%d]", np, j), "%v", err)
+			}
+		}
 	}
 	return nil
+}
+
+// cpusOnKubernetes refuses cpus on the nodes of a study that runs on
+// Kubernetes: a cluster's node has the CPUs its machine has, and nothing
+// there would pin one.
+func (p Platform) cpusOnKubernetes() FieldErrors {
+	var errs FieldErrors
+	for i, n := range p.Nodes {
+		if n.CPUs != "" {
+			errs = append(errs, asFieldError(fieldError(fmt.Sprintf("platform.nodes[%d].cpus", i),
+				"%q pins a lab node to the host's CPUs; a Kubernetes node has its machine's: remove cpus, and size the node by its machine type (select it with labels)", n.CPUs)))
+		}
+	}
+	return errs
 }
 
 func (w Workload) validate(g *topology.Graph) error {
@@ -292,8 +311,43 @@ func validateMeshes(meshes []Mesh, platformType string) error {
 			seen[m.Name] = i
 		}
 	}
+	if platformType == PlatformKubernetes {
+		errs = append(errs, ciliumWithBaseline(meshes)...)
+	}
 	if len(errs) == 0 {
 		return nil
+	}
+	return errs
+}
+
+// ciliumWithBaseline refuses a Cilium mesh on the cluster (kubeconfig
+// context) a baseline runs on: the cluster's Cilium encrypts every pod's
+// traffic with WireGuard, baseline's too, so that baseline would not be
+// the cluster without a mesh the others are measured against.
+func ciliumWithBaseline(meshes []Mesh) FieldErrors {
+	baseline := map[string]int{}
+	for i, m := range meshes {
+		if _, seen := baseline[m.Context]; !seen && m.Profile == BaselineProfile {
+			baseline[m.Context] = i
+		}
+	}
+	var errs FieldErrors
+	for i, m := range meshes {
+		pr, ok := mesh.LookupProfile(m.Profile)
+		if !ok || pr.Plane != mesh.PlaneCNI {
+			continue
+		}
+		j, shared := baseline[m.Context]
+		if !shared {
+			continue
+		}
+		cluster := "the study's cluster"
+		if m.Context != "" {
+			cluster = fmt.Sprintf("context %q", m.Context)
+		}
+		errs = append(errs, asFieldError(fieldError(fmt.Sprintf("meshes[%d].context", i),
+			"%s runs on %s, as baseline (meshes[%d]) does, whose Cilium then encrypts baseline's traffic too; give %s a cluster of its own, whose CNI is Cilium: context: NAME (docs/kubernetes.md, \"Cilium\")",
+			m.Name, cluster, j, m.Name)))
 	}
 	return errs
 }
@@ -391,59 +445,87 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 }
 
 // validate checks a load as given or after a cell's sweeps; path prefixes
-// the field names.
+// the field names. It reports each field's error, all at once.
 func (l Load) validate(path string) error {
+	var errs FieldErrors
+	add := func(field, format string, args ...any) {
+		p := path
+		if field != "" {
+			p += "." + field
+		}
+		errs = append(errs, asFieldError(fieldError(p, format, args...)))
+	}
 	switch {
 	case l.Rate < 0:
-		return fieldError(path+".rate", "must not be negative, got %g (0 or omitted means closed loop)", l.Rate)
-	case l.Connections < 1:
-		return fieldError(path+".connections", "want at least 1, got %d", l.Connections)
-	case l.Duration < 0:
-		return fieldError(path+".duration", "must not be negative, got %s", l.Duration)
-	case l.Requests < 0:
-		return fieldError(path+".requests", "must not be negative, got %d", l.Requests)
-	case l.Duration == 0 && l.Requests == 0:
-		return fieldError(path, "set duration or requests: what ends the measured phase")
-	case l.Duration > 0 && l.Requests > 0:
-		return fieldError(path, "set duration or requests, not both")
-	case l.Warmup < 0:
-		return fieldError(path+".warmup", "must not be negative, got %s", l.Warmup)
-	case l.Timeout < 0:
-		return fieldError(path+".timeout", "must not be negative, got %s", l.Timeout)
-	case l.ConnRequests < 0:
-		return fieldError(path+".conn_requests", "must not be negative, got %d (0 keeps connections open)", l.ConnRequests)
-	case l.ConnRequests > 0 && l.HTTP2:
-		return fieldError(path+".conn_requests", "applies to HTTP/1.1 only; http2 keeps its connections")
-	case l.Connections > MaxConnections:
-		return fieldError(path+".connections", "%v", checkConnections(l.Connections))
+		add("rate", "must not be negative, got %g (0 or omitted means closed loop)", l.Rate)
 	case l.Rate > MaxRate:
-		return fieldError(path+".rate", "%v", checkRate(l.Rate))
+		add("rate", "%v", checkRate(l.Rate))
+	}
+	switch {
+	case l.Connections < 1:
+		add("connections", "want at least 1, got %d", l.Connections)
+	case l.Connections > MaxConnections:
+		add("connections", "%v", checkConnections(l.Connections))
+	}
+	switch {
+	case l.Duration < 0:
+		add("duration", "must not be negative, got %s", l.Duration)
 	case l.Duration > MaxPhase:
-		return fieldError(path+".duration", "%v", checkPhase(l.Duration, "a measured phase may last"))
+		add("duration", "%v", checkPhase(l.Duration, "a measured phase may last"))
+	}
+	switch {
+	case l.Requests < 0:
+		add("requests", "must not be negative, got %d", l.Requests)
 	case l.Requests > MaxRequests:
-		return fieldError(path+".requests", "%v", checkRequests(l.Requests))
+		add("requests", "%v", checkRequests(l.Requests))
+	}
+	switch {
+	case l.Duration == 0 && l.Requests == 0:
+		add("", "set duration or requests: what ends the measured phase")
+	case l.Duration > 0 && l.Requests > 0:
+		add("", "set duration or requests, not both")
+	}
+	switch {
+	case l.Warmup < 0:
+		add("warmup", "must not be negative, got %s", l.Warmup)
 	case l.Warmup > MaxPhase:
-		return fieldError(path+".warmup", "%v", checkPhase(l.Warmup, "a warm-up may last"))
+		add("warmup", "%v", checkPhase(l.Warmup, "a warm-up may last"))
+	}
+	switch {
+	case l.Timeout < 0:
+		add("timeout", "must not be negative, got %s", l.Timeout)
 	case l.Timeout > MaxTimeout:
-		return fieldError(path+".timeout", "%s, more than the %s a request may wait", l.Timeout, MaxTimeout)
-	case l.Upload < 0 || l.Upload > load.MaxBodySize:
-		return fieldError(path+".upload", "want bytes from 0 (no upload) to %d, got %d", load.MaxBodySize, l.Upload)
-	case l.Path != infra.PathService && l.Path != infra.PathIngress:
-		return fieldError(path+".path", "%q: want service or ingress", l.Path)
-	case l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace:
-		return fieldError(path+".generators", "%q: want %s or %s", l.Generators, GeneratorsOne, GeneratorsPerNamespace)
+		add("timeout", "%s, more than the %s a request may wait", l.Timeout, MaxTimeout)
 	}
-	for field, q := range map[string]string{"cpu_request": l.Resources.CPURequest, "cpu_limit": l.Resources.CPULimit} {
-		if _, err := resources.ParseCPU(q); err != nil {
-			return fieldError(path+".resources."+field, "%v", err)
+	switch {
+	case l.ConnRequests < 0:
+		add("conn_requests", "must not be negative, got %d (0 keeps connections open)", l.ConnRequests)
+	case l.ConnRequests > 0 && l.HTTP2:
+		add("conn_requests", "applies to HTTP/1.1 only; http2 keeps its connections")
+	}
+	if l.Upload < 0 || l.Upload > load.MaxBodySize {
+		add("upload", "want bytes from 0 (no upload) to %d, got %d", load.MaxBodySize, l.Upload)
+	}
+	if l.Path != infra.PathService && l.Path != infra.PathIngress {
+		add("path", "%q: want service or ingress", l.Path)
+	}
+	if l.Generators != GeneratorsOne && l.Generators != GeneratorsPerNamespace {
+		add("generators", "%q: want %s or %s", l.Generators, GeneratorsOne, GeneratorsPerNamespace)
+	}
+	for _, q := range []struct{ field, value string }{{"cpu_request", l.Resources.CPURequest}, {"cpu_limit", l.Resources.CPULimit}} {
+		if _, err := resources.ParseCPU(q.value); err != nil {
+			add("resources."+q.field, "%v", err)
 		}
 	}
-	for field, q := range map[string]string{"memory_request": l.Resources.MemoryRequest, "memory_limit": l.Resources.MemoryLimit} {
-		if _, err := resources.ParseMemory(q); err != nil {
-			return fieldError(path+".resources."+field, "%v", err)
+	for _, q := range []struct{ field, value string }{{"memory_request", l.Resources.MemoryRequest}, {"memory_limit", l.Resources.MemoryLimit}} {
+		if _, err := resources.ParseMemory(q.value); err != nil {
+			add("resources."+q.field, "%v", err)
 		}
 	}
-	return nil
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
 }
 
 // namespacePrefix is a namespace name once a number follows it.
@@ -454,6 +536,12 @@ var namespacePrefix = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
 func (k *Kubernetes) validate() error {
 	if k == nil || k.Image == "" {
 		return fieldError("platform.kubernetes.image", "required on Kubernetes: the registry and tag of meshbench's image (or --image)")
+	}
+	if strings.HasPrefix(k.Kubeconfig, "~") {
+		// Nothing expands it: the file would be looked for under a
+		// directory named ~, and the cluster not found at start.
+		return fieldError("platform.kubernetes.kubeconfig", "%q: a study file's ~ is not expanded; write the path in full (such as /home/you/.kube/config), or give --kubeconfig %s, which the shell expands",
+			k.Kubeconfig, k.Kubeconfig)
 	}
 	if k.NamespacePrefix != "" && !namespacePrefix.MatchString(k.NamespacePrefix) {
 		return fieldError("platform.kubernetes.namespace_prefix", "%q: want lower-case letters, digits and '-', starting with a letter, such as \"mb-\"", k.NamespacePrefix)

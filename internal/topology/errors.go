@@ -2,6 +2,8 @@ package topology
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,3 +88,41 @@ func child(n *yaml.Node, key string) *yaml.Node {
 	}
 	return nil
 }
+
+// yamlLine is the place the YAML library gives a syntax error: a line,
+// and for an error found while parsing a block the line the block
+// starts on, not the one at fault.
+var yamlLine = regexp.MustCompile(`^yaml: (?:line \d+: )?`)
+
+// SyntaxError places err, the YAML library's syntax error in data, at a
+// line and column. The line is where the file stops being YAML: the first
+// whose lines up to it fail as the whole file does (found by bisection,
+// so a long file costs a few parses). The column is where that line's
+// content starts, which for an indentation error (the commonest) is the
+// indentation at fault.
+func SyntaxError(data []byte, err error) *FieldError {
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	fails := func(lines []string) bool {
+		var n yaml.Node
+		e := yaml.Unmarshal([]byte(strings.Join(lines, "\n")), &n)
+		return e != nil && yamlLine.ReplaceAllString(e.Error(), "") == msg
+	}
+	lines := strings.Split(string(data), "\n")
+	lo, hi := 1, len(lines)
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(lines[:mid]) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	line := lines[lo-1]
+	if slices.Contains(indentationErrors, msg) {
+		msg += "; is the line indented as the keys beside it are?"
+	}
+	return &FieldError{Line: lo, Column: len(line) - len(strings.TrimLeft(line, " ")) + 1, Msg: "YAML syntax: " + msg}
+}
+
+// indentationErrors are the YAML library's words for a line indented
+// deeper than its siblings, or between two levels.
+var indentationErrors = []string{"mapping values are not allowed in this context", "did not find expected key"}

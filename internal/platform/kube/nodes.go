@@ -31,20 +31,13 @@ func roleSelector(n infra.NodeSpec) map[string]string {
 	return map[string]string{labelRole: string(n.Role)}
 }
 
-// parseTaint reads "key=value:Effect" or "key:Effect".
+// parseTaint reads a node spec's taint (infra.ParseTaint).
 func parseTaint(s string) (corev1.Taint, error) {
-	kv, effect, ok := strings.Cut(s, ":")
-	if !ok || kv == "" {
-		return corev1.Taint{}, fmt.Errorf("taint %q: want key=value:Effect or key:Effect", s)
+	key, value, effect, err := infra.ParseTaint(s)
+	if err != nil {
+		return corev1.Taint{}, err
 	}
-	t := corev1.Taint{Effect: corev1.TaintEffect(effect)}
-	t.Key, t.Value, _ = strings.Cut(kv, "=")
-	switch t.Effect {
-	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-	default:
-		return corev1.Taint{}, fmt.Errorf("taint %q: effect %q: want NoSchedule, PreferNoSchedule or NoExecute", s, effect)
-	}
-	return t, nil
+	return corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}, nil
 }
 
 func toleration(t corev1.Taint) corev1.Toleration {
