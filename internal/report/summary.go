@@ -11,9 +11,16 @@ import (
 func (b *builder) summary() Section {
 	s := Section{ID: "summary", Title: "Summary"}
 	d := b.d
-	s.Blocks = append(s.Blocks, text(intervalNote+
-		" Overheads are the differences against the baseline measured in the same rounds, with their signed-rank interval;"+
-		" one whose interval includes zero is reported as no measurable difference, never as a win."))
+	open := false
+	for _, c := range d.Configs {
+		open = open || !b.closedAt(c)
+	}
+	intro := " Overheads are the differences against the baseline measured in the same rounds, with their signed-rank interval;" +
+		" one whose interval includes zero is reported as no measurable difference, never as a win."
+	if !open {
+		intro = " Ratios to the baseline are paired by round, with their signed-rank interval."
+	}
+	s.Blocks = append(s.Blocks, text(intervalNote+intro))
 	if d.Baseline == "" {
 		s.Blocks = append(s.Blocks, text(fmt.Sprintf("The study has no %q mesh, so there are no overheads; the tables below compare the meshes side by side.", analysis.DefaultBaseline)))
 		return s
