@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
 
@@ -152,4 +153,84 @@ func slicesContains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestMixedLoopsSplitTheOverheads: a study whose 32-connection cells are
+// an open loop and whose others are a closed loop shows added latency at
+// the open loop alone: the summary's overhead rows and the overhead
+// charts' bars are the open configurations', the closed ones are in the
+// throughput table.
+func TestMixedLoopsSplitTheOverheads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range ix.Cells {
+		if s.Params["connections"] != "32" {
+			continue
+		}
+		c, err := results.ReadCell(dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Load.Options.Rate = 100
+		if c.Merged != nil {
+			c.Merged.Options.Rate = 100
+			for j := range c.Generators {
+				c.Generators[j].Options.Rate = 100
+			}
+		}
+		if err := results.WriteCell(dir, c); err != nil {
+			t.Fatal(err)
+		}
+		ix.Cells[i] = c.Summary
+	}
+	if err := results.WriteJSON(dir, results.IndexFile, ix); err != nil {
+		t.Fatal(err)
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := Build(d)
+	var open, closed int
+	for _, s := range doc.Sections {
+		if s.ID != "summary" {
+			continue
+		}
+		for _, b := range s.Blocks {
+			if b.Table == nil {
+				continue
+			}
+			for _, r := range b.Table.Rows {
+				isOpen := strings.HasPrefix(r[1], "32 / ")
+				switch {
+				case slicesContains(b.Table.Header, "p50 over baseline") && isOpen:
+					open++
+				case slicesContains(b.Table.Header, "Throughput over baseline's") && !isOpen:
+					closed++
+				default:
+					t.Errorf("summary row %q in the table %q", r[:2], b.Table.Header)
+				}
+			}
+		}
+	}
+	if open != 4 || closed != 8 {
+		t.Errorf("summary: %d open-loop overhead rows and %d closed-loop throughput rows, want 4 and 8", open, closed)
+	}
+	charts := 0
+	for _, c := range doc.Charts() {
+		if !strings.HasPrefix(c.File, "overhead-") {
+			continue
+		}
+		charts++
+		if !strings.Contains(c.SVG, "32 / 1") || strings.Contains(c.SVG, "64 / 1") || strings.Contains(c.SVG, "128 / 4") {
+			t.Errorf("%s draws other configurations than the open loop's", c.File)
+		}
+	}
+	if charts != 3 {
+		t.Errorf("%d overhead charts, want p50, p95 and p99 over the open loop", charts)
+	}
 }
