@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // The regression gate: what makes a new result set (a new proxy release,
@@ -258,31 +258,11 @@ func (d *Dataset) ReleasePairs() []ReleasePair {
 			if a.spec != b.spec || a.release == b.release {
 				continue
 			}
-			if CompareReleases(a.release, b.release) > 0 {
+			if versions.CompareReleases(a.release, b.release) > 0 {
 				a, b = b, a
 			}
 			out = append(out, ReleasePair{Older: a.name, Newer: b.name, OlderRelease: a.release, NewerRelease: b.release})
 		}
 	}
 	return out
-}
-
-// CompareReleases orders releases such as 1.38.3 and 1.40.0 by their
-// numbers, part by part.
-func CompareReleases(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range min(len(pa), len(pb)) {
-		na, ea := strconv.Atoi(pa[i])
-		nb, eb := strconv.Atoi(pb[i])
-		if ea != nil || eb != nil {
-			if c := strings.Compare(pa[i], pb[i]); c != 0 {
-				return c
-			}
-			continue
-		}
-		if c := cmp.Compare(na, nb); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(pa), len(pb))
 }
