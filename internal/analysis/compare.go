@@ -16,6 +16,10 @@ const (
 	NoDifference
 	Higher
 	Lower
+	// Censored: the interval's end beyond zero is only a bound on the
+	// wrong side (a censored figure: timeouts), so it shows no
+	// difference either way.
+	Censored
 )
 
 // Judge reads a difference at the nominal level.
@@ -23,10 +27,12 @@ func Judge(d Diff) Verdict {
 	switch {
 	case !d.Delta.Interval() || d.Delta.BelowNominal():
 		return TooFewRuns
-	case d.Delta.Lo > 0:
+	case d.Delta.Lo > 0 && d.Delta.LoBound.lowerBounds():
 		return Higher
-	case d.Delta.Hi < 0:
+	case d.Delta.Hi < 0 && d.Delta.HiBound.upperBounds():
 		return Lower
+	case d.Delta.Lo > 0 || d.Delta.Hi < 0:
+		return Censored
 	}
 	return NoDifference
 }
@@ -82,8 +88,12 @@ func (c Change) Regressed() bool {
 	return (v == Higher && !c.Metric.HigherIsBetter()) || (v == Lower && c.Metric.HigherIsBetter())
 }
 
-// Improved reports whether B is measurably better than A.
+// Improved reports whether B is measurably better than A. A figure of B
+// censored at the timeout (its requests failed) is never an improvement.
 func (c Change) Improved() bool {
+	if c.Diff.Other.Censored() {
+		return false
+	}
 	v := Judge(c.Diff)
 	return (v == Lower && !c.Metric.HigherIsBetter()) || (v == Higher && c.Metric.HigherIsBetter())
 }
@@ -114,11 +124,12 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 				continue
 			}
 			for _, m := range ms {
-				ua, ub := ga.Sample(m).Units(), gb.Sample(m).Units()
+				ua, ba := ga.Sample(m).BoundedUnits()
+				ub, bb := gb.Sample(m).BoundedUnits()
 				if len(ua) == 0 || len(ub) == 0 {
 					continue
 				}
-				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Diff: Between(ua, ub)})
+				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Diff: BetweenBounded(ua, ba, ub, bb)})
 			}
 			for _, m := range ms {
 				if !m.IsLatency() {
@@ -126,10 +137,10 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 				}
 				ua, oka := a.overheadUnits(mesh, cfg, m)
 				ub, okb := b.overheadUnits(mesh, cfg, m)
-				if !oka || !okb || len(ua) == 0 || len(ub) == 0 {
+				if !oka || !okb || len(ua.Delta) == 0 || len(ub.Delta) == 0 {
 					continue
 				}
-				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Added: true, Diff: Between(ua, ub)})
+				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Added: true, Diff: BetweenBounded(ua.Delta, ua.Bounds, ub.Delta, ub.Bounds)})
 			}
 		}
 	}
@@ -145,15 +156,15 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 
 // overheadUnits are a mesh's paired units over the run's baseline (see
 // PairUnits); false for the baseline, or without one.
-func (d *Dataset) overheadUnits(mesh string, c LoadConfig, m Metric) ([]float64, bool) {
+func (d *Dataset) overheadUnits(mesh string, c LoadConfig, m Metric) (PairedUnits, bool) {
 	if d.Baseline == "" || mesh == d.Baseline {
-		return nil, false
+		return PairedUnits{}, false
 	}
 	b, o := d.Group(d.Baseline, c), d.Group(mesh, c)
 	if b == nil || o == nil {
-		return nil, false
+		return PairedUnits{}, false
 	}
-	return PairUnits(b.Sample(m), o.Sample(m)).Delta, true
+	return PairUnits(b.Sample(m), o.Sample(m)), true
 }
 
 // String is the change's place: "sidecar added p50 at connections=32".

@@ -5,7 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/meshbench/meshbench/internal/load"
+	"github.com/meshbench/meshbench/internal/metrics"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/resultstest"
 )
@@ -92,14 +95,27 @@ func TestGroupFiguresMatchTheCells(t *testing.T) {
 	d := loadFixture(t)
 	g := d.Group(resultstest.Sidecar, cfg(64, 4))
 	var p99s, qps []float64
+	var served, failed int64
 	for _, r := range g.Reps {
-		p99s = append(p99s, r.Summary.LatencyMs.P99)
+		// Each run's p99 is read off its served requests with its failed
+		// ones at the cell's timeout (censored).
+		c, err := results.ReadCell(fixtureDir, r.Summary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := metrics.NewHistogram()
+		h.Merge(c.Merged.Latency)
+		n := load.Failed(c.Merged.Errors, c.Merged.StatusCodes)
+		h.RecordN(c.Load.Options.Timeout, n)
+		p99s = append(p99s, float64(h.Percentile(99))/float64(time.Millisecond))
 		qps = append(qps, r.Summary.AchievedRate)
+		served, failed = served+c.Merged.Latency.Count(), failed+n
 	}
-	// The runner's summaries are computed from the same histograms; the
-	// group's median must agree with them.
+	if failed == 0 || served+failed != 6*30000 {
+		t.Fatalf("the fixture's cells served %d and failed %d requests, want 180,000 in all, some failed", served, failed)
+	}
 	if got, want := g.Estimate(P99).Median, Median(p99s); math.Abs(got-want) > 1e-9 {
-		t.Errorf("p99 median %v, want %v from the summaries", got, want)
+		t.Errorf("p99 median %v, want %v from the cells' histograms", got, want)
 	}
 	if got, want := g.Estimate(QPS).Median, Median(qps); math.Abs(got-want) > 1e-9 {
 		t.Errorf("QPS median %v, want %v", got, want)
@@ -108,8 +124,9 @@ func TestGroupFiguresMatchTheCells(t *testing.T) {
 	if e := g.Estimate(P50); !(e.Lo <= e.Median && e.Median <= e.Hi) || e.N != 6 || e.Level != 1-2.0/64 || e.Lo != slices.Min(g.Sample(P50).Values()) {
 		t.Errorf("p50 estimate %+v", e)
 	}
-	if n := g.Latency().Count(); n != 6*30000 {
-		t.Errorf("pooled histogram holds %d requests, want %d", n, 6*30000)
+	// The pooled histogram is the served requests'.
+	if n := g.Latency().Count(); n != served {
+		t.Errorf("pooled histogram holds %d requests, want the %d served", n, served)
 	}
 }
 

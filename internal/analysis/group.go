@@ -42,7 +42,11 @@ func (g *Group) Sample(m Metric) Sample {
 	var out Sample
 	for _, r := range g.Reps {
 		if v, ok := r.Values[m]; ok {
-			out = append(out, Obs{Deployment: r.Summary.DeploymentOf(), Round: r.Summary.Repetition, V: v})
+			o := Obs{Deployment: r.Summary.DeploymentOf(), Round: r.Summary.Repetition, V: v}
+			if r.Censored[m] {
+				o.Bound = AtLeast
+			}
+			out = append(out, o)
 		}
 	}
 	return out
@@ -74,7 +78,7 @@ func (g *Group) Estimate(m Metric) Estimate {
 	if e, ok := g.cache[m]; ok {
 		return e
 	}
-	e := MedianCI(g.Sample(m).Units())
+	e := CensoredMedianCI(g.Sample(m).BoundedUnits())
 	if g.cache == nil {
 		g.cache = map[Metric]Estimate{}
 	}
@@ -82,7 +86,8 @@ func (g *Group) Estimate(m Metric) Estimate {
 	return e
 }
 
-// Requests is the number of requests pooled over the usable repetitions.
+// Requests is the number of served requests pooled over the usable
+// repetitions (the pooled histogram's, which holds no failed request).
 func (g *Group) Requests() int64 {
 	if g.latency == nil {
 		return 0
@@ -90,9 +95,31 @@ func (g *Group) Requests() int64 {
 	return g.latency.Count()
 }
 
-// Supports reports whether the pooled sample is large enough for the
-// metric (Metric.MinRequests).
-func (g *Group) Supports(m Metric) bool { return g.Requests() >= m.MinRequests() }
+// Supports reports whether every usable repetition holds enough requests
+// for the metric (Metric.MinRequests): a percentile's figure is the median
+// of the repetitions' own percentiles, so each must hold it, whatever
+// they pool to.
+func (g *Group) Supports(m Metric) bool {
+	need := m.MinRequests()
+	for _, r := range g.Reps {
+		if r.Counted < need {
+			return false
+		}
+	}
+	return true
+}
+
+// ClosedLoop reports whether the group's cells ran a closed loop: no rate
+// offered, each connection sending when its last answer came. Its latency
+// is its connections over its throughput (Little's law), so a difference
+// in latency restates one in throughput.
+func (g *Group) ClosedLoop() bool {
+	if len(g.Reps) == 0 {
+		return false
+	}
+	r := g.Reps[0]
+	return r.Values[Offered] <= 0 && r.Load.Options.Rate <= 0
+}
 
 // Latency is the histogram of every request of every usable repetition,
 // for percentile spectra; nil when there is none.
@@ -127,7 +154,12 @@ func (g *Group) Alloc(p Part) (Allocation, bool) {
 	return a, ok
 }
 
+// add adds a repetition and its served requests' histogram; a Rep made
+// without newRep counts the histogram's requests as its own.
 func (g *Group) add(r *Rep, h *metrics.Histogram) {
+	if r.Counted == 0 && h != nil {
+		r.Counted = h.Count()
+	}
 	g.Reps = append(g.Reps, r)
 	if g.latency == nil {
 		g.latency = metrics.NewHistogram()

@@ -29,6 +29,12 @@ type Rep struct {
 	Gaps int
 	// Replicas are the requests each app replica answered, when counted.
 	Replicas []infra.ReplicaRequests
+	// Counted is how many requests the percentiles are read from: the
+	// served ones and the failed ones, censored at the timeout.
+	Counted int64
+	// Censored marks the percentiles that landed on failed requests:
+	// their value is the timeout, a lower bound (see Bound).
+	Censored map[Metric]bool
 }
 
 // UsagePoint is a part's summed CPU (cores) and working set (bytes) at T
@@ -67,8 +73,19 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 			ConnRate:    float64(m.NewConnections) / secs,
 		},
 	}
+	// Failed requests enter the percentiles at the timeout, censored; the
+	// mean, min and max are the served requests'.
+	failed := load.Failed(m.Errors, m.StatusCodes)
+	ch := censoredLatency(h, failed, c.Load.Options.Timeout)
+	r.Counted = ch.Count()
 	for _, p := range Percentiles {
-		r.Values[p.Metric] = ms(h.Percentile(p.Percentile))
+		r.Values[p.Metric] = ms(ch.Percentile(p.Percentile))
+		if censoredAt(p.Percentile, ch.Count(), h.Count()) {
+			if r.Censored == nil {
+				r.Censored = map[Metric]bool{}
+			}
+			r.Censored[p.Metric] = true
+		}
 	}
 	var offered float64
 	for _, g := range c.Generators {

@@ -23,13 +23,18 @@ const levelSlack = 1e-9
 // deployment); Level is the interval's exact coverage, Nominal or more
 // when the design reaches it, less when it cannot (three units give
 // [min, max] at 75%). With fewer than two units there is no interval: Lo
-// and Hi equal Median and Level is 0.
+// and Hi equal Median and Level is 0. MedianBound, LoBound and HiBound
+// say which of the three numbers is only a bound, where it rests on
+// censored figures (see Bound).
 type Estimate struct {
-	Median float64 `json:"median"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
-	N      int     `json:"n"`
-	Level  float64 `json:"level"`
+	Median      float64 `json:"median"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	N           int     `json:"n"`
+	Level       float64 `json:"level"`
+	MedianBound Bound   `json:"median_bound,omitempty"`
+	LoBound     Bound   `json:"lo_bound,omitempty"`
+	HiBound     Bound   `json:"hi_bound,omitempty"`
 }
 
 // Valid reports whether the estimate rests on at least one value.
@@ -246,9 +251,11 @@ type Diff struct {
 
 // Measurable reports whether the difference's interval excludes zero at
 // the nominal level. A difference without an interval, or one whose
-// design reaches less than the nominal level, is not.
+// design reaches less than the nominal level, is not, and nor is one
+// whose end beyond zero is only a bound on the wrong side (censored).
 func (d Diff) Measurable() bool {
-	return d.Delta.Interval() && !d.Delta.BelowNominal() && (d.Delta.Lo > 0 || d.Delta.Hi < 0)
+	v := Judge(d)
+	return v == Higher || v == Lower
 }
 
 // Paired is the difference of a blocked design, other against base
@@ -257,13 +264,13 @@ func (d Diff) Measurable() bool {
 // unit's base.
 func Paired(base, other Sample) Diff {
 	pu := PairUnits(base, other)
-	d := Diff{Base: MedianCI(base.Units()), Other: MedianCI(other.Units()), PHigher: 1, PLower: 1}
+	d := Diff{Base: CensoredMedianCI(base.BoundedUnits()), Other: CensoredMedianCI(other.BoundedUnits()), PHigher: 1, PLower: 1}
 	if len(pu.Delta) == 0 {
 		return d
 	}
-	d.Delta = ShiftCI(pu.Delta)
+	d.Delta = censoredShiftCI(pu.Delta, pu.Bounds)
 	if !slices.ContainsFunc(pu.Pct, math.IsNaN) {
-		d.Pct = ShiftCI(pu.Pct)
+		d.Pct = censoredShiftCI(pu.Pct, pu.Bounds)
 	}
 	d.PHigher, d.PLower = signedRankP(pu.Delta, 1), signedRankP(pu.Delta, -1)
 	return d
@@ -295,8 +302,13 @@ func signedRankP(ds []float64, sign float64) float64 {
 // Sample.Units), bu less au: ShiftBetween in the unit, and in percent as
 // the shift of the logarithms (a ratio) when every value is positive,
 // else of the unit over au's median.
-func Between(au, bu []float64) Diff {
-	d := Diff{Base: MedianCI(au), Other: MedianCI(bu), Delta: ShiftBetween(au, bu),
+func Between(au, bu []float64) Diff { return BetweenBounded(au, nil, bu, nil) }
+
+// BetweenBounded is Between over units some of which are bounds (ab[i]
+// the bound of au[i], bb[j] of bu[j]; nil for none): a censored B unit
+// makes a difference at least its value, a censored A unit at most.
+func BetweenBounded(au []float64, ab []Bound, bu []float64, bb []Bound) Diff {
+	d := Diff{Base: CensoredMedianCI(au, ab), Other: CensoredMedianCI(bu, bb), Delta: censoredShiftBetween(au, ab, bu, bb),
 		PHigher: HigherP(au, bu), PLower: HigherP(bu, au)}
 	if !d.Delta.Valid() {
 		return d
@@ -304,12 +316,14 @@ func Between(au, bu []float64) Diff {
 	positive := func(x float64) bool { return x > 0 }
 	if all(au, positive) && all(bu, positive) {
 		la, lb := logs(au), logs(bu)
-		l := ShiftBetween(la, lb)
+		l := censoredShiftBetween(la, ab, lb, bb)
 		f := func(x float64) float64 { return 100 * math.Expm1(x) }
-		d.Pct = Estimate{Median: f(l.Median), Lo: f(l.Lo), Hi: f(l.Hi), N: l.N, Level: l.Level}
+		d.Pct = Estimate{Median: f(l.Median), Lo: f(l.Lo), Hi: f(l.Hi), N: l.N, Level: l.Level,
+			MedianBound: l.MedianBound, LoBound: l.LoBound, HiBound: l.HiBound}
 	} else if m := d.Base.Median; m != 0 {
 		f := func(x float64) float64 { return 100 * x / math.Abs(m) }
-		d.Pct = Estimate{Median: f(d.Delta.Median), Lo: f(d.Delta.Lo), Hi: f(d.Delta.Hi), N: d.Delta.N, Level: d.Delta.Level}
+		d.Pct = Estimate{Median: f(d.Delta.Median), Lo: f(d.Delta.Lo), Hi: f(d.Delta.Hi), N: d.Delta.N, Level: d.Delta.Level,
+			MedianBound: d.Delta.MedianBound, LoBound: d.Delta.LoBound, HiBound: d.Delta.HiBound}
 	}
 	return d
 }

@@ -288,11 +288,11 @@ func TestPairedAndBetween(t *testing.T) {
 		t.Errorf("paired: %+v", d.Delta)
 	}
 	// One deployment: the rounds are the units.
-	one := Sample{{1, 1, 1}, {1, 2, 2}, {1, 3, 3}}
+	one := Sample{{Deployment: 1, Round: 1, V: 1}, {Deployment: 1, Round: 2, V: 2}, {Deployment: 1, Round: 3, V: 3}}
 	if u := one.Units(); len(u) != 3 {
 		t.Errorf("one deployment: units %v, want the rounds", u)
 	}
-	b := Between(one.Units(), Sample{{1, 1, 2}, {1, 2, 4}, {1, 3, 6}}.Units())
+	b := Between(one.Units(), Sample{{Deployment: 1, Round: 1, V: 2}, {Deployment: 1, Round: 2, V: 4}, {Deployment: 1, Round: 3, V: 6}}.Units())
 	if !near(b.Pct.Median, 100) || b.Delta.Median != 2 {
 		t.Errorf("between: pct %+v delta %+v, want the ratio 2 as +100%%", b.Pct, b.Delta)
 	}

@@ -38,11 +38,11 @@ type ThresholdMetric struct {
 // columns, each once.
 var ThresholdMetrics = []ThresholdMetric{
 	{Name: "p50_added_ms", Unit: "ms", Cells: true, Added: true,
-		Reads: "added p50: the mesh's p50 less the baseline's in the same rounds, at the verdict's load configuration"},
+		Reads: "added p50: the mesh's p50 less the baseline's in the same rounds, at the verdict's load configuration (an open loop; a closed loop has none, Little's law)"},
 	{Name: "p95_added_ms", Unit: "ms", Cells: true, Added: true,
-		Reads: "added p95: the mesh's p95 less the baseline's in the same rounds, at the verdict's load configuration"},
+		Reads: "added p95: the mesh's p95 less the baseline's in the same rounds, at the verdict's load configuration (an open loop; a closed loop has none, Little's law)"},
 	{Name: "p99_added_ms", Unit: "ms", Cells: true, Added: true,
-		Reads: "added p99: the mesh's p99 less the baseline's in the same rounds, at the verdict's load configuration"},
+		Reads: "added p99: the mesh's p99 less the baseline's in the same rounds, at the verdict's load configuration (an open loop; a closed loop has none, Little's law)"},
 	{Name: "capacity_rps", Unit: "req/s", Search: true, OfBaseline: true,
 		Reads: "capacity at the SLO: the highest open-loop rate the capacity search found the mesh to sustain within it (not a connection ceiling)"},
 	{Name: "capacity_ratio", Unit: "×", Search: true,

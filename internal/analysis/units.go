@@ -24,6 +24,9 @@ type Obs struct {
 	Deployment int
 	Round      int
 	V          float64
+	// Bound is AtLeast where the value is a percentile censored at the
+	// cell's timeout (see Bound).
+	Bound Bound
 }
 
 // Sample is a figure's values over a group's usable repetitions.
@@ -98,9 +101,12 @@ func RepSample(reps []*Rep, values []float64) Sample {
 // its rounds of other less base measured in the same round (Delta), and
 // of that difference in percent of the round's base (Pct, NaN where the
 // base is zero); per round when there is one deployment. Rounds in which
-// either side has no usable value are left out.
+// either side has no usable value are left out. Bounds are the bound of
+// each unit's Delta and Pct: at least where other's value was censored,
+// at most where base's was.
 type PairedUnits struct {
 	Delta, Pct []float64
+	Bounds     []Bound
 }
 
 // PairUnits matches other's rounds with base's.
@@ -112,6 +118,7 @@ func PairUnits(base, other Sample) PairedUnits {
 	type pair struct {
 		dep        int
 		delta, pct float64
+		bound      Bound
 	}
 	var pairs []pair
 	for _, o := range other {
@@ -123,7 +130,7 @@ func PairUnits(base, other Sample) PairedUnits {
 		if x.V != 0 {
 			p = 100 * (o.V - x.V) / x.V
 		}
-		pairs = append(pairs, pair{o.Deployment, o.V - x.V, p})
+		pairs = append(pairs, pair{o.Deployment, o.V - x.V, p, joinBounds(o.Bound, x.Bound.negated())})
 	}
 	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(a.dep, b.dep) })
 	deps := map[int]bool{}
@@ -133,21 +140,23 @@ func PairUnits(base, other Sample) PairedUnits {
 	var out PairedUnits
 	if len(deps) <= 1 {
 		for _, p := range pairs {
-			out.Delta, out.Pct = append(out.Delta, p.delta), append(out.Pct, p.pct)
+			out.Delta, out.Pct, out.Bounds = append(out.Delta, p.delta), append(out.Pct, p.pct), append(out.Bounds, p.bound)
 		}
 		return out
 	}
 	for i := 0; i < len(pairs); {
 		j := i
 		var ds, ps []float64
+		var bs []Bound
 		for ; j < len(pairs) && pairs[j].dep == pairs[i].dep; j++ {
-			ds, ps = append(ds, pairs[j].delta), append(ps, pairs[j].pct)
+			ds, ps, bs = append(ds, pairs[j].delta), append(ps, pairs[j].pct), append(bs, pairs[j].bound)
 		}
 		pct := math.NaN()
 		if !slices.ContainsFunc(ps, math.IsNaN) {
 			pct = Median(ps)
 		}
-		out.Delta, out.Pct = append(out.Delta, Median(ds)), append(out.Pct, pct)
+		delta, bound := medianBounded(ds, bs)
+		out.Delta, out.Pct, out.Bounds = append(out.Delta, delta), append(out.Pct, pct), append(out.Bounds, bound)
 		i = j
 	}
 	return out

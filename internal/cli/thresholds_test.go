@@ -34,7 +34,7 @@ func TestReportThresholdsExitCodes(t *testing.T) {
 		return dir
 	}
 
-	met := results(resultstest.Options{Seed: 1, Thresholds: []string{"p99_added_ms < 1000", "istio-sidecar: usd_per_million_requests < 1"}})
+	met := results(resultstest.Options{Seed: 1, Rate: 100, Thresholds: []string{"p99_added_ms < 1000", "istio-sidecar: usd_per_million_requests < 1"}})
 	code, stdout, stderr := main("report", met, "--out", t.TempDir())
 	if code != ExitOK {
 		t.Errorf("thresholds met: exit %d, want 0; stderr %q", code, stderr)
@@ -47,7 +47,7 @@ func TestReportThresholdsExitCodes(t *testing.T) {
 		t.Errorf("stdout does not list the files, then a line per threshold and mesh:\n%s", stdout)
 	}
 
-	notMet := results(resultstest.Options{Seed: 1, Thresholds: []string{"p99_added_ms < 1000", "istio-sidecar: p50_added_ms < 1"}})
+	notMet := results(resultstest.Options{Seed: 1, Rate: 100, Thresholds: []string{"p99_added_ms < 1000", "istio-sidecar: p50_added_ms < 1"}})
 	code, stdout, stderr = main("report", notMet, "--out", t.TempDir())
 	if code != ExitThresholds || !strings.Contains(stdout, "threshold istio-sidecar: p50_added_ms < 1: NOT met, ") ||
 		!strings.Contains(stderr, "1 of 3 thresholds not met") {
@@ -96,7 +96,7 @@ func TestReportThresholdsExitCodes(t *testing.T) {
 func TestReportThresholdsOfFailedCells(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 1, Thresholds: []string{"p99_added_ms < 1000"}})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 1, Rate: 100, Thresholds: []string{"p99_added_ms < 1000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestRunErrorPrecedence(t *testing.T) {
 func TestRunJudgesThresholds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1, Thresholds: []string{"istio-sidecar: p50_added_ms < 1"}}); err != nil {
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1, Rate: 100, Thresholds: []string{"istio-sidecar: p50_added_ms < 1"}}); err != nil {
 		t.Fatal(err)
 	}
 	st := &study.Study{Thresholds: []analysis.ThresholdText{"istio-sidecar: p50_added_ms < 1"}}

@@ -279,15 +279,19 @@ func storeSuite(t *testing.T, open func(*testing.T) *Store) {
 		for _, tc := range []struct {
 			name string
 			dirs []string
-			// The first run after which the gate fails, or -1.
-			first int
+			// The first run after which the gate fails, or -1, and the
+			// latest it may first fail.
+			first, latest int
 		}{
-			{"A/A", aaDirs, -1},
+			{"A/A", aaDirs, -1, -1},
 			// The step is in the 5th run (index 4). With 4 runs before it, a
 			// permutation test of 6 points cannot reach p <= 0.05 (15
 			// arrangements put 2 points apart); with 7 (35 arrangements) it
-			// can: the gate fails once 3 runs show the step.
-			{"step", stepDirs, stepAt + 2},
+			// can, at p near its floor of 1/35 against Alpha's 0.04, so
+			// whether 3 runs showing the step suffice depends on the noise
+			// (the fixture's percentiles moved when its failed requests
+			// went to the timeout, and 3 no longer do); 4 runs do.
+			{"step", stepDirs, stepAt + 2, stepAt + 3},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				s := open(t)
@@ -314,8 +318,8 @@ func storeSuite(t *testing.T, open func(*testing.T) *Store) {
 						checkLastVerdict(t, v, tc.name == "step")
 					}
 				}
-				if first != tc.first {
-					t.Errorf("the gate first failed after run %d (0-based), want %d", first, tc.first)
+				if (tc.first < 0 && first >= 0) || (tc.first >= 0 && (first < tc.first || first > tc.latest)) {
+					t.Errorf("the gate first failed after run %d (0-based), want %d to %d", first, tc.first, tc.latest)
 				}
 			})
 		}

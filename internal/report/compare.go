@@ -52,7 +52,7 @@ func generateComparison(ctx context.Context, o Options, log *slog.Logger) ([]str
 		}
 		var l []string
 		for _, ch := range g.Regressions[:min(len(g.Regressions), 3)] {
-			l = append(l, fmt.Sprintf("%s %s%% (p %.2g)", ch, signed(ch.Diff.Pct.Median), ch.P))
+			l = append(l, fmt.Sprintf("%s %s%% (p %.2g)", ch, bounded(signed(ch.Diff.Pct.Median), ch.Diff.Pct.MedianBound), ch.P))
 		}
 		if len(g.Regressions) > 3 {
 			l = append(l, fmt.Sprintf("and %d more", len(g.Regressions)-3))

@@ -66,16 +66,36 @@ func unit(m analysis.Metric) (scale float64, name string) {
 
 // est formats an estimate as "median [lo, hi]", with the interval's level
 // where the design could not reach 95% ("[lo, hi], 75%"); a single run
-// shows its value and says it has no interval; no runs show a dash.
+// shows its value and says it has no interval; no runs show a dash. A
+// number censored by timeouts shows its bound: "≥ 30000".
 func est(e analysis.Estimate, scale float64) string {
 	switch {
 	case !e.Valid():
 		return "—"
 	case !e.Interval():
-		return num(e.Median*scale) + " (1 run)"
+		return bounded(num(e.Median*scale), e.MedianBound) + " (1 run)"
 	}
-	return fmt.Sprintf("%s [%s, %s]%s", num(e.Median*scale), num(e.Lo*scale), num(e.Hi*scale), levelText(e))
+	return fmt.Sprintf("%s [%s, %s]%s", bounded(num(e.Median*scale), e.MedianBound), bounded(num(e.Lo*scale), e.LoBound), bounded(num(e.Hi*scale), e.HiBound), levelText(e))
 }
+
+// bounded marks a formatted number with its bound: "≥ x" for a figure
+// censored at the timeout, "≤ x" for a difference less one, "x
+// (censored)" for one censored both ways, which bounds nothing.
+func bounded(s string, b analysis.Bound) string {
+	switch b {
+	case analysis.AtLeast:
+		return "≥ " + s
+	case analysis.AtMost:
+		return "≤ " + s
+	case analysis.Unbounded:
+		return s + " (censored)"
+	}
+	return s
+}
+
+// censoredNote says what a "≥" or "≤" means, for tables that show one.
+const censoredNote = "A figure marked ≥ is censored: failed and timed-out requests count in each run's percentiles at the cell's timeout, " +
+	"so a percentile that lands on them is at least that; a difference against such a baseline is marked ≤, and one whose interval end is only a bound on the wrong side of zero is not measurable."
 
 // levelText is an interval's level after it, ", 75%", when it is below
 // the nominal 95%; "" otherwise, for 95% is what an unmarked interval
@@ -119,18 +139,18 @@ func diffText(d analysis.Diff, scale float64, unitName string) string {
 		u = " " + unitName
 	}
 	pctOK := percentMeaningful(d, unitName)
+	dm, dl, dh := bounded(signed(d.Delta.Median*scale), d.Delta.MedianBound), bounded(signed(d.Delta.Lo*scale), d.Delta.LoBound), bounded(signed(d.Delta.Hi*scale), d.Delta.HiBound)
+	pm, pl, ph := bounded(signed(d.Pct.Median), d.Pct.MedianBound), bounded(signed(d.Pct.Lo), d.Pct.LoBound), bounded(signed(d.Pct.Hi), d.Pct.HiBound)
 	if !d.Delta.Interval() {
 		if !pctOK {
-			return fmt.Sprintf("%s%s (%s), too few runs for an interval", signed(d.Delta.Median*scale), u, noPercent)
+			return fmt.Sprintf("%s%s (%s), too few runs for an interval", dm, u, noPercent)
 		}
-		return fmt.Sprintf("%s%s (%s%%), too few runs for an interval", signed(d.Delta.Median*scale), u, signed(d.Pct.Median))
+		return fmt.Sprintf("%s%s (%s%%), too few runs for an interval", dm, u, pm)
 	}
 	if !pctOK {
-		return fmt.Sprintf("%s%s [%s, %s]%s (%s)", signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale), levelText(d.Delta), noPercent)
+		return fmt.Sprintf("%s%s [%s, %s]%s (%s)", dm, u, dl, dh, levelText(d.Delta), noPercent)
 	}
-	return fmt.Sprintf("%s%s [%s, %s]%s (%s%% [%s, %s])",
-		signed(d.Delta.Median*scale), u, signed(d.Delta.Lo*scale), signed(d.Delta.Hi*scale), levelText(d.Delta),
-		signed(d.Pct.Median), signed(d.Pct.Lo), signed(d.Pct.Hi))
+	return fmt.Sprintf("%s%s [%s, %s]%s (%s%% [%s, %s])", dm, u, dl, dh, levelText(d.Delta), pm, pl, ph)
 }
 
 // verdictText says in words what a difference against a reference shows.
@@ -142,6 +162,8 @@ func verdictText(d analysis.Diff) string {
 		return "lower"
 	case analysis.NoDifference:
 		return "no measurable difference"
+	case analysis.Censored:
+		return "not measurable: censored by timeouts"
 	}
 	return "too few runs to tell"
 }

@@ -23,9 +23,16 @@ func TestGenerateWritesReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{HTMLFile, MarkdownFile, filepath.Join(ChartDir, "overhead-p50.svg")} {
+	// The fixture is a closed loop: no overhead chart (Little's law), the
+	// verdict's costs and each configuration's latency spectrum.
+	for _, want := range []string{HTMLFile, MarkdownFile, filepath.Join(ChartDir, "verdict-costs.svg"), filepath.Join(ChartDir, "latency-spectrum-connections-128-replicas-productpage-4.svg")} {
 		if !slices.Contains(files, filepath.Join(out, want)) {
 			t.Errorf("%s not among the files written: %v", want, files)
+		}
+	}
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "overhead-") {
+			t.Errorf("a closed-loop study wrote the overhead chart %s", f)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, MarkdownFile))

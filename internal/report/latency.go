@@ -24,7 +24,7 @@ func (b *builder) latency() Section {
 			s.Blocks = append(s.Blocks, text("Load: "+lt+"."))
 		}
 		t := &Table{Header: []string{"Service mesh", "Time (s)", "Completed (req/s)", "p50 (ms)", "p90 (ms)", "p99 (ms)", "p99.9 (ms)", "Errors (%)", "Runs"}}
-		short := false
+		short, censored := false, false
 		for _, m := range b.d.Meshes {
 			g := b.d.Group(m, c)
 			if g == nil {
@@ -36,12 +36,17 @@ func (b *builder) latency() Section {
 					row, short = append(row, tooFewMark), true
 					continue
 				}
-				row = append(row, est(g.Estimate(metric), 1))
+				e := g.Estimate(metric)
+				censored = censored || e.Censored()
+				row = append(row, est(e, 1))
 			}
 			t.Rows = append(t.Rows, append(row, runs(g)))
 		}
 		if short {
 			t.Notes = append(t.Notes, tooFewNote)
+		}
+		if censored {
+			t.Notes = append(t.Notes, censoredNote)
 		}
 		s.Blocks = append(s.Blocks, table(t))
 		if nt := b.perNamespace(c); nt != nil {
@@ -58,8 +63,8 @@ func (b *builder) latency() Section {
 // and tooFewNote is its footnote.
 const (
 	tooFewMark = "—¹"
-	tooFewNote = "¹ Not shown: too few requests pooled over the usable runs for this percentile. " +
-		"A percentile is read only where at least 10 requests lie beyond it: p99 needs 1,000 requests, p99.9 10,000."
+	tooFewNote = "¹ Not shown: some usable run holds too few requests for this percentile. " +
+		"A percentile is read only where at least 10 requests lie beyond it in every run, since its figure is the median of the runs' own percentiles: p99 needs 1,000 requests a run, p99.9 10,000."
 )
 
 // spectrum draws each mesh's latency at every percentile of the pooled

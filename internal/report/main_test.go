@@ -14,8 +14,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// fixtureDir is one fixture results directory every test reads.
-var fixtureDir string
+// fixtureDir is one fixture results directory every test reads: a
+// closed loop. openFixtureDir is the same study as an open loop, whose
+// overheads are added latencies.
+var fixtureDir, openFixtureDir string
+
+// openRate is the open-loop fixture's offered rate, in req/s.
+const openRate = 100
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -30,9 +35,31 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fixtureDir = dir
+	open, err := os.MkdirTemp("", "meshbench-report-test-open-")
+	if err == nil {
+		_, err = resultstest.Write(open, resultstest.Options{Seed: 1, Rate: openRate})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.RemoveAll(open)
+		os.Exit(1)
+	}
+	openFixtureDir = open
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(open)
 	os.Exit(code)
+}
+
+// loadOpenFixture is the open-loop fixture (openFixtureDir).
+func loadOpenFixture(t *testing.T) *analysis.Dataset {
+	t.Helper()
+	d, err := analysis.Load(openFixtureDir, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func loadFixture(t *testing.T) *analysis.Dataset {

@@ -26,12 +26,19 @@ type rawCell struct {
 	Verification []struct {
 		Pass bool `json:"pass"`
 	} `json:"verification"`
+	Load struct {
+		Options struct {
+			Timeout time.Duration `json:"timeout"`
+		} `json:"options"`
+	} `json:"load"`
 	Merged *struct {
-		Start     time.Time          `json:"start"`
-		End       time.Time          `json:"end"`
-		Requests  int64              `json:"requests"`
-		Latency   *metrics.Histogram `json:"latency"`
-		Distorted bool               `json:"distorted"`
+		Start       time.Time          `json:"start"`
+		End         time.Time          `json:"end"`
+		Requests    int64              `json:"requests"`
+		Errors      int64              `json:"errors"`
+		StatusCodes map[int]int64      `json:"status_codes"`
+		Latency     *metrics.Histogram `json:"latency"`
+		Distorted   bool               `json:"distorted"`
 	} `json:"merged"`
 	Resources []metrics.Series `json:"resources"`
 }
@@ -77,7 +84,17 @@ func rawFigures(t *testing.T, dir string) (map[string]map[string][]float64, map[
 			figs[key] = map[string][]float64{}
 		}
 		f := figs[key]
-		h := c.Merged.Latency
+		// The percentiles count every failed request (no response, or a
+		// 5xx) at the cell's timeout.
+		h := metrics.NewHistogram()
+		h.Merge(c.Merged.Latency)
+		failed := c.Merged.Errors
+		for code, n := range c.Merged.StatusCodes {
+			if code >= 500 {
+				failed += n
+			}
+		}
+		h.RecordN(c.Load.Options.Timeout, failed)
 		secs := c.Merged.End.Sub(c.Merged.Start).Seconds()
 		f["round"] = append(f["round"], float64(c.Repetition))
 		f["Time (s)"] = append(f["Time (s)"], secs)
@@ -208,15 +225,18 @@ func TestTablesMatchTheRawCells(t *testing.T) {
 		v := strings.Split(row[1], " / ")
 		cfg := "connections=" + v[0] + ", replicas.productpage=" + v[1]
 		key, base := row[0]+"|"+cfg, "baseline|"+cfg
-		for i, p := range map[int]string{2: "p50", 3: "p95"} {
-			want := pairedHL(figs[key], figs[base], p)
-			got, err := strconv.ParseFloat(strings.Fields(row[i])[0], 64)
-			if err != nil || !near(got, want) {
-				t.Errorf("%s %s overhead: table says %q, the cells give %v", key, p, row[i], want)
+		// A closed loop: throughput, its ratio to the baseline's paired
+		// by round, and the mesh's own p50 and p99, never an added
+		// latency.
+		for i, p := range map[int]string{2: "Completed (req/s)", 4: "p50", 5: "p99", 6: "dp-cpu"} {
+			if m, _, _ := parseEstimate(t, row[i]); !near(m, median(figs[key][p])) {
+				t.Errorf("%s %s: table says %q, the cells give %v", key, p, row[i], median(figs[key][p]))
 			}
 		}
-		if m, _, _ := parseEstimate(t, row[4]); !near(m, median(figs[key]["dp-cpu"])) {
-			t.Errorf("%s data plane CPU: table says %v, the cells give %v", key, m, median(figs[key]["dp-cpu"]))
+		want := 1 + pairedPctHL(figs[key], figs[base], "Completed (req/s)")/100
+		got, err := strconv.ParseFloat(strings.TrimSuffix(strings.Fields(row[3])[0], "x"), 64)
+		if err != nil || !near(got, want) {
+			t.Errorf("%s throughput over the baseline's: table says %q, the cells give %vx", key, row[3], want)
 		}
 		rows++
 	}
@@ -233,14 +253,9 @@ func cells(line string) []string {
 	return parts
 }
 
-// checkVerdict recomputes the verdict's added latencies and data-plane CPU
-// per 1,000 req/s at the representative (last) configuration from the
-// raw cells.
-// pairedHL is a mesh's overhead as the report computes it, recomputed
-// from the cells: the differences from the baseline round by round (each
-// round its own deployment in the fixture), and the median of their
-// Walsh averages.
-func pairedHL(mesh, base map[string][]float64, p string) float64 {
+// pairedPctHL is the Hodges-Lehmann estimate of mesh's figure p over
+// base's in percent, paired by round.
+func pairedPctHL(mesh, base map[string][]float64, p string) float64 {
 	byRound := map[float64]float64{}
 	for i, r := range base["round"] {
 		byRound[r] = base[p][i]
@@ -248,7 +263,7 @@ func pairedHL(mesh, base map[string][]float64, p string) float64 {
 	var ds []float64
 	for i, r := range mesh["round"] {
 		if b, ok := byRound[r]; ok {
-			ds = append(ds, mesh[p][i]-b)
+			ds = append(ds, 100*(mesh[p][i]-b)/b)
 		}
 	}
 	var w []float64

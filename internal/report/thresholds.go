@@ -265,6 +265,15 @@ func (b *builder) judge(t analysis.Threshold, mesh string) ThresholdOutcome {
 	}
 	holds := t.Holds(f.v)
 	switch {
+	case f.censored || (f.upper && t.Above() == holds):
+		o.Value, o.LowerBound = nil, false
+		o.Status, o.Why = ThresholdNotMeasured, fmt.Sprintf("the figure, %s, is censored by timeouts (failed requests count at the timeout) and cannot tell whether it is %s %s",
+			num(f.v), t.Op, strconv.FormatFloat(t.Limit, 'g', -1, 64))
+		return o
+	case f.upper:
+		// At most the value: below a limit the value is below, above a
+		// limit the value is not above.
+		o.Met = holds
 	case !f.bound:
 		o.Met = holds
 	case t.Above() && holds:
@@ -274,8 +283,12 @@ func (b *builder) judge(t analysis.Threshold, mesh string) ThresholdOutcome {
 		// The figure is at least the bound, which is at the limit or above.
 	default:
 		o.Value, o.LowerBound = nil, false
-		o.Status, o.Why = ThresholdNotMeasured, fmt.Sprintf("the search stopped short and found a lower bound, %s, which cannot tell whether the figure is %s %s",
-			num(f.v), t.Op, strconv.FormatFloat(t.Limit, 'g', -1, 64))
+		what := "the search stopped short and found a lower bound"
+		if strings.HasSuffix(t.Metric, "_added_ms") {
+			what = "timeouts censored the figure to a lower bound (failed requests count at the timeout)"
+		}
+		o.Status, o.Why = ThresholdNotMeasured, fmt.Sprintf("%s, %s, which cannot tell whether the figure is %s %s",
+			what, num(f.v), t.Op, strconv.FormatFloat(t.Limit, 'g', -1, 64))
 		return o
 	}
 	o.Status = ThresholdNotMet
@@ -290,10 +303,13 @@ func (b *builder) judge(t analysis.Threshold, mesh string) ThresholdOutcome {
 type thresholdFigure struct {
 	v, lo, hi, level float64
 	interval, bound  bool
+	// upper marks a figure that is at most v (an added latency over a
+	// baseline censored by timeouts); censored one that bounds nothing.
+	upper, censored bool
 }
 
 func figureOf(e analysis.Estimate) thresholdFigure {
-	f := thresholdFigure{v: e.Median}
+	f := thresholdFigure{v: e.Median, bound: e.MedianBound == analysis.AtLeast, upper: e.MedianBound == analysis.AtMost, censored: e.MedianBound == analysis.Unbounded}
 	if e.Interval() {
 		f.lo, f.hi, f.level, f.interval = e.Lo, e.Hi, e.Level, true
 	}
@@ -319,6 +335,8 @@ func (b *builder) thresholdFigure(metric, m string) (thresholdFigure, string) {
 			return thresholdFigure{}, "the results hold no baseline to add latency to"
 		case m == d.Baseline:
 			return thresholdFigure{}, m + " is the baseline the others are measured against"
+		case b.closedAt(at):
+			return thresholdFigure{}, "the verdict's load configuration is a closed loop, whose latency is its connections over its throughput (Little's law): it has no added latency, only throughput and latency"
 		}
 		o, ok := d.Overhead(m, at, pm)
 		if !ok {

@@ -42,7 +42,7 @@ func outcomeOf(t *testing.T, judged []ThresholdOutcome, threshold, mesh string) 
 // names; a figure the study did not measure is not measured, and not met.
 func TestThresholdsJudgeTheVerdict(t *testing.T) {
 	t.Parallel()
-	d := loadFixture(t)
+	d := loadOpenFixture(t)
 	rep := d.Representative()
 	p99, _ := d.Overhead(resultstest.Sidecar, rep, analysis.P99)
 	p50, _ := d.Overhead(resultstest.Sidecar, rep, analysis.P50)
@@ -122,7 +122,7 @@ func TestThresholdsJudgeTheVerdict(t *testing.T) {
 func TestThresholdsOfFailedCells(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 1})
+	ix, err := resultstest.Write(dir, resultstest.Options{Seed: 1, Rate: openRate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestThresholdsOfACapacitySearch(t *testing.T) {
 // file whose thresholds do not read is an error, not a pass.
 func TestThresholdsInTheReport(t *testing.T) {
 	t.Parallel()
-	d := loadFixture(t)
+	d := loadOpenFixture(t)
 	d.StudyFile = []byte(resultstest.WithThresholds(resultstest.StudyYAML, "p99_added_ms < 1000"))
 	doc := Build(d)
 	if len(doc.Sections) < 2 || doc.Sections[0].ID != "verdict" || doc.Sections[1].ID != "thresholds" {

@@ -105,22 +105,57 @@ func (b *builder) ranMesh(family string) bool {
 // on. A figure without an interval has Low and High at Value and Level 0.
 // Bound marks a figure that is a bound, not an estimate: BoundLower for a
 // capacity search that stopped short (≥), BoundUpper for a ratio over
-// such a capacity (≤).
+// such a capacity (≤); a latency censored by timeouts is BoundLower too
+// (failed requests count at the timeout, so the figure is at least
+// that), an added latency over a censored baseline's BoundUpper, and one
+// censored on both sides BoundNone. LowBound and HighBound mark the
+// interval's ends the same way.
 type Figure struct {
-	Value float64 `json:"value"`
-	Low   float64 `json:"low"`
-	High  float64 `json:"high"`
-	Unit  string  `json:"unit"`
-	N     int     `json:"n"`
-	Level float64 `json:"level"`
-	Bound string  `json:"bound,omitempty"`
+	Value     float64 `json:"value"`
+	Low       float64 `json:"low"`
+	High      float64 `json:"high"`
+	Unit      string  `json:"unit"`
+	N         int     `json:"n"`
+	Level     float64 `json:"level"`
+	Bound     string  `json:"bound,omitempty"`
+	LowBound  string  `json:"low_bound,omitempty"`
+	HighBound string  `json:"high_bound,omitempty"`
 }
 
 // Bounds of a Figure.
 const (
 	BoundLower = "lower"
 	BoundUpper = "upper"
+	// BoundNone: censored both ways, the number bounds the figure on
+	// neither side.
+	BoundNone = "none"
 )
+
+// figureBound is an analysis bound in a Figure's terms.
+func figureBound(b analysis.Bound) string {
+	switch b {
+	case analysis.AtLeast:
+		return BoundLower
+	case analysis.AtMost:
+		return BoundUpper
+	case analysis.Unbounded:
+		return BoundNone
+	}
+	return ""
+}
+
+// analysisBound is a Figure's bound back in the analysis' terms.
+func analysisBound(b string) analysis.Bound {
+	switch b {
+	case BoundLower:
+		return analysis.AtLeast
+	case BoundUpper:
+		return analysis.AtMost
+	case BoundNone:
+		return analysis.Unbounded
+	}
+	return analysis.Exact
+}
 
 // Loops of a verdict's cells.
 const (
@@ -212,9 +247,10 @@ func newFigure(e analysis.Estimate, scale float64, unit string) *Figure {
 		return nil
 	}
 	v := e.Median * scale
-	f := &Figure{Value: v, Low: v, High: v, Unit: unit, N: e.N}
+	f := &Figure{Value: v, Low: v, High: v, Unit: unit, N: e.N, Bound: figureBound(e.MedianBound)}
 	if e.Interval() && finite(e.Lo) && finite(e.Hi) {
 		f.Low, f.High, f.Level = e.Lo*scale, e.Hi*scale, e.Level
+		f.LowBound, f.HighBound = figureBound(e.LoBound), figureBound(e.HiBound)
 	}
 	return f
 }
@@ -223,7 +259,8 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // estimate is the figure back as an estimate, for the formatters.
 func (f *Figure) estimate() analysis.Estimate {
-	return analysis.Estimate{Median: f.Value, Lo: f.Low, Hi: f.High, N: f.N, Level: f.Level}
+	return analysis.Estimate{Median: f.Value, Lo: f.Low, Hi: f.High, N: f.N, Level: f.Level,
+		MedianBound: analysisBound(f.Bound), LoBound: analysisBound(f.LowBound), HiBound: analysisBound(f.HighBound)}
 }
 
 // per is the figure divided by d, in another unit.
@@ -243,6 +280,8 @@ func (f *Figure) text() string {
 	switch {
 	case f == nil:
 		return "—"
+	case f.Bound != "" && f.Level > 0:
+		return est(f.estimate(), 1) // a censored figure with its interval
 	case f.Bound == BoundLower:
 		return "≥ " + num(f.Value)
 	case f.Bound == BoundUpper:
@@ -313,13 +352,7 @@ func (b *builder) verdictModel() (*Verdict, error) {
 
 // closedLoop says whether a group's cells ran a closed loop: no rate
 // offered, each connection sending when the last answer came.
-func closedLoop(g *analysis.Group) bool {
-	if g == nil || len(g.Reps) == 0 {
-		return false
-	}
-	r := g.Reps[0]
-	return r.Values[analysis.Offered] <= 0 && r.Load.Options.Rate <= 0
-}
+func closedLoop(g *analysis.Group) bool { return g != nil && g.ClosedLoop() }
 
 // latencyFigures are an open loop's added latencies against the baseline
 // and a closed loop's own latencies. With no baseline mesh there is
@@ -541,6 +574,8 @@ func addedPhrase(vm *VerdictMesh) string {
 		return "is " + num(-d.Delta.Median) + " ms faster at p50"
 	case analysis.NoDifference:
 		return "adds no measurable latency at p50 (" + signed(d.Delta.Median) + " ms, its interval across zero)"
+	case analysis.Censored:
+		return "adds no measurable latency at p50 (" + bounded(signed(d.Delta.Median), d.Delta.MedianBound) + " ms, censored by timeouts)"
 	}
 	return "has too few runs to tell its p50 (" + signed(d.Delta.Median) + " ms)"
 }
@@ -676,7 +711,18 @@ func (b *builder) verdictTable(v *Verdict) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	t.Notes = b.verdictNotes(v, kind, withCP, inverted)
+	if slices.ContainsFunc(v.Meshes, func(vm VerdictMesh) bool {
+		return slices.ContainsFunc([]*Figure{vm.AddedP50, vm.AddedP95, vm.AddedP99, vm.P50, vm.P95, vm.P99}, censoredFigure)
+	}) {
+		t.Notes = append(t.Notes, censoredNote)
+	}
 	return t
+}
+
+// censoredFigure reports whether a latency figure is censored by
+// timeouts: a bound at its value or an end.
+func censoredFigure(f *Figure) bool {
+	return f != nil && (f.Bound != "" || f.LowBound != "" || f.HighBound != "")
 }
 
 // latencyText is a latency figure, signed where it is an added one.
@@ -917,9 +963,9 @@ func capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi float64, interv
 // addedText is a difference in ms with its interval.
 func addedText(e analysis.Estimate) string {
 	if !e.Interval() {
-		return signed(e.Median) + " (too few runs)"
+		return bounded(signed(e.Median), e.MedianBound) + " (too few runs)"
 	}
-	return fmt.Sprintf("%s [%s, %s]%s", signed(e.Median), signed(e.Lo), signed(e.Hi), levelText(e))
+	return fmt.Sprintf("%s [%s, %s]%s", bounded(signed(e.Median), e.MedianBound), bounded(signed(e.Lo), e.LoBound), bounded(signed(e.Hi), e.HiBound), levelText(e))
 }
 
 // usdEst formats a price estimate with its interval.
