@@ -87,6 +87,8 @@ func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.Float64Var(&o.Rate, "rate", 0, "open loop: requests per second (default: closed loop)")
+	fl.StringVar(&o.Arrivals, "arrivals", "", "open loop: how sends are spaced at the rate: uniform (evenly, the default) or poisson (exponential gaps of the same mean)")
+	fl.Uint64Var(&o.Seed, "seed", 0, "poisson arrivals: seed of the gaps, so that a run can be repeated (default: drawn, and recorded in the result)")
 	fl.IntVarP(&o.Connections, "connections", "c", 32, "connections (closed loop: concurrency)")
 	fl.DurationVarP(&o.Duration, "duration", "d", 0, "length of the measured phase (default 10s unless --requests)")
 	fl.Int64VarP(&o.Requests, "requests", "n", 0, "number of requests in the measured phase")
