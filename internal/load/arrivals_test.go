@@ -70,6 +70,7 @@ func TestPoissonScheduleIsExponential(t *testing.T) {
 		if r := cov / sq; math.Abs(r) > 4/math.Sqrt(n) {
 			t.Errorf("seed %d: lag-1 autocorrelation %.4f: the gaps are not independent", seed, r)
 		}
+		t.Logf("seed %d: mean %.1f ns, CV %.4f, lag-1 r %.4f, KS %.4f", seed, m, sd/m, cov/sq, ksExponential(gaps, mean))
 		if d, crit := ksExponential(gaps, mean), 1.63/math.Sqrt(n); d > crit {
 			t.Errorf("seed %d: KS distance %.4f to the exponential of mean %.0f ns, want under %.4f", seed, d, mean, crit)
 		}
