@@ -40,7 +40,9 @@ func newLoadCmd(s Streams, g *globals) *cobra.Command {
 
 With --rate, an open loop: requests arrive at a constant rate over a fixed
 pool of connections, and latency counts from each request's intended send
-time, so that a stalled server shows in the tail. Without --rate, a closed
+time, so that a stalled server shows in the tail. They arrive evenly
+spaced, or with --arrivals poisson at the times of a Poisson process of
+that mean rate (exponential gaps from --seed). Without --rate, a closed
 loop: each connection sends its next request when the last one is answered.
 
 The run is bounded by --duration or --requests (default --duration 10s);
@@ -58,6 +60,7 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 		Example: `  meshbench load --rate 2000 -c 32 -d 30s http://127.0.0.1:8080/
   meshbench load -c 64 -n 1000000 --output json http://127.0.0.1:8080/ > result.json
   meshbench load --grpc --rate 1000 -c 8 -d 30s http://127.0.0.1:8080
+  meshbench load --rate 200 --arrivals poisson --seed 7 -d 30s http://127.0.0.1:8080/
   meshbench load merge gen-1.json gen-2.json
   meshbench load --find-max --slo-p99 10ms -c 64 http://127.0.0.1:8080/`,
 		Args: cobra.ExactArgs(1),

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/meshbench/meshbench/internal/testenv"
 )
 
 // poissonTimes claims n hits of an unbounded Poisson schedule at rate
@@ -294,5 +296,34 @@ func TestSeeds(t *testing.T) {
 	}
 	if SeedOf(1, "a") == SeedOf(1, "b") || SeedOf(1, "a") == SeedOf(2, "a") || SeedOf(1, "a") != SeedOf(1, "a") {
 		t.Error("SeedOf does not name one seed per study seed and key")
+	}
+}
+
+// TestRunPoisson runs a short Poisson open loop against a local server:
+// the seed is recorded, the same seed sends exactly as many requests in
+// the measured phase again (the count is the schedule's), the generator
+// keeps up (its achieved rate is the target's, though the draw's count is
+// not), and the run is not taken for a distorted one.
+func TestRunPoisson(t *testing.T) {
+	testenv.SkipUnderRace(t, "timing-sensitive: an achieved rate within 1%")
+	srv := newCountingServer(t, nil, nil)
+	o := Options{URL: srv.URL, Connections: 8, Rate: 400, Arrivals: ArrivalsPoisson, Seed: 11, Warmup: 100 * time.Millisecond, Duration: time.Second}
+	a, b := run(t, o), run(t, o)
+	if a.Options.Seed != 11 || a.Options.Arrivals != ArrivalsPoisson {
+		t.Errorf("result records arrivals %q seed %d", a.Options.Arrivals, a.Options.Seed)
+	}
+	if a.Requests != b.Requests {
+		t.Errorf("the same seed sent %d and %d requests", a.Requests, b.Requests)
+	}
+	if n := float64(a.Requests); math.Abs(n-400) > 4*math.Sqrt(400) {
+		t.Errorf("%d requests in 1 s at 400/s", a.Requests)
+	}
+	if rel := math.Abs(a.AchievedRate/400 - 1); rel > 0.01 || a.Distorted {
+		t.Errorf("achieved %.2f/s of 400/s (%d requests), distorted %v: %v", a.AchievedRate, a.Requests, a.Distorted, a.Warnings)
+	}
+	unseeded := o
+	unseeded.Seed = 0
+	if c := run(t, unseeded); c.Options.Seed == 0 {
+		t.Error("an unseeded Poisson run does not record the seed it drew")
 	}
 }
