@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 )
@@ -26,10 +27,14 @@ const (
 	VaryWorkers     = "workers"
 	VaryCPUModel    = "cpu-model"
 	VaryCPULimits   = "cpu-limits"
+	// VaryArrivals: an open loop's arrival process, evenly spaced or
+	// Poisson. At the same mean rate Poisson arrivals queue where even
+	// ones do not, so every latency percentile moves with it.
+	VaryArrivals = "arrivals"
 )
 
 // VaryKinds are the kinds, in the order they are checked.
-var VaryKinds = []string{VaryOfferedLoad, VaryScaling, VaryProxyBuild, VaryWorkers, VaryCPUModel, VaryCPULimits}
+var VaryKinds = []string{VaryOfferedLoad, VaryScaling, VaryProxyBuild, VaryWorkers, VaryCPUModel, VaryCPULimits, VaryArrivals}
 
 // Offered load: two runs offer the same load when their median offered
 // rates agree within OfferedSlack, or within OfferedTolerance while the
@@ -122,6 +127,9 @@ func CheckComparable(a, b *Dataset, vary []string) error {
 			}
 			if why := offeredApart(ga.Sample(Offered).Units(), gb.Sample(Offered).Units()); why != "" {
 				add(VaryOfferedLoad, "%s at %s: %s", m, c.Label(), why)
+			}
+			if x, y := arrivalsOf(ga), arrivalsOf(gb); x != y {
+				add(VaryArrivals, "%s at %s: %s in A, %s in B", m, c.Label(), x, y)
 			}
 			da, wa := phase(ga)
 			db, wb := phase(gb)
@@ -238,6 +246,26 @@ func phase(g *Group) (duration, warmup float64) {
 		w = append(w, r.Load.Options.Warmup.Seconds())
 	}
 	return Median(d), Median(w)
+}
+
+// arrivalsOf names the arrival processes a group's repetitions ran:
+// "uniform arrivals", "Poisson arrivals", "a closed loop", or several
+// joined; results before schema 19 ran uniform ones.
+func arrivalsOf(g *Group) string {
+	seen := map[string]bool{}
+	for _, r := range g.Reps {
+		a := r.Load.Options.ArrivalsOf()
+		switch a {
+		case "":
+			a = "a closed loop"
+		case load.ArrivalsPoisson:
+			a = "Poisson arrivals"
+		default:
+			a += " arrivals"
+		}
+		seen[a] = true
+	}
+	return strings.Join(slices.Sorted(maps.Keys(seen)), " and ")
 }
 
 // PhaseTolerance is how far two runs' measured phases (or warm-ups) may

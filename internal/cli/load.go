@@ -40,7 +40,9 @@ func newLoadCmd(s Streams, g *globals) *cobra.Command {
 
 With --rate, an open loop: requests arrive at a constant rate over a fixed
 pool of connections, and latency counts from each request's intended send
-time, so that a stalled server shows in the tail. Without --rate, a closed
+time, so that a stalled server shows in the tail. They arrive evenly
+spaced, or with --arrivals poisson at the times of a Poisson process of
+that mean rate (exponential gaps from --seed). Without --rate, a closed
 loop: each connection sends its next request when the last one is answered.
 
 The run is bounded by --duration or --requests (default --duration 10s);
@@ -58,6 +60,7 @@ no evidence and is run again. Every trial is printed as it finishes.`,
 		Example: `  meshbench load --rate 2000 -c 32 -d 30s http://127.0.0.1:8080/
   meshbench load -c 64 -n 1000000 --output json http://127.0.0.1:8080/ > result.json
   meshbench load --grpc --rate 1000 -c 8 -d 30s http://127.0.0.1:8080
+  meshbench load --rate 200 --arrivals poisson --seed 7 -d 30s http://127.0.0.1:8080/
   meshbench load merge gen-1.json gen-2.json
   meshbench load --find-max --slo-p99 10ms -c 64 http://127.0.0.1:8080/`,
 		Args: cobra.ExactArgs(1),
@@ -87,6 +90,8 @@ func bindLoadFlags(cmd *cobra.Command, o *load.Options, f *loadFlags) {
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.Float64Var(&o.Rate, "rate", 0, "open loop: requests per second (default: closed loop)")
+	fl.StringVar(&o.Arrivals, "arrivals", "", "open loop: how sends are spaced at the rate: uniform (evenly, the default) or poisson (exponential gaps of the same mean)")
+	fl.Uint64Var(&o.Seed, "seed", 0, "poisson arrivals: seed of the gaps, so that a run can be repeated (default: drawn, and recorded in the result)")
 	fl.IntVarP(&o.Connections, "connections", "c", 32, "connections (closed loop: concurrency)")
 	fl.DurationVarP(&o.Duration, "duration", "d", 0, "length of the measured phase (default 10s unless --requests)")
 	fl.Int64VarP(&o.Requests, "requests", "n", 0, "number of requests in the measured phase")

@@ -22,7 +22,7 @@ func TestLoadArgsRoundTrip(t *testing.T) {
 	t.Parallel()
 	every := load.Options{
 		URL: "https://e:8443/p?q=1", Method: "POST", Header: http.Header{"X-A": {"1", "2"}, "X-B": {"b c"}},
-		Body: []byte{0, 0xff, '\n', '"', ' '}, Timeout: 1500 * time.Millisecond, Rate: 450.25, Connections: 7,
+		Body: []byte{0, 0xff, '\n', '"', ' '}, Timeout: 1500 * time.Millisecond, Rate: 450.25, Arrivals: load.ArrivalsPoisson, Seed: 1 << 63, Connections: 7,
 		Duration: 90 * time.Second, Requests: 1234, Warmup: 5 * time.Second, WarmupMax: 20 * time.Second, NoKeepAlive: true, ConnRequests: 3, HTTP2: true, GRPC: true, Insecure: true,
 	}
 	// An upload's filler replaces the body, so it travels in a case of

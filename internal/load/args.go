@@ -18,6 +18,12 @@ func Args(o Options, bodyFile string) []string {
 	if o.Rate > 0 {
 		a = append(a, "--rate", strconv.FormatFloat(o.Rate, 'f', -1, 64))
 	}
+	if o.Arrivals != "" {
+		a = append(a, "--arrivals", o.Arrivals)
+	}
+	if o.Seed != 0 {
+		a = append(a, "--seed", strconv.FormatUint(o.Seed, 10))
+	}
 	if o.Duration > 0 {
 		a = append(a, "--duration", o.Duration.String())
 	}

@@ -84,12 +84,13 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	}
 
 	res := newResult(o)
-	var end, lastSend time.Duration
+	var end, lastSend, lastIntended time.Duration
 	for _, d := range drivers {
 		rec := d.stats()
 		rec.addTo(res)
 		end = max(end, rec.end)
 		lastSend = max(lastSend, rec.lastSend)
+		lastIntended = max(lastIntended, rec.lastIntended)
 	}
 	hists.addTo(res)
 	measure := sched.measured()
@@ -97,7 +98,7 @@ func Run(ctx context.Context, o Options, live *Live) (*Result, error) {
 	res.End = base.Add(max(end, measure))
 	res.ClientCPU = time.Duration(int64(cpuEnd) - cpuStart.Load())
 	res.ClientCores, _ = cores()
-	res.AchievedRate = achievedRate(res, sched, lastSend, end)
+	res.AchievedRate = achievedRate(res, sched, lastIntended, lastSend, end)
 	res.assess()
 	if o.WarmupMax > 0 {
 		res.WarmedUp = measure

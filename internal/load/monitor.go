@@ -21,16 +21,24 @@ func processCPU() time.Duration {
 
 // achievedRate is the send rate of the measured phase; see
 // Result.AchievedRate.
-func achievedRate(res *Result, s *schedule, lastSend, end time.Duration) float64 {
+func achievedRate(res *Result, s *schedule, lastIntended, lastSend, end time.Duration) float64 {
 	if res.Requests == 0 {
 		return 0
 	}
 	span := end - s.measured()
+	gap := time.Duration(0)
 	if s.open {
-		span = lastSend - s.measured() + time.Duration(float64(time.Second)/s.pacer.Rate)
+		gap = time.Duration(float64(time.Second) / s.pacer.Rate)
+		span = lastSend - s.measured() + gap
 	}
 	if span <= 0 {
 		return 0
+	}
+	if s.poisson {
+		// The rate times the schedule's span over the sends': a Poisson
+		// schedule's own count in the phase varies by 1/sqrt(n), which
+		// is the arrival process, not a shortfall of the generator's.
+		return s.pacer.Rate * float64(lastIntended-s.measured()+gap) / float64(span)
 	}
 	return float64(res.Requests) / span.Seconds()
 }

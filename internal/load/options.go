@@ -24,8 +24,16 @@ type Options struct {
 
 	// Rate is the open-loop arrival rate in requests per second; zero means
 	// closed loop, each connection sending as soon as its last response came.
-	Rate        float64 `json:"rate,omitempty"`
-	Connections int     `json:"connections"`
+	Rate float64 `json:"rate,omitempty"`
+	// Arrivals is an open loop's arrival process: ArrivalsUniform (or
+	// "", evenly spaced sends) or ArrivalsPoisson (exponential gaps of
+	// the same mean, drawn from Seed). Latency is measured from each
+	// hit's intended time under both.
+	Arrivals string `json:"arrivals,omitempty"`
+	// Seed seeds Poisson arrivals: the same seed and rate give the same
+	// intended send times. Zero draws a seed, which the Result records.
+	Seed        uint64 `json:"seed,omitempty"`
+	Connections int    `json:"connections"`
 
 	// Duration or Requests bounds the measured phase; Warmup runs first and
 	// is excluded from the results.

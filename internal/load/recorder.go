@@ -101,17 +101,19 @@ type recorder struct {
 	n        int
 	requests int64
 	lastSend time.Duration // offsets from the run's base time
-	end      time.Duration
-	live     counters
-	open     bool
-	sink     *sink
-	errors   int64
-	late     int64
-	dials    int64 // connections the measured phase's requests opened
-	errKinds map[string]int64
-	unopened map[string]int64 // connections not opened before the clock, by kind
-	batch    [batchSize]sample
-	status   [600]int64
+	// lastIntended is the latest intended send time recorded.
+	lastIntended time.Duration
+	end          time.Duration
+	live         counters
+	open         bool
+	sink         *sink
+	errors       int64
+	late         int64
+	dials        int64 // connections the measured phase's requests opened
+	errKinds     map[string]int64
+	unopened     map[string]int64 // connections not opened before the clock, by kind
+	batch        [batchSize]sample
+	status       [600]int64
 }
 
 func newRecorder(s *sink) *recorder {
@@ -143,6 +145,7 @@ func (r *recorder) record(intended, sent, done time.Duration, status int, err er
 	}
 	r.requests++
 	r.lastSend = max(r.lastSend, sent)
+	r.lastIntended = max(r.lastIntended, intended)
 	r.end = max(r.end, done)
 	r.live.byClass[class].Add(1)
 }

@@ -57,7 +57,7 @@ func WriteText(w io.Writer, r *Result) error {
 	if s.TargetRate > 0 {
 		rate += fmt.Sprintf(" (target %g)", s.TargetRate)
 	}
-	fmt.Fprintf(tw, "Load\t[model, connections]\t%s, %d\n", Pacer{Rate: r.Options.Rate}, r.Options.Connections)
+	fmt.Fprintf(tw, "Load\t[model, connections]\t%s, %d\n", loadModel(&r.Options), r.Options.Connections)
 	fmt.Fprintf(tw, "Requests\t[total, rate, throughput]\t%d, %s, %.2f\n", s.Requests, rate, s.Throughput)
 	fmt.Fprintf(tw, "Duration\t[measured]\t%s\n", dur(time.Duration(s.DurationS*float64(time.Second))))
 	if r.Latency != nil {

@@ -52,8 +52,11 @@ type Result struct {
 	// AchievedRate is the send rate reached in the measured phase, in
 	// requests per second. Open loop: sends over the time from the first
 	// one's intended time to the last one's actual time plus one interval,
-	// so that it equals the target when every send left on time. Closed
-	// loop: requests over End - Start. Merging adds rates, since merged
+	// so that it equals the target when every send left on time; with
+	// Poisson arrivals, the target times the schedule's span (its last
+	// hit's intended time from the phase's start, plus a mean gap) over
+	// that, so that it equals the target when every send left on time,
+	// whatever the draw's count. Closed loop: requests over End - Start. Merging adds rates, since merged
 	// generators ran side by side.
 	AchievedRate float64 `json:"achieved_rate"`
 	// ClientCores is the number of CPUs the generator could use.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -12,9 +13,20 @@ import (
 // never in synchronized bursts, and a hit never waits behind a busy
 // connection while another is idle. When every connection is busy, the
 // first to free up takes the overdue hit at once, and its lag is recorded.
+// Poisson arrivals are handed out in the same way, each hit's due time
+// the last one's plus an exponential gap.
 type schedule struct {
 	pacer Pacer
 	open  bool
+	// poisson, in an open loop, spaces the hits by exponential gaps
+	// (ArrivalsPoisson), drawn under mu in claim order, so that hit i's
+	// due time is the same however the connections race for it.
+	poisson bool
+	mu      sync.Mutex
+	gaps    poissonGaps   // under mu
+	next    time.Duration // under mu: the next hit's due time, from start
+	sent    int64         // under mu: measured hits handed out
+	warmup  time.Duration // a Poisson schedule's hits due before it warm up
 	// Offsets from the run's base time: open-loop hit 0 is due at start;
 	// the measured phase begins at measure, which settle may set while
 	// the run goes on (closed loop with WarmupMax).
@@ -36,6 +48,21 @@ type ticket struct {
 
 func newSchedule(o *Options, start time.Duration) *schedule {
 	s := &schedule{open: o.Rate > 0, start: start}
+	if s.open && o.Arrivals == ArrivalsPoisson {
+		// The measured phase is [Warmup, Warmup+Duration) exactly, its
+		// hits those due in it: by the process's lack of memory, its
+		// arrivals are a Poisson process of the rate from its start, as
+		// the whole run's are from 0 (the first hit one gap after it).
+		s.poisson, s.warmup = true, o.Warmup
+		s.gaps = newPoissonGaps(o.Rate, o.Seed)
+		s.next = s.gaps.next()
+		s.pacer = Pacer{Rate: o.Rate, Max: o.Requests}
+		if o.Duration > 0 {
+			s.pacer.Duration = o.Warmup + o.Duration
+		}
+		s.measure.Store(int64(start + o.Warmup))
+		return s
+	}
 	if s.open {
 		warm := Pacer{Rate: o.Rate}
 		s.warmupHits = warm.Hits(o.Warmup)
@@ -60,6 +87,9 @@ func (s *schedule) measured() time.Duration { return time.Duration(s.measure.Loa
 
 // claim takes the next send at time now, or reports that the run is over.
 func (s *schedule) claim(now time.Duration) (ticket, bool) {
+	if s.poisson {
+		return s.claimPoisson()
+	}
 	if s.open {
 		h := s.hits.Add(1) - 1
 		if _, stop := s.pacer.Pace(now-s.start, h); stop {
@@ -76,6 +106,26 @@ func (s *schedule) claim(now time.Duration) (ticket, bool) {
 		return ticket{}, false
 	}
 	return ticket{intended: now}, true
+}
+
+// claimPoisson takes the next hit of a Poisson schedule: due at the last
+// one's due time plus a gap, in the warm-up when due before it. The run is
+// over at the first hit due at or after the duration's end, or past the
+// measured requests; the hits due before are handed out however late.
+func (s *schedule) claimPoisson() (ticket, bool) {
+	s.mu.Lock()
+	due := s.next
+	warm := due < s.warmup
+	if s.pacer.Duration > 0 && due >= s.pacer.Duration || !warm && s.pacer.Max > 0 && s.sent >= s.pacer.Max {
+		s.mu.Unlock()
+		return ticket{}, false
+	}
+	if !warm {
+		s.sent++
+	}
+	s.next = due + s.gaps.next()
+	s.mu.Unlock()
+	return ticket{intended: s.start + due, warmup: warm}, true
 }
 
 // settleWindows is how many windows a settling warm-up's minimum is cut

@@ -2,6 +2,7 @@ package load
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,12 @@ func (o *Options) normalize() error {
 		return &OptionError{Field: "warmup", Problem: "must not be negative"}
 	case o.WarmupMax < 0:
 		return &OptionError{Field: "warmup-max", Problem: "must not be negative"}
+	case o.Arrivals != "" && o.Arrivals != ArrivalsUniform && o.Arrivals != ArrivalsPoisson:
+		return &OptionError{Field: "arrivals", Problem: "must be " + ArrivalsUniform + " or " + ArrivalsPoisson}
+	case o.Arrivals != "" && o.Rate == 0:
+		return &OptionError{Field: "arrivals", Problem: "applies to an open loop only (give a rate): a closed loop sends each request when the last response came, and has no arrival process"}
+	case o.Seed != 0 && o.Arrivals != ArrivalsPoisson:
+		return &OptionError{Field: "seed", Problem: "seeds poisson arrivals only; uniform ones are not drawn"}
 	case o.WarmupMax > 0 && o.Rate > 0:
 		return &OptionError{Field: "warmup-max", Problem: "applies to a closed loop only: an open loop's throughput is its rate, so it cannot show a warm-up's end"}
 	case o.WarmupMax > 0 && (o.Warmup <= 0 || o.WarmupMax < o.Warmup):
@@ -64,6 +71,10 @@ func (o *Options) normalize() error {
 		return &OptionError{Field: "body-size", Problem: "cannot be used with a body: it is the body"}
 	case o.Timeout < 0:
 		return &OptionError{Field: "timeout", Problem: "must not be negative (0 means none)"}
+	}
+	if o.Arrivals == ArrivalsPoisson && o.Seed == 0 {
+		// Drawn here, so that the result records the seed that ran.
+		o.Seed = max(rand.Uint64(), 1)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/results/confined"
 	"github.com/meshbench/meshbench/internal/topology"
@@ -150,6 +151,9 @@ func loadText(g *analysis.Group) string {
 		parts = append(parts, fmt.Sprintf("open loop offering %s req/s per generator", num(o.Rate)))
 	default:
 		parts = append(parts, "closed loop")
+	}
+	if o.ArrivalsOf() == load.ArrivalsPoisson {
+		parts = append(parts, "Poisson arrivals")
 	}
 	parts = append(parts, fmt.Sprintf("%d connections", o.Connections))
 	if o.Requests > 0 {

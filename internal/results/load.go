@@ -39,9 +39,15 @@ type LoadOptions struct {
 	Body   []byte      `json:"body,omitempty"`
 	// BodySize is the filler each request sent as its body, in bytes (an
 	// upload).
-	BodySize    int64         `json:"body_size,omitempty"`
-	Timeout     time.Duration `json:"timeout"`
-	Rate        float64       `json:"rate,omitempty"`
+	BodySize int64         `json:"body_size,omitempty"`
+	Timeout  time.Duration `json:"timeout"`
+	Rate     float64       `json:"rate,omitempty"`
+	// Arrivals is an open loop's arrival process, uniform or poisson
+	// (schema 19); "" is uniform, as every open loop before it ran: read
+	// it with ArrivalsOf.
+	Arrivals string `json:"arrivals,omitempty"`
+	// Seed seeded Poisson arrivals (schema 19).
+	Seed        uint64        `json:"seed,omitempty"`
 	Connections int           `json:"connections"`
 	Duration    time.Duration `json:"duration,omitempty"`
 	Requests    int64         `json:"requests,omitempty"`
@@ -57,6 +63,11 @@ type LoadOptions struct {
 	GRPC         bool `json:"grpc,omitempty"`
 	Insecure     bool `json:"insecure,omitempty"`
 }
+
+// ArrivalsOf is the arrival process the options ran: load.ArrivalsUniform
+// or load.ArrivalsPoisson in an open loop, uniform where results before
+// schema 19 say nothing; "" in a closed loop, which has none.
+func (o LoadOptions) ArrivalsOf() string { return load.ArrivalsOf(o.Rate, o.Arrivals) }
 
 // LoadOptionsOf records the engine's options.
 func LoadOptionsOf(o load.Options) LoadOptions { return LoadOptions(o) }

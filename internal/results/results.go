@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the results format written here; what
 // each version added, all of it optional, is listed in docs/results.md.
-const SchemaVersion = 18
+const SchemaVersion = 19
 
 // LabWorkingSetSchema is the first version whose lab memory working set
 // counts user pages alike on cgroup v1 and v2 (docs/results.md); before

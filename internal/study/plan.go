@@ -309,13 +309,24 @@ func (s *Study) cell(m Mesh, rep, group int, pt point, sc results.Scaling) Cell 
 	if l.Upload > 0 {
 		method = "POST"
 	}
+	var arrivals string
+	var seed uint64
+	if l.Rate > 0 {
+		arrivals = l.Arrivals
+		if arrivals == load.ArrivalsPoisson {
+			// Every mesh of a round draws the same arrivals at a
+			// configuration (common random numbers): a difference
+			// between meshes within a round is not one of their draws.
+			seed = load.SeedOf(s.Order.Seed, strings.TrimPrefix(id, m.Name))
+		}
+	}
 	return Cell{
 		ID: id, Mesh: m, Repetition: rep, Params: pt.params, Group: group,
 		Namespaces: pt.setting.Namespaces, Replicas: pt.setting.Replicas, Pods: w.Pods(),
 		Payload: pt.setting.Payload, Protocol: pt.setting.Protocol, Fanout: pt.setting.Fanout,
 		Load: infra.LoadSpec{
 			Options: load.Options{
-				Method: method, BodySize: l.Upload, Timeout: l.Timeout.D(), Rate: l.Rate, Connections: l.Connections,
+				Method: method, BodySize: l.Upload, Timeout: l.Timeout.D(), Rate: l.Rate, Arrivals: arrivals, Seed: seed, Connections: l.Connections,
 				Duration: l.Duration.D(), Requests: l.Requests, Warmup: l.Warmup.D(),
 				NoKeepAlive: !*l.KeepAlive && !grpc, HTTP2: http2, GRPC: grpc,
 				ConnRequests: connRequests,

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/search"
 )
@@ -116,6 +117,9 @@ func loadText(l infra.LoadSpec) string {
 	var parts []string
 	if o.Rate > 0 {
 		parts = append(parts, fmt.Sprintf("open %g req/s", o.Rate))
+		if o.Arrivals == load.ArrivalsPoisson {
+			parts = append(parts, "poisson")
+		}
 	} else {
 		parts = append(parts, "closed")
 	}

@@ -233,6 +233,11 @@ func (s *Study) trialCell(m Mesh, step search.Step, n int) Cell {
 	}
 	c.Load.Options.Duration = step.Duration
 	c.Load.Options.Requests = 0
+	// A trial is an open loop, whatever the cells are.
+	c.Load.Options.Arrivals, c.Load.Options.Seed = s.Load.Arrivals, 0
+	if s.Load.Arrivals == load.ArrivalsPoisson {
+		c.Load.Options.Seed = load.SeedOf(s.Order.Seed, c.ID)
+	}
 	return c
 }
 

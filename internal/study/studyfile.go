@@ -189,6 +189,12 @@ type Load struct {
 	// Rate is the open-loop arrival rate per generator in requests per
 	// second; zero means closed loop.
 	Rate float64 `json:"rate,omitempty"`
+	// Arrivals is an open loop's arrival process: "uniform" (default,
+	// evenly spaced sends) or "poisson" (exponential gaps of the same
+	// mean, each cell's drawn from the study's seed and the cell, so that
+	// a run's arrivals are reproduced by the same study). A closed loop
+	// has none, and refuses it.
+	Arrivals string `json:"arrivals,omitempty"`
 	// Connections is the closed loop's concurrency, or the open loop's
 	// connection limit; default 64.
 	Connections int `json:"connections,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/infra"
+	"github.com/meshbench/meshbench/internal/load"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/topology"
 )
@@ -66,6 +67,11 @@ var params = map[string]param{
 		}
 		s.Load.Rate = v
 		return strconv.FormatFloat(v, 'g', -1, 64), nil
+	}},
+	"arrivals": {set: func(s *setting, raw json.RawMessage) (string, error) {
+		v, err := oneOf(raw, load.ArrivalsUniform, load.ArrivalsPoisson)
+		s.Load.Arrivals = v
+		return v, err
 	}},
 	"requests": {set: func(s *setting, raw json.RawMessage) (string, error) {
 		n, err := positiveInt(raw)

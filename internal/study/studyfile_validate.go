@@ -106,6 +106,7 @@ func (s *Study) validate() FieldErrors {
 		add(err)
 		if err == nil {
 			add(s.checkCells(axes))
+			add(s.validateArrivals(axes))
 		}
 	}
 	add(s.validatePublished())
@@ -465,6 +466,9 @@ func (l Load) validate(path string) error {
 	case l.Rate > MaxRate:
 		add("rate", "%v", checkRate(l.Rate))
 	}
+	if l.Arrivals != "" && l.Arrivals != load.ArrivalsUniform && l.Arrivals != load.ArrivalsPoisson {
+		add("arrivals", "%q: want %s (evenly spaced, the default) or %s (exponential gaps of the same mean)", l.Arrivals, load.ArrivalsUniform, load.ArrivalsPoisson)
+	}
 	switch {
 	case l.Connections < 1:
 		add("connections", "want at least 1, got %d", l.Connections)
@@ -566,6 +570,39 @@ func (k *Kubernetes) validate() error {
 		if c := k.Charts[key]; c.Repo != "" && c.Chart == "" {
 			return fieldError(path+".repo", "%q given without a chart name: set chart too", c.Repo)
 		}
+	}
+	return nil
+}
+
+// validateArrivals refuses an arrival process where a cell runs a closed
+// loop, which sends each request when the last response came and so has
+// none: a study without load.rate (but for a search's trials, open loops
+// at the rates it tries), or a sweep that sets the rate to 0.
+func (s *Study) validateArrivals(axes []axis) error {
+	if s.Search != nil && s.Load.Rate == 0 {
+		return nil
+	}
+	path := "load.arrivals"
+	if s.Load.Arrivals == "" {
+		i := slices.IndexFunc(axes, func(a axis) bool { return slices.Contains(a.names, "arrivals") })
+		if i < 0 {
+			return nil
+		}
+		path = fmt.Sprintf("sweeps[%d]", i)
+	}
+	pts, err := s.points(axes)
+	if err != nil {
+		return nil // the sweeps' own error says it
+	}
+	for _, pt := range pts {
+		l := pt.setting.Load
+		if l.Arrivals == "" || l.Rate > 0 {
+			continue
+		}
+		if s.Load.Rate == 0 && !slices.Contains(pt.names, "rate") {
+			return fieldError(path, "%q applies to an open loop, and this study's load is a closed loop (no load.rate): give load.rate, or remove arrivals", l.Arrivals)
+		}
+		return fieldError(path, "%q applies to an open loop, but the cells with sweep values %s are a closed loop (rate 0): remove arrivals, or the rate 0 from the sweep", l.Arrivals, pt.label())
 	}
 	return nil
 }

@@ -63,8 +63,10 @@ func (p *kubePlatform) measure(ctx context.Context, spec infra.LoadSpec) (platfo
 	}
 	var specs []jobSpec
 	suffix := strconv.FormatInt(time.Now().Unix()%1e6, 36)
-	for _, ns := range targets {
+	for i, ns := range targets {
 		o := spec.Options
+		// Each generator its own Poisson draw, not in step with the others.
+		o.Seed = load.SubSeed(o.Seed, i)
 		js := jobSpec{
 			Namespace: ns, Name: "meshbench-load-" + suffix, Component: componentLoad,
 			ServiceAccount: loadServiceAccount, Place: p.place(infra.NodeLoad),

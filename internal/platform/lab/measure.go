@@ -62,13 +62,15 @@ func (p *labPlatform) Measure(ctx context.Context, spec infra.LoadSpec) (platfor
 	}
 	seq := measureSeq.Add(1)
 	var gens []*generator
-	for _, ns := range namespaces {
+	for i, ns := range namespaces {
 		u, err := p.targetURL(l, ns, spec.Path)
 		if err != nil {
 			return m, err
 		}
 		o := spec.Options
 		o.URL = u
+		// Each generator its own Poisson draw, not in step with the others.
+		o.Seed = load.SubSeed(o.Seed, i)
 		gens = append(gens, &generator{namespace: ns, pod: generatorPod(spec.Path), container: "load-" + strconv.FormatInt(seq, 10), opts: o})
 	}
 	// The host meter starts first: its CPU speed probe wants the lab idle,
