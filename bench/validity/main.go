@@ -31,7 +31,7 @@ import (
 func main() {
 	trials := flag.Int("trials", 20000, "simulated studies per case")
 	seed := flag.Uint64("seed", 1, "seed of the simulation")
-	searches := flag.Int("searches", 100, "simulated capacity searches per system and preset (0: none)")
+	searches := flag.Int("searches", 300, "simulated capacity searches per system and preset (0: none)")
 	resamples := flag.Int("resamples", 10000, "with -results: resampled studies per figure")
 	var dirs []string
 	flag.Func("results", "a results directory whose deployments to resample instead of simulating (repeatable)", func(s string) error {
