@@ -38,6 +38,14 @@ const (
 	// CPUPerRequest is the data plane's CPU per completed request, in
 	// microseconds: its mean cores over the measured phase divided by QPS.
 	CPUPerRequest Metric = "dp_cpu_us_per_req"
+	// CPUPerAppCPU is the data plane's mean cores over the app's, in the
+	// same cell: the app does the same work for every request, so its CPU
+	// is a clock of the host's speed measured with the proxies, and the
+	// ratio divides out what makes the same work cost more CPU time from
+	// one minute to the next (on a shared VM, up to 2x), which CPU per
+	// request keeps. It compares meshes of one profile (releases, a
+	// filter) whose app runs alike; absent where the app used no CPU.
+	CPUPerAppCPU Metric = "dp_cpu_per_app_cpu"
 	// With a generator per namespace: the mean over namespaces of each
 	// one's own percentile, as the 50-tenant study averaged them, beside
 	// the pooled percentiles above.
@@ -154,6 +162,8 @@ func (m Metric) Label() string {
 		return "Gbit/s"
 	case CPUPerRequest:
 		return "data plane CPU per request (µs)"
+	case CPUPerAppCPU:
+		return "data plane CPU per app CPU (cores a core)"
 	}
 	return string(m)
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // The regression gate: what makes a new result set (a new proxy release,
@@ -219,18 +219,24 @@ func CompareMeshes(d *Dataset, older, newer string, ms []Metric) ([]Change, Gate
 type ReleasePair struct {
 	Older, Newer               string // mesh names
 	OlderRelease, NewerRelease string
+	Profile                    string // both meshes' profile
 }
 
 // ReleasePairs finds the meshes that share every setting but the proxy
-// release, each pair older first. A mesh's release is what its cells'
-// verification recorded, else its proxy_version; one that ran more than
-// one release (a default Envoy replaced mid-study) is in no pair.
+// release, and pairs each with the one of the next release: one pair for
+// two releases (the regression preset), a release after release reading
+// for a series of them (envoy-releases), rather than every pair. Pairs
+// are older first, grouped by setting in the order the meshes are listed.
+// A mesh's release is what its cells' verification recorded, else its
+// proxy_version; one that ran more than one release (a default Envoy
+// replaced mid-study), or a release another mesh of its settings ran too,
+// is in no pair.
 func (d *Dataset) ReleasePairs() []ReleasePair {
 	type meshRelease struct {
 		name, release string
-		spec          mesh.MeshSpec
 	}
-	var ms []meshRelease
+	var specs []mesh.MeshSpec
+	bySpec := map[mesh.MeshSpec][]meshRelease{}
 	for _, name := range d.Meshes {
 		releases := map[string]bool{}
 		var spec mesh.MeshSpec
@@ -247,42 +253,25 @@ func (d *Dataset) ReleasePairs() []ReleasePair {
 		if len(releases) != 1 || releases[""] {
 			continue
 		}
+		spec.ProxyVersion = ""
+		if _, ok := bySpec[spec]; !ok {
+			specs = append(specs, spec)
+		}
 		for v := range releases {
-			spec.ProxyVersion = ""
-			ms = append(ms, meshRelease{name: name, release: v, spec: spec})
+			bySpec[spec] = append(bySpec[spec], meshRelease{name: name, release: v})
 		}
 	}
 	var out []ReleasePair
-	for i, a := range ms {
-		for _, b := range ms[i+1:] {
-			if a.spec != b.spec || a.release == b.release {
-				continue
+	for _, spec := range specs {
+		ms := bySpec[spec]
+		slices.SortStableFunc(ms, func(a, b meshRelease) int { return versions.CompareReleases(a.release, b.release) })
+		for i := 1; i < len(ms); i++ {
+			a, b := ms[i-1], ms[i]
+			if a.release == b.release || (i+1 < len(ms) && ms[i+1].release == b.release) || (i >= 2 && ms[i-2].release == a.release) {
+				continue // two meshes of one release: which is the release's is not known
 			}
-			if CompareReleases(a.release, b.release) > 0 {
-				a, b = b, a
-			}
-			out = append(out, ReleasePair{Older: a.name, Newer: b.name, OlderRelease: a.release, NewerRelease: b.release})
+			out = append(out, ReleasePair{Older: a.name, Newer: b.name, OlderRelease: a.release, NewerRelease: b.release, Profile: spec.Profile})
 		}
 	}
 	return out
-}
-
-// CompareReleases orders releases such as 1.38.3 and 1.40.0 by their
-// numbers, part by part.
-func CompareReleases(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range min(len(pa), len(pb)) {
-		na, ea := strconv.Atoi(pa[i])
-		nb, eb := strconv.Atoi(pb[i])
-		if ea != nil || eb != nil {
-			if c := strings.Compare(pa[i], pb[i]); c != 0 {
-				return c
-			}
-			continue
-		}
-		if c := cmp.Compare(na, nb); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(pa), len(pb))
 }

@@ -163,14 +163,14 @@ func TestReleasePairs(t *testing.T) {
 			name:  "two releases, newer listed first",
 			specs: map[string]mesh.MeshSpec{"new": sc("1.40.0"), "old": sc("1.38.3")},
 			order: []string{"new", "old"},
-			want:  []ReleasePair{{Older: "old", Newer: "new", OlderRelease: "1.38.3", NewerRelease: "1.40.0"}},
+			want:  []ReleasePair{{Older: "old", Newer: "new", OlderRelease: "1.38.3", NewerRelease: "1.40.0", Profile: "sidecar"}},
 		},
 		{
 			name:     "the default Envoy, as recorded, against a named release",
 			specs:    map[string]mesh.MeshSpec{"default": sc(""), "old": sc("1.9.0")},
 			recorded: map[string]string{"default": "1.10.0"},
 			order:    []string{"default", "old"},
-			want:     []ReleasePair{{Older: "old", Newer: "default", OlderRelease: "1.9.0", NewerRelease: "1.10.0"}},
+			want:     []ReleasePair{{Older: "old", Newer: "default", OlderRelease: "1.9.0", NewerRelease: "1.10.0", Profile: "sidecar"}},
 		},
 		{
 			name:  "other settings differ too",
@@ -181,6 +181,20 @@ func TestReleasePairs(t *testing.T) {
 			name:  "other profiles",
 			specs: map[string]mesh.MeshSpec{"a": sc("1.40.0"), "b": {Profile: "ambient", ProxyVersion: "1.38.3"}},
 			order: []string{"a", "b"},
+		},
+		{
+			// A series of releases (the envoy-releases preset) is read
+			// release after release: each against the one before, not
+			// every pair, and a second profile's releases apart.
+			name: "several releases, each against the one before",
+			specs: map[string]mesh.MeshSpec{"s3": sc("1.39.0"), "s1": sc("1.36.2"), "s2": sc("1.38.3"),
+				"w1": {Profile: "ambient-waypoint", ProxyVersion: "1.38.3"}, "w2": {Profile: "ambient-waypoint", ProxyVersion: "1.40.0"}},
+			order: []string{"s3", "w2", "s1", "w1", "s2"},
+			want: []ReleasePair{
+				{Older: "s1", Newer: "s2", OlderRelease: "1.36.2", NewerRelease: "1.38.3", Profile: "sidecar"},
+				{Older: "s2", Newer: "s3", OlderRelease: "1.38.3", NewerRelease: "1.39.0", Profile: "sidecar"},
+				{Older: "w1", Newer: "w2", OlderRelease: "1.38.3", NewerRelease: "1.40.0", Profile: "ambient-waypoint"},
+			},
 		},
 		{
 			name:  "no release known",

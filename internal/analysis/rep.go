@@ -125,6 +125,9 @@ func newRep(c *cellFile, appNodes map[string]bool) *Rep {
 	}
 	if cpu, ok := r.Values[CPU(PartDataPlane)]; ok && r.Values[QPS] > 0 {
 		r.Values[CPUPerRequest] = cpu / r.Values[QPS] * 1e6
+		if app := r.Values[CPU(RolePart(metrics.RoleApp))]; app > 0 {
+			r.Values[CPUPerAppCPU] = cpu / app
+		}
 	}
 	return r
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -34,5 +35,37 @@ func TestRepCountsGapsAndNamespaceLatency(t *testing.T) {
 	}
 	if _, ok := newRep(&cellFile{Merged: c.Merged}, nil).Values[NamespaceP50]; ok {
 		t.Error("a run with one generator has per-namespace figures")
+	}
+}
+
+// TestCPUPerAppCPU: a cell's data-plane cores over its app's, the same
+// at any host speed: a cell whose every component took twice the CPU
+// time (a slower host) has twice the CPU per request and the same ratio;
+// a cell whose app used no CPU has none.
+func TestCPUPerAppCPU(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := metrics.NewHistogram()
+	h.RecordN(time.Millisecond, 1000)
+	series := func(role metrics.Role, cores float64) metrics.Series {
+		return metrics.Series{Component: metrics.Component{Role: role}, Samples: []metrics.Sample{{Time: t0, CPUCores: cores}, {Time: t0.Add(time.Second), CPUCores: cores}}}
+	}
+	cell := func(slow float64, app float64) *Rep {
+		return newRep(&cellFile{
+			Merged:    &mergedResult{Start: t0, End: t0.Add(10 * time.Second), Requests: 1000, Latency: h},
+			Resources: []metrics.Series{series(metrics.RoleApp, app*slow), series(metrics.RoleSidecar, 0.2*slow), series(metrics.RoleSidecar, 0.1*slow)},
+		}, nil)
+	}
+	fast, slow := cell(1, 0.05), cell(2, 0.05)
+	if fast.Values[CPUPerRequest] <= 0 || math.Abs(slow.Values[CPUPerRequest]-2*fast.Values[CPUPerRequest]) > 1e-9 {
+		t.Fatalf("CPU per request %g fast, %g slow; want twice", fast.Values[CPUPerRequest], slow.Values[CPUPerRequest])
+	}
+	for _, r := range []*Rep{fast, slow} {
+		if got := r.Values[CPUPerAppCPU]; math.Abs(got-6) > 1e-9 {
+			t.Errorf("CPU per app CPU %g, want 0.3/0.05 = 6 at any speed", got)
+		}
+	}
+	if _, ok := cell(1, 0).Values[CPUPerAppCPU]; ok {
+		t.Error("a cell whose app used no CPU has a CPU per app CPU")
 	}
 }

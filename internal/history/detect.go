@@ -130,6 +130,7 @@ func provenanceChanges(a, b Point) []string {
 	}
 	diff("istiod", a.Mesh.Istiod, b.Mesh.Istiod)
 	diff("proxy configuration", a.Mesh.ConfigHash, b.Mesh.ConfigHash)
+	diff("injected work", cmp.Or(a.Mesh.Facts[FactInjectedWork], "none"), cmp.Or(b.Mesh.Facts[FactInjectedWork], "none"))
 	keys := slices.Sorted(maps.Keys(b.Mesh.Facts))
 	for k := range a.Mesh.Facts {
 		if _, ok := b.Mesh.Facts[k]; !ok {
@@ -137,7 +138,9 @@ func provenanceChanges(a, b Point) []string {
 		}
 	}
 	for _, k := range keys {
-		diff(k, cut(a.Mesh.Facts[k], 120), cut(b.Mesh.Facts[k], 120))
+		if k != FactInjectedWork {
+			diff(k, cut(a.Mesh.Facts[k], 120), cut(b.Mesh.Facts[k], 120))
+		}
 	}
 	pa, pb := a.Run.Provenance, b.Run.Provenance
 	diff("meshbench", pa.MeshbenchVersion, pb.MeshbenchVersion)

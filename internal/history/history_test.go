@@ -502,3 +502,56 @@ func TestReadFigures(t *testing.T) {
 	}
 	t.Logf("%d figures, each the report's", checked)
 }
+
+// TestInjectedWorkKeepsTheSeries: meshbench's injected regression (a Lua
+// loop in every sidecar from one run on) is a change within a series, as a
+// release is, not another mesh: the sidecar's runs form one series whose
+// change point names the injected work.
+func TestInjectedWorkKeepsTheSeries(t *testing.T) {
+	root := t.TempDir()
+	var runs []*Run
+	for i := range 8 {
+		o := resultstest.Options{Seed: uint64(31 + i), Start: resultstest.Start.Add(time.Duration(i) * 24 * time.Hour), Requests: 3000, EnvoyRelease: oldRelease}
+		if i >= stepAt {
+			o.InjectedWork = map[string]int{resultstest.Sidecar: 12000}
+			o.Slowdown = map[string]float64{resultstest.Sidecar: stepSlowdown}
+		}
+		dir := filepath.Join(root, fmt.Sprint(i))
+		if _, err := resultstest.Write(dir, o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	const want = "injected work none → 12000 Lua iterations a request"
+	checked, found := 0, 0
+	for _, s := range Build(runs) {
+		if s.Profile != "sidecar" || s.Metric() != analysis.P50 {
+			continue
+		}
+		checked++
+		if len(s.Points) != 8 {
+			t.Errorf("%s: %d points, want the 8 runs' (the injected work split the series)", s.Title(), len(s.Points))
+			continue
+		}
+		for _, c := range Analyze(s).Changes {
+			if c.At != stepAt {
+				t.Errorf("%s: a change point at run %d, off the step at %d", s.Title(), c.At, stepAt)
+				continue
+			}
+			found++
+			if !slices.Contains(c.Provenance, want) {
+				t.Errorf("%s: what changed %q, want %q", s.Title(), c.Provenance, want)
+			}
+		}
+	}
+	// Four runs a side is few for a permutation test: the step need
+	// not stand out at every load configuration.
+	if checked == 0 || found == 0 {
+		t.Fatalf("the step found in %d of %d sidecar p50 series", found, checked)
+	}
+	t.Logf("the step found in %d of %d sidecar p50 series", found, checked)
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/results"
 	"github.com/meshbench/meshbench/internal/search"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // Run is one results directory as the history keeps it: what ran, on
@@ -80,13 +81,20 @@ type Noise struct {
 	Noisy       int     `json:"noisy"`
 }
 
+// FactInjectedWork is the fact that records a mesh's injected_work (the
+// lab's real regression, a Lua loop in every sidecar): like the proxy
+// release it is not part of the series' Spec, so that a series carries
+// the step it makes, and what changed names it.
+const FactInjectedWork = "injected_work"
+
 // Mesh is one of the run's meshes and what it ran.
 type Mesh struct {
 	Name    string `json:"name"`
 	Profile string `json:"profile"`
-	// Spec is the mesh's settings without its proxy release, as canonical
-	// JSON: meshes with the same Spec are the same mesh under different
-	// releases, and form one series.
+	// Spec is the mesh's settings without its proxy release and its
+	// injected work (kept in Facts), as canonical JSON: meshes with the
+	// same Spec are the same mesh under different releases, and form one
+	// series.
 	Spec string `json:"spec"`
 	// Release is the proxy release its cells' verification recorded
 	// (several joined by " + " when a mesh's cells ran more than one),
@@ -309,7 +317,15 @@ func meshOf(d *analysis.Dataset, name string) (Mesh, error) {
 	if spec != nil {
 		m.Profile = spec.Profile
 		s := *spec
+		// The proxy release and meshbench's injected work are what a
+		// series varies: a mesh under another release, or with the
+		// regression injected from one release on, is the same mesh,
+		// and what changed between points names them.
 		s.ProxyVersion = ""
+		if s.InjectedWork != 0 {
+			facts[FactInjectedWork] = fmt.Sprintf("%d Lua iterations a request", s.InjectedWork)
+			s.InjectedWork = 0
+		}
 		b, err := json.Marshal(s)
 		if err != nil {
 			return Mesh{}, err
@@ -324,7 +340,7 @@ func meshOf(d *analysis.Dataset, name string) (Mesh, error) {
 		return Mesh{}, err
 	}
 	delete(releases, "")
-	m.Release = strings.Join(slices.SortedFunc(maps.Keys(releases), analysis.CompareReleases), " + ")
+	m.Release = strings.Join(slices.SortedFunc(maps.Keys(releases), versions.CompareReleases), " + ")
 	m.Build, m.Istiod = facts[mesh.FactEnvoyBuild], facts[mesh.FactIstiodVersion]
 	for _, k := range []string{mesh.FactEnvoyVersion, mesh.FactEnvoyBuild, mesh.FactIstiodVersion} {
 		delete(facts, k)

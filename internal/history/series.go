@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/meshbench/meshbench/internal/analysis"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // Key is what a series' points share: only comparable figures form a
@@ -135,7 +136,7 @@ func Build(runs []*Run) []*Series {
 
 func comparePoints(a, b Point) int {
 	return cmp.Or(
-		analysis.CompareReleases(a.Mesh.Release, b.Mesh.Release),
+		versions.CompareReleases(a.Mesh.Release, b.Mesh.Release),
 		a.Run.Start.Compare(b.Run.Start),
 		strings.Compare(a.Mesh.Name, b.Mesh.Name),
 	)

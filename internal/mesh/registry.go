@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshbench/meshbench/internal/infra"
 	"github.com/meshbench/meshbench/internal/resources"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // Mesh profile names: the one list every platform, the study schema and
@@ -102,6 +103,9 @@ type Profile struct {
 	Waypoint  bool // an L7 waypoint proxy per namespace
 	L4Policy  bool // ALLOW by SPIFFE identity, enforced at L4
 	L7Policy  bool // ALLOW by identity and HTTP path, enforced at L7
+	// MinLabEnvoy is the earliest Envoy release the lab's data plane for
+	// it runs on, for a study's proxy_version; "" for any.
+	MinLabEnvoy string
 	// Platforms are the platforms that run the profile.
 	Platforms []string
 	// Colour is its colour in every chart of every report (an sRGB hex
@@ -147,9 +151,9 @@ func init() {
 		Profile{Name: ProfileSidecar, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, Platforms: everywhere, Colour: "#D55E00"},
 		Profile{Name: ProfileAmbient, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbient, Platforms: everywhere, Colour: "#009E73"},
 		Profile{Name: ProfileAmbientL4Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientL4Policy, L4Policy: true, Platforms: everywhere, Colour: "#E69F00"},
-		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, Platforms: everywhere, Colour: "#CC79A7"},
+		Profile{Name: ProfileAmbientWaypoint, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, MinLabEnvoy: versions.EnvoyWaypointMin, Platforms: everywhere, Colour: "#CC79A7"},
 		Profile{Name: ProfileSidecarL7Policy, Plane: PlaneSidecar, LabDataPlane: LabIstioSidecar, Footprint: footprintSidecar, L7Policy: true, Platforms: everywhere, Colour: "#56B4E9"},
-		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, L7Policy: true, Platforms: everywhere, Colour: "#7F3C8D"}))
+		Profile{Name: ProfileWaypointL7Policy, Plane: PlaneNodeProxy, LabDataPlane: LabIstioAmbient, Footprint: footprintAmbientWaypoint, Waypoint: true, L7Policy: true, MinLabEnvoy: versions.EnvoyWaypointMin, Platforms: everywhere, Colour: "#7F3C8D"}))
 	must(Register(Family{Name: Linkerd, SidecarContainer: "linkerd-proxy", SMPType: "LINKERD", VersionChart: ChartLinkerdControl,
 		Charts: []string{ChartLinkerdCRDs, ChartLinkerdControl}},
 		Profile{Name: ProfileLinkerd, Plane: PlaneSidecar, Footprint: footprintLinkerd, Platforms: kubeOnly, Colour: "#8C564B"}))

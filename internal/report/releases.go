@@ -44,7 +44,14 @@ type releaseJudgement struct {
 func (b *builder) releaseVerdicts() []releaseJudgement {
 	d := b.d
 	var out []releaseJudgement
-	for _, p := range d.ReleasePairs() {
+	pairs := d.ReleasePairs()
+	// Where several profiles run under the releases, each line names its
+	// profile.
+	profiles := map[string]bool{}
+	for _, p := range pairs {
+		profiles[p.Profile] = true
+	}
+	for _, p := range pairs {
 		byConfig := map[string][]analysis.Change{}
 		changes, _ := analysis.CompareMeshes(d, p.Older, p.Newer, analysis.RegressionMetrics)
 		for _, ch := range changes {
@@ -56,6 +63,9 @@ func (b *builder) releaseVerdicts() []releaseJudgement {
 				continue
 			}
 			j := releaseJudgement{pair: p, changes: changes, label: p.NewerRelease + " against " + p.OlderRelease, text: releaseVerdict(p, changes)}
+			if len(profiles) > 1 {
+				j.label, j.text = p.Profile+" "+j.label, p.Profile+" "+j.text
+			}
 			if cfg.Key != "" {
 				j.config = cfg.Label()
 				j.label += ", " + j.config

@@ -99,3 +99,43 @@ func TestVerdictNamesReleases(t *testing.T) {
 		t.Errorf("the Proxy releases section differs from the verdict:\n%s", releases)
 	}
 }
+
+// TestReleaseLinesNameTheProfile: with two profiles each under two
+// releases, every release line says whose releases it compares, and each
+// profile's pair appears once.
+func TestReleaseLinesNameTheProfile(t *testing.T) {
+	t.Parallel()
+	d := writeCells(t, "", map[string]map[string]sweepCell{
+		"sidecar-1-38-3":  {"": {p50: 2 * time.Millisecond, sidecar: 0.1, memMiB: 60}},
+		"sidecar-1-40-0":  {"": {p50: 3 * time.Millisecond, sidecar: 0.2, memMiB: 60}},
+		"waypoint-1-38-3": {"": {p50: 2 * time.Millisecond, sidecar: 0.1, memMiB: 60}},
+		"waypoint-1-40-0": {"": {p50: 2 * time.Millisecond, sidecar: 0.1, memMiB: 60}},
+	}, map[string]mesh.MeshSpec{
+		"sidecar-1-38-3":  {Profile: "sidecar", ProxyVersion: "1.38.3"},
+		"sidecar-1-40-0":  {Profile: "sidecar", ProxyVersion: "1.40.0"},
+		"waypoint-1-38-3": {Profile: "ambient-waypoint", ProxyVersion: "1.38.3"},
+		"waypoint-1-40-0": {Profile: "ambient-waypoint", ProxyVersion: "1.40.0"},
+	}, nil)
+	var lines []string
+	for _, s := range Build(d).Sections {
+		for _, b := range s.Blocks {
+			if s.ID == "verdict" && strings.HasPrefix(b.Text, "Proxy releases") {
+				lines = append(lines, b.Text)
+			}
+		}
+	}
+	for _, want := range []string{"Proxy releases, sidecar 1.40.0 against 1.38.3: ", "Proxy releases, ambient-waypoint 1.40.0 against 1.38.3: "} {
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, want) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d verdict lines begin %q, want 1:\n%s", n, want, strings.Join(lines, "\n"))
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("%d release lines, want 2:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}

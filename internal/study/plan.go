@@ -81,6 +81,9 @@ type Plan struct {
 	// SearchOver is what the search varies: empty for the rate,
 	// "connections" for the connections held open.
 	SearchOver string `json:"search_over,omitempty"`
+	// SearchStartFraction, when set, starts each mesh's search at that
+	// fraction of its calibrated capacity (search.start_fraction).
+	SearchStartFraction float64 `json:"search_start_fraction,omitempty"`
 }
 
 // point is one combination of sweep values before meshes and repetitions.
@@ -136,7 +139,7 @@ func newPlan(s *Study, sc results.Scaling, rounds int) (*Plan, error) {
 	if s.Search != nil {
 		cfg := s.Search.Config()
 		p.Search, p.Estimate = &cfg, s.searchEstimate(cfg)
-		p.SearchOver = s.Search.Over
+		p.SearchOver, p.SearchStartFraction = s.Search.Over, s.Search.StartFraction
 		if !s.HasCells() {
 			return p, nil
 		}

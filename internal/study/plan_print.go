@@ -31,8 +31,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if p.SearchOver == results.OverConnections {
 			unit = "connections held open"
 		}
-		line := fmt.Sprintf("capacity search at %s: from %g %s, x%g until the SLO has been met and broken, then %d trials where a fit of every trial puts the capacity (the rate a trial breaks the SLO with probability %g), each at least %s and %d requests; a 95%% interval from %d bootstrap resamples of the whole search, a bound if it stops short%s",
-			c.SLO, c.Start, unit, c.Growth, c.Trials, search.BreachProbability, c.Trial, c.MinRequests, c.Resamples, budget)
+		from := fmt.Sprintf("%g %s", c.Start, unit)
+		if f := p.SearchStartFraction; f > 0 {
+			from = fmt.Sprintf("%g of each mesh's capacity as the first deployment calibrates it (at least %g %s)", f, c.Start, unit)
+		}
+		line := fmt.Sprintf("capacity search at %s: from %s, x%g until the SLO has been met and broken, then %d trials where a fit of every trial puts the capacity (the rate a trial breaks the SLO with probability %g), each at least %s and %d requests; a 95%% interval from %d bootstrap resamples of the whole search, a bound if it stops short%s",
+			c.SLO, from, c.Growth, c.Trials, search.BreachProbability, c.Trial, c.MinRequests, c.Resamples, budget)
 		if len(p.Cells) == 0 {
 			fmt.Fprintf(&b, "meshes: %s, their trials interleaved, %s\n", strings.Join(p.Meshes, ", "), order)
 			fmt.Fprintf(&b, "%s; estimated %s\n", line, round(p.Estimate))

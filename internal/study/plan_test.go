@@ -307,7 +307,7 @@ func TestPlanEstimate(t *testing.T) {
 	}
 }
 
-// TestPlanFitsPhasesToKubernetesMetrics: quick's 6-second phases on
+// TestPlanFitsPhasesToKubernetesMetrics: quick's short phases on
 // Kubernetes would have no CPU or memory sample; the plan lengthens them
 // to four sampling intervals, and says so.
 func TestPlanFitsPhasesToKubernetesMetrics(t *testing.T) {
@@ -318,7 +318,7 @@ func TestPlanFitsPhasesToKubernetesMetrics(t *testing.T) {
 		want     time.Duration
 		note     bool
 	}{
-		{"lab", "", 6 * time.Second, false},
+		{"lab", "", 5 * time.Second, false},
 		{"kubernetes", "", 4 * infra.KubernetesSampleInterval, true},
 		{"kubernetes", "1s", 6 * time.Second, false},
 		{"kubernetes", "10s", 40 * time.Second, true},

@@ -38,7 +38,7 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 	cfg := r.s.Search.Config()
 	var all []*meshSearch
 	for _, m := range r.s.Meshes {
-		s, err := search.New(cfg)
+		s, err := search.New(r.searchConfig(cfg, m))
 		if err != nil {
 			return fieldError("search", "%v", err)
 		}
@@ -50,6 +50,13 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 		return err
 	}
 	from := fmt.Sprintf("%g req/s", cfg.Start)
+	if f := r.s.Search.StartFraction; f > 0 {
+		var starts []string
+		for _, ms := range all {
+			starts = append(starts, fmt.Sprintf("%s %g", ms.mesh.Name, ms.s.Config().Start))
+		}
+		from = fmt.Sprintf("%g of each mesh's calibrated capacity (%s req/s)", f, strings.Join(starts, ", "))
+	}
 	if r.s.Search.overConnections() {
 		from = fmt.Sprintf("%g connections held open, each sending %g req/s", cfg.Start, r.s.Search.PerConnectionRate)
 	}
@@ -96,6 +103,26 @@ func (r *runner) searchCapacities(ctx context.Context) error {
 		r.printf("capacity %s: %s\n", ms.mesh.Name, capacityText(c))
 	}
 	return r.writeIndex()
+}
+
+// searchConfig is mesh m's search: the study's, started at
+// search.start_fraction of the closed-loop capacity the first
+// deployment's calibration measured for m, where the study asks for it
+// and that deployment measured m (not below start_rate, nor above
+// max_rate). The result keeps it (Result.Config), so that the
+// bootstrap replays the search as it ran.
+func (r *runner) searchConfig(cfg search.Config, m Mesh) search.Config {
+	f := r.s.Search.StartFraction
+	d, ok := r.recorded(1)
+	if f <= 0 || !ok || d.Scaling == nil || d.Scaling.Capacities[m.Name] <= 0 {
+		return cfg
+	}
+	start := math.Max(cfg.Start, math.Round(f*d.Scaling.Capacities[m.Name]))
+	if cfg.MaxRate > 0 {
+		start = math.Min(start, cfg.MaxRate)
+	}
+	cfg.Start = start
+	return cfg
 }
 
 // visitLength is the measured time a visit to a mesh runs its trials for:

@@ -457,3 +457,48 @@ func TestRunConnectionSearchGeneratorOutOfPorts(t *testing.T) {
 		}
 	}
 }
+
+// With search.start_fraction, each mesh's search starts at that fraction
+// of the closed-loop capacity its first deployment calibrated, not at
+// start_rate: the fastest mesh skips the doublings up to it. The result
+// keeps the start, so that its bootstrap replays the search as it ran.
+func TestSearchStartsAtTheCalibratedCapacity(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	f.capacity = map[string]float64{"baseline": 1500, "ambient": 1200, "sidecar": 800}
+	f.rates = map[string]float64{"baseline": 2000, "ambient": 1600, "sidecar": 1000}
+	dir := filepath.Join(t.TempDir(), "out")
+	src := strings.Replace(searchSource, "load: {connections: 16", "load: {rate: 10, duration: 2s, connections: 16", 1)
+	src = strings.Replace(src, "  start_rate: 50\n", "  start_rate: 50\n  start_fraction: 0.5\n", 1)
+	src = strings.Replace(src, "search:", "scaling: {fraction: 0.25}\nsearch:", 1)
+	var progress bytes.Buffer
+	run(t, runOptions(t, src, f, dir, &progress))
+	ix, err := results.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Capacity) != 3 {
+		t.Fatalf("%d capacities, want 3", len(ix.Capacity))
+	}
+	for _, c := range ix.Capacity {
+		want := 0.5 * f.rates[c.Mesh]
+		if len(c.Trials) == 0 || c.Trials[0].Rate != want || c.Config == nil || c.Config.Start != want {
+			first := 0.0
+			if len(c.Trials) > 0 {
+				first = c.Trials[0].Rate
+			}
+			t.Errorf("%s: first trial at %g req/s (config %+v), want half its calibrated %g", c.Mesh, first, c.Config, f.rates[c.Mesh])
+		}
+		if wantCap := f.capacity[c.Profile] - math.Log(100)/0.010; c.Status != results.StatusOK || math.Abs(c.RPS-wantCap) > 0.05*wantCap {
+			t.Errorf("%s: status %s, capacity %.1f, want %.1f within 5%%", c.Mesh, c.Status, c.RPS, wantCap)
+		}
+	}
+	if !strings.Contains(progress.String(), "from 0.5 of each mesh's calibrated capacity (") {
+		t.Errorf("progress does not say where the searches start:\n%s", progress.String())
+	}
+	// Without scaling there is no calibrated capacity to start from.
+	bad := strings.Replace(searchSource, "  start_rate: 50\n", "  start_rate: 50\n  start_fraction: 0.5\n", 1)
+	if _, err := Parse([]byte(bad), "testdata"); err == nil || !strings.Contains(err.Error(), "search.start_fraction") {
+		t.Errorf("start_fraction without scaling: %v, want it refused naming search.start_fraction", err)
+	}
+}

@@ -9,12 +9,15 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/meshbench/meshbench/internal/mesh"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // WithReleases rewrites a study file's meshes: its baseline meshes stay,
 // and each of the profiles (default: every other profile the file names,
 // in its order) runs once under each release, as a mesh named
-// PROFILE-X-Y-Z with proxy_version X.Y.Z. The rest of the file, comments
+// PROFILE-X-Y-Z with proxy_version X.Y.Z, but for the releases before
+// the profile's MinLabEnvoy (the lab's waypoint runs on 1.38.2 and
+// later), which it leaves out. The rest of the file, comments
 // included, is kept, so that the runs join the series of the study they
 // came from (a history's series key ignores the list of meshes).
 func WithReleases(src []byte, profiles, releases []string) ([]byte, error) {
@@ -63,6 +66,9 @@ func WithReleases(src []byte, profiles, releases []string) ([]byte, error) {
 			return nil, fmt.Errorf("--profile %s runs no proxy release", p)
 		}
 		for _, r := range releases {
+			if pr, ok := mesh.LookupProfile(p); ok && pr.MinLabEnvoy != "" && versions.CompareReleases(r, pr.MinLabEnvoy) < 0 {
+				continue // the lab's data plane for it cannot run that release
+			}
 			var n yaml.Node
 			entry := map[string]string{"name": p + "-" + strings.ReplaceAll(r, ".", "-"), "profile": p, "proxy_version": r}
 			if err := n.Encode(entry); err != nil {

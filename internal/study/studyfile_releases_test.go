@@ -34,6 +34,15 @@ func TestWithReleases(t *testing.T) {
 	if err != nil || !strings.Contains(string(short), "sidecar-1-38-3") || !strings.Contains(string(short), "- baseline") {
 		t.Errorf("the shorthand list: %v\n%s", err, short)
 	}
+	// The waypoint is left out under a release its lab data plane
+	// cannot run; the sidecar takes it.
+	older, err := WithReleases(src, nil, []string{"1.37.0", "1.38.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(older); !strings.Contains(s, "sidecar-1-37-0") || strings.Contains(s, "ambient-waypoint-1-37-0") || !strings.Contains(s, "ambient-waypoint-1-38-2") {
+		t.Errorf("under 1.37.0 and 1.38.2, want the sidecar under both and the waypoint under 1.38.2 only:\n%s", s)
+	}
 	if _, err := WithReleases(src, []string{"baseline"}, []string{"1.38.3"}); err == nil {
 		t.Error("a baseline under releases was accepted")
 	}

@@ -31,6 +31,14 @@ type Search struct {
 	MaxConnections   int `json:"max_connections,omitempty"`
 	// StartRate is the first total rate tried, in requests per second.
 	StartRate float64 `json:"start_rate,omitempty"`
+	// StartFraction, in a study whose cells calibrate (scaling.fraction),
+	// starts each mesh's search at this fraction of the closed-loop
+	// capacity the first deployment measured for it (not below
+	// StartRate), rather than at StartRate: a mesh at a few thousand
+	// requests a second then skips the doublings up from StartRate, whose
+	// low rates are the longest trials. 0, the default: every search
+	// starts at StartRate.
+	StartFraction float64 `json:"start_fraction,omitempty"`
 	// MaxRate caps the rates tried; 0 is no cap.
 	MaxRate float64 `json:"max_rate,omitempty"`
 	// Growth multiplies the rate while the SLO holds; default 2.
@@ -127,6 +135,10 @@ func (s *Study) validateSearch() error {
 		return fieldError("search.start_connections", "applies to a search over connections (over: connections)")
 	case !sr.overConnections() && sr.StartRate <= 0:
 		return fieldError("search.start_rate", "required: a positive rate in requests per second")
+	case sr.StartFraction < 0 || sr.StartFraction > 1:
+		return fieldError("search.start_fraction", "want a fraction of the calibrated capacity in (0, 1], got %g", sr.StartFraction)
+	case sr.StartFraction > 0 && (s.Scaling == nil || s.Scaling.Fraction <= 0):
+		return fieldError("search.start_fraction", "starts from the capacity the cells' calibration measures: give scaling.fraction, or use start_rate alone")
 	case sr.Growth != 0 && sr.Growth <= 1:
 		return fieldError("search.growth", "must be above 1, got %g", sr.Growth)
 	case sr.Trial < 0:
@@ -172,6 +184,10 @@ func (s *Study) HasCells() bool { return s.Search == nil || s.Load.Rate != 0 }
 // search takes to see the SLO both met and broken: a few doublings.
 const searchGrowAssumed = 5
 
+// searchGrowCalibrated is that number for a search that starts from a
+// fraction of the mesh's calibrated capacity: one doubling or two.
+const searchGrowCalibrated = 2
+
 // searchEstimate is a search study's expected duration: per mesh, the
 // assumed growing trials and the locating ones, each at least the trial
 // length (their measured time at most the budget), each with its warm-up
@@ -179,7 +195,11 @@ const searchGrowAssumed = 5
 func (s *Study) searchEstimate(cfg search.Config) time.Duration {
 	st := setupTimes[s.Platform.Type]
 	per := st.install + s.Load.Warmup.D()
-	trials := searchGrowAssumed + cfg.Trials
+	grow := searchGrowAssumed
+	if s.Search.StartFraction > 0 {
+		grow = searchGrowCalibrated
+	}
+	trials := grow + cfg.Trials
 	measured := time.Duration(trials) * cfg.Trial
 	if cfg.Budget > 0 && measured > cfg.Budget {
 		trials = int(float64(trials) * float64(cfg.Budget) / float64(measured))

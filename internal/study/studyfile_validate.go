@@ -12,6 +12,7 @@ import (
 	"github.com/meshbench/meshbench/internal/mesh"
 	"github.com/meshbench/meshbench/internal/resources"
 	"github.com/meshbench/meshbench/internal/topology"
+	"github.com/meshbench/meshbench/internal/versions"
 )
 
 // BaselineProfile is the profile without a mesh; scaling calibrates on it.
@@ -387,6 +388,9 @@ func validateMesh(mp string, m Mesh, known []string, seen map[string]int, platfo
 		}
 		if !proxyVersionRE.MatchString(m.ProxyVersion) {
 			return fieldError(mp+".proxy_version", "%q: want an Envoy release such as 1.38.3", m.ProxyVersion)
+		}
+		if p, ok := mesh.LookupProfile(m.Profile); ok && p.MinLabEnvoy != "" && versions.CompareReleases(m.ProxyVersion, p.MinLabEnvoy) < 0 {
+			return fieldError(mp+".proxy_version", "%q: the lab's %s profile runs on Envoy %s and later (its waypoint's filter state needs a factory older releases lack); choose %s or later, or another profile", m.ProxyVersion, m.Profile, p.MinLabEnvoy, p.MinLabEnvoy)
 		}
 	}
 	if m.AccessLog && platformType != PlatformLab {
