@@ -118,6 +118,12 @@ func (d Diff) Ratio() Estimate {
 // its distribution-free interval (MedianCI). A round whose ref adds
 // nothing has no ratio and is left out.
 func AddedRatio(base, ref, other Sample) Estimate {
+	return MedianCI(AddedRatioUnits(base, ref, other))
+}
+
+// AddedRatioUnits are AddedRatio's independent units: per deployment, the
+// median of its rounds' (other - base)/(ref - base).
+func AddedRatioUnits(base, ref, other Sample) []float64 {
 	b, r := map[int]float64{}, map[int]float64{}
 	for _, o := range base {
 		b[o.Round] = o.V
@@ -134,5 +140,5 @@ func AddedRatio(base, ref, other Sample) Estimate {
 		}
 		ratios = append(ratios, Obs{Deployment: o.Deployment, Round: o.Round, V: (o.V - bv) / (rv - bv)})
 	}
-	return MedianCI(ratios.Units())
+	return ratios.Units()
 }

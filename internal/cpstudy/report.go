@@ -228,7 +228,7 @@ func markdown(r *Results, sums []Summary, prices cost.UnitPrices) string {
 			chart.Number(float64(s.BytesP50)), chart.Number(float64(s.BytesP99)), atLeast(s.ConvergeP50, s.ConvergeP50AtLeast), atLeast(s.ConvergeP99, s.ConvergeP99AtLeast),
 			s.TimedOut, s.Changes, s.InitialSync, s.RestartSync, s.MonthlyUSD)
 	}
-	f("\nCPU and working set are means over %s samples, with 95%% batch-means intervals: the samples of a phase cut into at most %d consecutive batches of at least %d, Student's t over the batch means, since each sample is correlated with the next (docs/statistics.md). "+
+	f("\nCPU and working set are means over %s samples, with 95%% batch-means intervals: the samples of a phase cut into at most %d consecutive batches of at least %d, Student's t over the batch means (calibrated, as a price's is), since each sample is correlated with the next (docs/statistics.md). "+
 		"Change→ACK percentiles count the changes that timed out as taking at least the timeout (%s): a percentile that falls on one reads ≥ the timeout. "+
 		"Monthly dollars price the mean churn CPU and the peak working set at $%.2f per vCPU-month and $%.2f per GB-month (%s).\n\n",
 		r.Settings.SampleInterval, analysis.MaxBatches, minBatchSamples, r.Settings.ChangeTimeout, prices.PerVCPUMonth, prices.PerGBMonth, prices.Source)

@@ -249,7 +249,8 @@ func usageOf(c *results.Cell, role metrics.Role) (usage, bool) {
 // their neighbours, so their spread over √n understates the mean's
 // uncertainty. The error is the batch-means interval's half-width over
 // z95, so that the predictor's normal intervals (around) reproduce
-// Student's t on the batches' degrees of freedom; 0 for a series too
+// BatchMeansCI's (calibrated) Student's t on the batches' degrees of
+// freedom; 0 for a series too
 // short for two batches.
 func meanSE(xs []metrics.Sample, f func(metrics.Sample) float64) (mean, se float64) {
 	vs := make([]float64, len(xs))

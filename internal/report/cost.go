@@ -98,7 +98,7 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 			}
 		}
 		// A bill is paid on mean use: each figure is the mean over the
-		// deployments, with Student's t interval.
+		// deployments, with MeanCI's calibrated Student's t interval.
 		mean := func(xs []float64) analysis.Estimate {
 			return analysis.MeanCI(analysis.RepSample(g.Reps, xs).MeanUnits())
 		}
@@ -120,7 +120,7 @@ func (b *builder) costByConsumption(rep analysis.LoadConfig, catalog *cost.Catal
 		cpNote = " The control plane (istiod on the lab under control_plane istiod) is priced alike, apart from the data plane's cost: it follows configuration, not traffic."
 	}
 	return append(out, text(fmt.Sprintf("Sidecars, node proxies and waypoints at their measured mean usage, priced at %s per vCPU-month and %s per GB-month (%s); "+
-		"priced per repetition, and each figure is the mean over the deployments (a bill is paid on mean use, not median use) with its Student's t 95%% interval.%s", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cpNote)), table(t))
+		"priced per repetition, and each figure is the mean over the deployments (a bill is paid on mean use, not median use) with its 95%% interval (Student's t, calibrated to cover 95%% on skewed data: docs/statistics.md).%s", dollars(prices.PerVCPUMonth), dollars(prices.PerGBMonth), prices.Source, cpNote)), table(t))
 }
 
 func dollars(v float64) string { return fmt.Sprintf("$%.2f", v) }

@@ -904,7 +904,7 @@ func (b *builder) capacityOf(mesh string) *analysis.CapacityMesh {
 // req/s, medians over the units with their intervals, and its monthly
 // price and price per million requests (the glossary's, the one place
 // the report prices a request), means over the
-// deployments (a bill is paid on mean use) with Student's t intervals.
+// deployments (a bill is paid on mean use) with MeanCI's calibrated Student's t intervals.
 func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, million analysis.Estimate) {
 	var c, m, mo, mi []float64
 	var reps []*analysis.Rep
@@ -929,7 +929,7 @@ func perRequestCosts(g *analysis.Group, p cost.UnitPrices) (cpu, mem, month, mil
 
 // usdPerMillionTerm is the glossary's entry for it.
 const usdPerMillionTerm = "what the data plane (sidecars, node proxies, waypoints) costs per million requests at the rate it carried: its mean cores and memory priced at the cost model's unit prices per vCPU-month and GB-month " +
-	"(Cost names them), over the requests it carried; the mean over the deployments, with Student's t interval, at the verdict's load configuration. It is the report's one price per request: a capacity search's trials price none."
+	"(Cost names them), over the requests it carried; the mean over the deployments, with its calibrated Student's t interval (docs/statistics.md), at the verdict's load configuration. It is the report's one price per request: a capacity search's trials price none."
 
 // capacityDataPlaneCPUAt is a capacity search's data-plane cores per
 // 1,000 req/s at the capacity, from the fitted lines, and, where the
