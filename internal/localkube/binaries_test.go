@@ -69,7 +69,7 @@ func TestCheckBinariesRefusesWhatOthersCanChange(t *testing.T) {
 }
 
 // etcd's command line carries the quota it is given and the WAL count
-// EtcdWALBound assumes; no quota is DefaultEtcdQuota.
+// EtcdDiskBound assumes; no quota is DefaultEtcdQuota.
 func TestEtcdArgsBoundTheDisk(t *testing.T) {
 	t.Parallel()
 	flag := func(args []string, name string) string {

@@ -123,7 +123,7 @@ type Options struct {
 	// it after a kill, recorded) and Stop removes.
 	Dir string
 	// EtcdQuota bounds etcd's database (--quota-backend-bytes); 0 is
-	// DefaultEtcdQuota. Its write-ahead logs take EtcdWALBound more.
+	// DefaultEtcdQuota. EtcdDiskBound is what its data directory takes.
 	EtcdQuota int64
 	Log       *slog.Logger
 }
@@ -133,17 +133,30 @@ type Options struct {
 // disk, not /run).
 const DefaultEtcdQuota = 8 << 30
 
-// etcdMaxWALs is how many write-ahead log files etcd keeps (each
-// preallocated to etcdWALSize), and etcdWALSize etcd's segment size.
-const (
-	etcdMaxWALs = 2
-	etcdWALSize = 64 << 20
-)
+// etcdMaxWALs is how many write-ahead log files etcd keeps once it
+// snapshots (every 10,000 writes).
+const etcdMaxWALs = 2
 
-// EtcdWALBound is what etcd's write-ahead logs take at most beside its
-// database (whose writes beyond the quota are refused): it keeps
-// etcdMaxWALs files once it snapshots, every 10,000 writes.
-const EtcdWALBound = etcdMaxWALs * etcdWALSize
+// etcdWALSegment is the size etcd preallocates each write-ahead log file
+// to (wal.SegmentSizeBytes: 64 MB, not MiB). Beside the files it keeps it
+// always holds one more, preallocated, for the next segment (0.tmp).
+const etcdWALSegment = 64 * 1000 * 1000
+
+// etcdDBSlack is how far etcd's database file may pass its quota: the
+// request that crossed it is admitted (etcd's largest is 1.5 MiB), and
+// bbolt grows its file 16 MiB at a time once it holds more than that.
+const etcdDBSlack = 16<<20 + 3<<19
+
+// EtcdDiskBound is at most what etcd's data directory takes with quota
+// (0: DefaultEtcdQuota): the database past its quota by etcdDBSlack, and
+// the write-ahead log files it keeps with the one it preallocates. Doctor
+// asks for it beside the lab's own.
+func EtcdDiskBound(quota int64) int64 {
+	if quota == 0 {
+		quota = DefaultEtcdQuota
+	}
+	return quota + etcdDBSlack + (etcdMaxWALs+1)*etcdWALSegment
+}
 
 // etcdArgs is etcd's command line with its data in dataDir and its
 // database bounded by quota (0: DefaultEtcdQuota). The API server

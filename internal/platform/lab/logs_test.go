@@ -166,7 +166,7 @@ func TestIstiodStateFitsTheCheck(t *testing.T) {
 		t.Errorf("a study without istiod asks for %d MiB, want %d", got>>20, MinFreeState>>20)
 	}
 	withIstiod := platform.Needs{Profiles: []string{"sidecar"}, Istiod: true}
-	want := uint64(MinFreeState) + uint64(dataplane.IstiodEtcdQuota) + uint64(localkube.EtcdWALBound)
+	want := uint64(MinFreeState) + uint64(localkube.EtcdDiskBound(dataplane.IstiodEtcdQuota))
 	if got := stateNeed(withIstiod); got < want {
 		t.Errorf("a study with istiod asks for %d MiB; its etcd alone may take %d MiB", got>>20, (want-MinFreeState)>>20)
 	}

@@ -51,7 +51,7 @@ const IstiodEtcdQuota = 128 << 20
 
 // IstiodStateBound is at most what that etcd takes of the state
 // directory: doctor and the preflight ask for it beside the lab's own.
-const IstiodStateBound = IstiodEtcdQuota + localkube.EtcdWALBound
+var IstiodStateBound = localkube.EtcdDiskBound(IstiodEtcdQuota)
 
 // IstiodPrerequisites reports what control_plane istiod needs and is
 // missing: istiod's build and the local API server's binaries, each with
