@@ -193,7 +193,18 @@ func (c Config) next(st *state, ceiling float64) (rate float64, phase, end strin
 	rate = math.Sqrt(b.below * b.minFail)
 	if f, ok := fit(st.obs, st.fit); ok {
 		st.fit = &f
-		rate = min(max(f.Capacity(), b.lowest), b.highest)
+		// A trial may go a half step of growth past the highest rate
+		// tried, no further, so that a fit is never extrapolated far, but
+		// a search whose first trial broke the SLO by chance (a bimodal
+		// p99's slow mode) is not held below that rate.
+		hi := b.highest * math.Sqrt(c.Growth)
+		if c.MaxRate > 0 {
+			hi = min(hi, c.MaxRate)
+		}
+		if ceiling > 0 {
+			hi = min(hi, max(b.highest, ceiling/math.Sqrt(c.Growth)))
+		}
+		rate = min(max(f.Capacity(), b.lowest), hi)
 	} else {
 		st.fit = nil
 	}
