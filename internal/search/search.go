@@ -150,9 +150,10 @@ func (s *Search) checkBudget() {
 // next is the search's design, a function of its state alone: the rate
 // grows (or shrinks) by Growth until a trial has met the SLO and one has
 // broken it; then each of Trials trials goes where the fit of every
-// trial so far puts the capacity, within the rates already tried, or,
-// while no fit exists, halfway (in the log) between the highest rate that
-// met the SLO below the lowest that broke it and that one. A noisy
+// trial so far puts the capacity, within the rates already tried or half
+// a step of growth past the highest, or, while no fit exists, halfway (in
+// the log) between the highest rate that met the SLO below the lowest
+// that broke it and that one. A noisy
 // verdict moves the fit a little, not the search a bracket. end, when
 // not empty, says why no rate is left to try; an empty phase with no
 // end is a design run to its end.
