@@ -35,7 +35,7 @@ func (b *builder) capacity() Section {
 		" grew by a factor until the SLO had been both met and broken; then each locating trial ran where a censored logistic fit of every trial's SLO score so far put the capacity, "+
 		"the rate at which a trial breaks the SLO with probability %g. Every trial carried at least the requests its percentile needs. "+
 		"The search ran in one deployment, and the parametric bootstrap of the whole search gives its own 95%% interval, which counts that search's trials alone; "+
-		"where the run had several deployments, the interval shown adds their scatter, that of the mesh's calibrated closed-loop capacity over them, so that it holds what another run would find (Interval over says which, with the search's own). "+
+		"where the run had several deployments, the interval shown adds their scatter, that of the mesh's calibrated closed-loop capacity over them, which a fresh deployment draws anew (Interval over says which interval it is, and gives the search's own). "+
 		"A search that stopped short (its budget) gives a bound, marked ≥, not an estimate, lowered the same way. "+
 		"Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
 		"The meshes' trials interleaved.", slo, search.BreachProbability)))
