@@ -18,7 +18,7 @@ import (
 // compareMetrics are the figures a comparison tracks.
 var compareMetrics = []analysis.Metric{
 	analysis.P50, analysis.P90, analysis.P99, analysis.P999, analysis.QPS, analysis.ErrorPct,
-	analysis.CPU(analysis.PartDataPlane), analysis.CPUPerRequest, analysis.Memory(analysis.PartDataPlane),
+	analysis.CPU(analysis.PartDataPlane), analysis.CPUPerRequest, analysis.CPUPerAppCPU, analysis.Memory(analysis.PartDataPlane),
 	analysis.CPU("app"), analysis.CPU("load"),
 }
 
