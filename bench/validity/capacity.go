@@ -28,7 +28,7 @@ func capacity(out io.Writer, searches int, seed uint64) (int, error) {
 	}
 	failed := 0
 	fmt.Fprintf(out, "\ncapacity at the SLO: %d simulated searches a system and preset, each its whole search and bootstrap; capacity about %.0f req/s\n", searches, capacityScale)
-	fmt.Fprintf(out, "%-34s %-20s %9s %8s %9s %7s %8s  %s\n", "preset", "system", "intervals", "shown", "coverage", "bounds", "held", "done-when")
+	fmt.Fprintf(out, "%-34s %-20s %9s %8s %9s %7s %7s %8s  %s\n", "preset", "system", "intervals", "shown", "coverage", "width", "bounds", "held", "done-when")
 	for _, name := range []string{"quick", "capacity"} {
 		s, _, err := study.Preset(name, study.PlatformOverride{})
 		if err != nil {
@@ -70,10 +70,11 @@ func capacity(out io.Writer, searches int, seed uint64) (int, error) {
 				return failed, fmt.Errorf("%s on %s: %w", name, t.Name, err)
 			}
 			ok := true
-			cov, held := "—", "—"
+			cov, width, held := "—", "—", "—"
 			if c.Intervals > 0 {
 				ok = passes(c.Rate(), search.Level)
 				cov = fmt.Sprintf("%.1f%%", 100*c.Rate())
+				width = fmt.Sprintf("%.1f%%", 100*c.MedianWidth)
 			}
 			if c.Bounds > 0 {
 				h := float64(c.BoundsHeld) / float64(c.Bounds)
@@ -83,8 +84,8 @@ func capacity(out io.Writer, searches int, seed uint64) (int, error) {
 			if !ok {
 				failed++
 			}
-			fmt.Fprintf(out, "%-34s %-20s %8.0f%% %7.1f%% %9s %6.0f%% %8s  %s\n", label, t.Name, 100*c.IntervalShare(), 100*search.Level, cov,
-				100*float64(c.Bounds)/float64(c.Searches), held, verdict(ok))
+			fmt.Fprintf(out, "%-34s %-20s %8.0f%% %7.1f%% %9s %7s %6.0f%% %8s  %s\n", label, t.Name, 100*c.IntervalShare(), 100*search.Level, cov,
+				width, 100*float64(c.Bounds)/float64(c.Searches), held, verdict(ok))
 		}
 	}
 	return failed, nil

@@ -116,10 +116,65 @@ func (f Fit) Breach(rate float64) float64 {
 	return logistic(f.A0 + f.A1*(math.Log(rate)-f.XC))
 }
 
-// lnScore draws the log of a trial's score at ln rate x from the model,
-// with u uniform in (0, 1): the bootstrap's trials.
-func (f Fit) lnScore(x, u, tau float64) float64 {
-	return (f.A0 + f.A1*(x-f.XC) + math.Log(u/(1-u))) / tau
+// line is the fitted median of ln S at ln rate x.
+func (f Fit) line(x float64) float64 { return (f.A0 + f.A1*(x-f.XC)) / f.Tau }
+
+// lnCapacityAt is the log of the rate at which the line plus m crosses 0:
+// the capacity, when m is the median of the trials' residuals about the
+// line.
+func (f Fit) lnCapacityAt(m float64) float64 { return f.XC + (-m*f.Tau-f.A0)/f.A1 }
+
+// residuals are the departures of the trials os from the fit's line, in
+// ln S, of those within the window about its capacity whose side of the
+// line their score tells: a score within the band by its value, one
+// beyond it, where the line is within the band, as +Inf or -Inf.
+func (f Fit) residuals(os []obs) []float64 {
+	lb, lw := math.Log(Band), math.Log(Window)
+	c := f.LnCapacity()
+	var es []float64
+	for _, o := range os {
+		if math.Abs(o.x-c) > lw {
+			continue
+		}
+		l := f.line(o.x)
+		switch {
+		case o.s >= lb:
+			if l < lb {
+				es = append(es, math.Inf(1))
+			}
+		case o.s <= -lb:
+			if l > -lb {
+				es = append(es, math.Inf(-1))
+			}
+		default:
+			es = append(es, o.s-l)
+		}
+	}
+	return es
+}
+
+// median is the median of es, false for fewer than three values or an
+// infinite median (more than half beyond the band on one side).
+func median(es []float64) (float64, bool) {
+	if len(es) < 3 {
+		return 0, false
+	}
+	es = slices.Clone(es)
+	slices.Sort(es)
+	n := len(es)
+	m := es[n/2]
+	if n%2 == 0 {
+		a, b := es[n/2-1], es[n/2]
+		switch {
+		case math.IsInf(a, 0) && !math.IsInf(b, 0):
+			m = b
+		case math.IsInf(b, 0) && !math.IsInf(a, 0):
+			m = a
+		default:
+			m = (a + b) / 2
+		}
+	}
+	return m, !math.IsInf(m, 0) && !math.IsNaN(m)
 }
 
 func logistic(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
@@ -310,4 +365,19 @@ func inverse3(h [3][3]float64) ([3][3]float64, bool) {
 		}
 	}
 	return out, true
+}
+
+// lnCapacity is the search's estimate of the log of the capacity from its
+// trials os and their fit f: where the line, moved by the median of the
+// trials' residuals about it, crosses 0. The capacity is the rate at
+// which a trial breaks the SLO half the time (BreachProbability), where
+// the median of ln S is 0; the fitted line is the median only where the
+// noise is as symmetric as the model's, and a skewed or bimodal p99 moves
+// it. With too few residuals, or over half beyond the band on one side,
+// it is the line's own crossing.
+func lnCapacity(f Fit, os []obs) float64 {
+	if m, ok := median(f.residuals(os)); ok {
+		return f.lnCapacityAt(m)
+	}
+	return f.LnCapacity()
 }

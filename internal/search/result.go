@@ -160,7 +160,7 @@ func estimate(cfg Config, os []obs, located int, complete bool) Result {
 	r.Fit = &f
 	design := cfg
 	design.Trials = located
-	lo, hi, reps, failed := design.bootstrap(f)
+	est, lo, hi, reps, failed := design.bootstrap(f, os)
 	r.Resamples, r.Failed, r.Replicates = cfg.Resamples, failed, reps
 	if math.IsNaN(lo) {
 		return bound(b.below, fmt.Sprintf("%d of %d bootstrap resamples of the search gave no fit, too many for an interval; the bound is the highest rate that met the SLO below the lowest that broke it", failed, cfg.Resamples))
@@ -170,7 +170,7 @@ func estimate(cfg Config, os []obs, located int, complete bool) Result {
 		return bound(math.Exp(lo), "cut short, the search gives no estimate: the bound is the lower end of the 95% interval its trials give (a 97.5% lower confidence bound)")
 	}
 	r.Kind, r.Level = FormInterval, Level
-	r.RPS, r.CILow, r.CIHigh = f.Capacity(), math.Exp(lo), math.Exp(hi)
+	r.RPS, r.CILow, r.CIHigh = math.Exp(est), math.Exp(lo), math.Exp(hi)
 	return r
 }
 
@@ -193,7 +193,7 @@ func Ratio(a, b Result) (ratio, lo, hi float64, ok bool) {
 		len(a.Replicates) == 0 || len(b.Replicates) == 0 {
 		return 0, 0, 0, false
 	}
-	d := a.Fit.LnCapacity() - b.Fit.LnCapacity()
+	d := math.Log(a.RPS) - math.Log(b.RPS)
 	se := math.Hypot(a.Fit.SE, b.Fit.SE)
 	n := min(len(a.Replicates), len(b.Replicates))
 	ts := make([]float64, 0, n)

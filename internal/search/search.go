@@ -150,9 +150,10 @@ func (s *Search) checkBudget() {
 // next is the search's design, a function of its state alone: the rate
 // grows (or shrinks) by Growth until a trial has met the SLO and one has
 // broken it; then each of Trials trials goes where the fit of every
-// trial so far puts the capacity, within the rates already tried, or,
-// while no fit exists, halfway (in the log) between the highest rate that
-// met the SLO below the lowest that broke it and that one. A noisy
+// trial so far puts the capacity, within the rates already tried or half
+// a step of growth past the highest, or, while no fit exists, halfway (in
+// the log) between the highest rate that met the SLO below the lowest
+// that broke it and that one. A noisy
 // verdict moves the fit a little, not the search a bracket. end, when
 // not empty, says why no rate is left to try; an empty phase with no
 // end is a design run to its end.
@@ -193,7 +194,18 @@ func (c Config) next(st *state, ceiling float64) (rate float64, phase, end strin
 	rate = math.Sqrt(b.below * b.minFail)
 	if f, ok := fit(st.obs, st.fit); ok {
 		st.fit = &f
-		rate = min(max(f.Capacity(), b.lowest), b.highest)
+		// A trial may go a half step of growth past the highest rate
+		// tried, no further, so that a fit is never extrapolated far, but
+		// a search whose first trial broke the SLO by chance (a bimodal
+		// p99's slow mode) is not held below that rate.
+		hi := b.highest * math.Sqrt(c.Growth)
+		if c.MaxRate > 0 {
+			hi = min(hi, c.MaxRate)
+		}
+		if ceiling > 0 {
+			hi = min(hi, max(b.highest, ceiling/math.Sqrt(c.Growth)))
+		}
+		rate = min(max(f.Capacity(), b.lowest), hi)
 	} else {
 		st.fit = nil
 	}
