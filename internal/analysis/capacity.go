@@ -70,6 +70,7 @@ func (c *CapacityMesh) SystemCores(rate float64) float64 {
 func loadCapacities(dir string, ix *results.Index) []*CapacityMesh {
 	var out []*CapacityMesh
 	for _, c := range ix.Capacity {
+		c.Result = reestimate(c)
 		cm := &CapacityMesh{Capacity: c}
 		var mem []float64
 		for _, t := range c.Trials {
@@ -101,6 +102,23 @@ func loadCapacities(dir string, ix *results.Index) []*CapacityMesh {
 		out = append(out, cm)
 	}
 	return out
+}
+
+// reestimate is a finished search's estimate and interval computed from
+// its stored trials by this meshbench's method, not the run's, so that a
+// report of an older run, or of one whose study.json was edited, shows
+// what its trials say. A search that did not finish, or one stored without
+// its configuration (before schema 17), is kept as stored.
+func reestimate(c results.Capacity) search.Result {
+	if c.Status != results.StatusOK || c.Config == nil {
+		return c.Result
+	}
+	r := c.Result
+	r.Trials = make([]search.Trial, len(c.Trials))
+	for i, t := range c.Trials {
+		r.Trials[i] = t.Trial
+	}
+	return search.Reestimate(r)
 }
 
 func fitRoles(usage []TrialUsage) []RoleFit {
