@@ -20,13 +20,14 @@ import (
 // mesh's added p50, added p99 and data-plane CPU per request at the
 // study's main configuration (at a closed loop, which has no added
 // latency, each mesh's throughput in place of the added figures); every
-// other figure is reported and never gates. Each figure in the family gets the one-sided p-value of an exact
-// rank test that B is worse (Mann-Whitney on the two runs' units, or
-// Wilcoxon's signed-rank on the paired units of two meshes of one run),
-// and Holm's step-down procedure over the family holds the chance of any
-// false alarm, when nothing changed, at GateAlpha. A figure Holm rejects
-// is a regression when B is worse by at least RegressionMinPct percent:
-// a difference too small to act on never fails a build.
+// other figure is reported and never gates. Each figure in the family
+// gets the one-sided p-value of an exact rank test that B is worse
+// (Mann-Whitney on the two runs' units, or Wilcoxon's signed-rank on the
+// paired units of two meshes of one run), and Holm's step-down procedure
+// over the family holds the chance of any false alarm, when nothing
+// changed, at GateAlpha. A figure Holm rejects is a regression when B is
+// worse by at least RegressionMinPct percent: a difference too small to
+// act on never fails a build.
 
 // ErrRegression is returned, wrapped, by a gate that found a regression:
 // a comparison with --fail-on-regression, or a history's check.
