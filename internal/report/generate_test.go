@@ -181,7 +181,7 @@ func TestCompare(t *testing.T) {
 		t.Error("a closed-loop comparison shows added latency")
 	}
 	family := string(md[bytes.Index(md, []byte("The gate's family")):bytes.Index(md, []byte("## Every figure"))])
-	if !strings.Contains(family, "| "+resultstest.Sidecar+" | connections=32, replicas.productpage=4 | QPS |") || !strings.Contains(family, "Little's law") {
+	if !strings.Contains(family, "| "+resultstest.Sidecar+" | connections=128, replicas.productpage=4 | QPS |") || !strings.Contains(family, "Little's law") {
 		t.Errorf("the gate's family of a closed loop does not judge the sidecar's throughput, or does not say why:\n%s", family)
 	}
 	if sidecarP50 != 3 {
