@@ -28,8 +28,39 @@ func loadWritten(t *testing.T, o resultstest.Options) *Dataset {
 
 // gateAt compares b with a on the default family at one configuration.
 func gateAt(a, b *Dataset, c LoadConfig) (*Comparison, GateResult) {
-	cmp := Compare(a, b, RegressionMetrics)
+	cmp := Compare(a, b, append(slices.Clip(RegressionMetrics), CPUPerAppCPU))
 	return cmp, cmp.Gate(GateSpec{Figures: DefaultGate, Config: c.Key})
+}
+
+// The default gate's CPU figure divides out the host's speed: B measured
+// on a host on which every process takes 30% more CPU time for the same
+// work (its CPU per request regresses with it) is no regression, while a
+// sidecar that itself costs 20% more CPU is, in CPU per app CPU.
+func TestDefaultGateDividesOutTheHostSpeed(t *testing.T) {
+	t.Parallel()
+	c := cfg(32, 4)
+	a := loadWritten(t, resultstest.Options{Seed: 1})
+	slow := loadWritten(t, resultstest.Options{Seed: 2, HostSpeed: 1.3})
+	cmp, r := gateAt(a, slow, c)
+	for _, reg := range r.Regressions {
+		t.Errorf("a slower host counted as a regression: %s %+v", reg, reg.Diff)
+	}
+	perRequest := cmp.Gate(GateSpec{Figures: []string{string(CPUPerRequest)}, Config: c.Key})
+	if len(perRequest.Regressions) == 0 {
+		t.Errorf("CPU per request on the slower host did not regress: the test cannot tell the figures apart")
+	}
+	costlier := loadWritten(t, resultstest.Options{Seed: 2, ProxyCPU: map[string]float64{resultstest.Sidecar: 1.2}})
+	_, r = gateAt(a, costlier, c)
+	found := false
+	for _, reg := range r.Regressions {
+		if reg.Mesh != resultstest.Sidecar || reg.Name() != string(CPUPerAppCPU) {
+			t.Errorf("%s regressed; only the sidecar's CPU rose", reg)
+		}
+		found = true
+	}
+	if !found {
+		t.Errorf("a sidecar 20%% costlier in CPU is no regression in the default gate (family %d)", r.Family)
+	}
 }
 
 func TestGateFindsASyntheticRegression(t *testing.T) {

@@ -129,10 +129,11 @@ lists them. Neither results directory is ever written.
 
 --fail-on-regression is the regression gate, for CI: it exits with code 3
 when B regressed on the gate's primary family (--gate, by default each
-mesh's added p50, added p99 and data-plane CPU per request at the study's
-main configuration; where that is a closed loop, which has no added
-latency (Little's law), each mesh's throughput, a drop being worse, in
-place of the added figures), judged by exact rank tests under Holm's procedure so
+mesh's added p50, added p99 and data-plane CPU per app CPU, its CPU per
+request in units of the app's, at the study's main configuration; where
+that is a closed loop, which has no added latency (Little's law), each
+mesh's throughput, a drop being worse, in place of the added figures),
+judged by exact rank tests under Holm's procedure so
 that comparing two runs of one commit fails at most 5% of the time
 whatever the family's size, each regression worse by at least 5%; every
 other figure is reported and never gates. It refuses, with exit code 1

@@ -34,33 +34,29 @@ func (b *builder) capacity() Section {
 	s.Blocks = append(s.Blocks, text(fmt.Sprintf(what+
 		" grew by a factor until the SLO had been both met and broken; then each locating trial ran where a censored logistic fit of every trial's SLO score so far put the capacity, "+
 		"the rate at which a trial breaks the SLO with probability %g. Every trial carried at least the requests its percentile needs. "+
-		"The 95%% interval comes from a parametric bootstrap of the whole search; a search that stopped short (its budget) gives a bound, marked ≥, not an estimate. "+
+		"The search ran in one deployment, and the parametric bootstrap of the whole search gives its own 95%% interval, which counts that search's trials alone; "+
+		"where the run had several deployments, the interval shown adds their scatter, that of the mesh's calibrated closed-loop capacity over them, which a fresh deployment draws anew (Interval over says which interval it is, and gives the search's own). "+
+		"A search that stopped short (its budget) gives a bound, marked ≥, not an estimate, lowered the same way. "+
 		"Trials in which a load generator saturated or the host was noisy are no evidence and were run again. "+
 		"The meshes' trials interleaved.", slo, search.BreachProbability)))
-	t := &Table{Header: []string{"Mesh", "Capacity (" + unit + ")", "95% interval", "Relative to " + caps[0].Mesh, "Met at / broken at (" + unit + ")", "Trials", "Note"}}
+	t := &Table{Header: []string{"Mesh", "Capacity (" + unit + ")", "95% interval", "Interval over", "Relative to " + caps[0].Mesh, "Met at / broken at (" + unit + ")", "Trials", "Note"}}
 	for _, c := range caps {
 		if c.Status != results.StatusOK {
-			t.Rows = append(t.Rows, []string{c.Mesh, "—", "—", "—", "—", fmt.Sprint(len(c.Trials)), strings.TrimSpace(c.Status + ": " + c.Reason)})
+			t.Rows = append(t.Rows, []string{c.Mesh, "—", "—", "—", "—", "—", fmt.Sprint(len(c.Trials)), strings.TrimSpace(c.Status + ": " + c.Reason)})
 			continue
 		}
 		if c.RPS <= 0 {
-			t.Rows = append(t.Rows, []string{c.Mesh, "none", "—", "—", bracketText(c), trialsText(c), c.Note})
+			t.Rows = append(t.Rows, []string{c.Mesh, "none", "—", "—", "—", bracketText(c), trialsText(c), c.Note})
 			continue
 		}
+		e, sp := b.d.CapacityQuote(c)
 		rel := "—"
-		if base := caps[0]; base.RPS > 0 && c.Mesh != base.Mesh {
-			// A lower bound over an exact figure is at least that ratio, an
-			// exact figure over a lower bound at most; two bounds say nothing.
-			switch rel = fmt.Sprintf("%s%%", signed(100*(c.RPS/base.RPS-1))); {
-			case c.LowerBound && base.LowerBound:
-				rel = "—"
-			case c.LowerBound:
-				rel = "≥ " + rel
-			case base.LowerBound:
-				rel = "≤ " + rel
+		if base := caps[0]; c.Mesh != base.Mesh {
+			if r, _, ok := b.d.CapacityRatio(c, base); ok {
+				rel = relText(r)
 			}
 		}
-		t.Rows = append(t.Rows, []string{c.Mesh, capacityNum(c), intervalText(c), rel, bracketText(c), trialsText(c), c.Note})
+		t.Rows = append(t.Rows, []string{c.Mesh, bounded(num(e.Median), e.MedianBound), quoteIntervalText(c, e), spanText(c, sp), rel, bracketText(c), trialsText(c), c.Note})
 	}
 	s.Blocks = append(s.Blocks, table(t), chartBlock(b.capacityBars(unit)))
 	for _, c := range caps {
@@ -93,6 +89,49 @@ func capacityNum(c *analysis.CapacityMesh) string {
 	return num(c.RPS)
 }
 
+// quoteIntervalText is a quoted capacity's interval, or why it has none.
+func quoteIntervalText(c *analysis.CapacityMesh, e analysis.Estimate) string {
+	if e.Interval() {
+		return fmt.Sprintf("%s to %s", num(e.Lo), num(e.Hi))
+	}
+	return intervalText(c)
+}
+
+// spanText says what a quoted capacity's interval spans: the run's
+// deployments, with the search's own interval or bound and the scatter
+// that widened it, or the one search, and why.
+func spanText(c *analysis.CapacityMesh, sp analysis.Spread) string {
+	if sp.Within() {
+		return sp.Why
+	}
+	own := "bound ≥ " + num(c.RPS)
+	if hasInterval(c) {
+		own = "interval " + num(c.CILow) + " to " + num(c.CIHigh)
+	}
+	return fmt.Sprintf("%d deployments: the search's own %s, widened by %s", sp.N, own, spreadText(sp, c.Mesh))
+}
+
+// spreadText says what a Spread is: "the 5.9% scatter of sidecar's
+// calibrated closed-loop capacity", its log's standard deviation.
+func spreadText(sp analysis.Spread, mesh string) string {
+	whose := "its"
+	if !slices.Contains(sp.From, mesh) {
+		whose = strings.Join(sp.From, " and ") + "'s"
+	}
+	return fmt.Sprintf("the %s%% scatter of %s calibrated closed-loop capacity", num(100*sp.SD), whose)
+}
+
+// relText is a capacity ratio as a relative difference, with its interval
+// or its bound: "−88.7% [−91.0%, −86.0%]", "≥ −50.0%".
+func relText(r analysis.Estimate) string {
+	pct := func(v float64) string { return signed(100*(v-1)) + "%" }
+	if r.Interval() {
+		return fmt.Sprintf("%s [%s, %s]", pct(r.Median), pct(r.Lo), pct(r.Hi))
+	}
+	return bounded(pct(r.Median), r.MedianBound)
+}
+
+// intervalText is the search's own interval, or why it has none.
 func intervalText(c *analysis.CapacityMesh) string {
 	switch c.Form() {
 	case search.FormInterval:
@@ -132,13 +171,13 @@ func (b *builder) capacityBars(unit string) *Chart {
 	for _, c := range b.d.Capacity {
 		cats = append(cats, c.Mesh)
 		bar := chart.Bar{V: math.NaN()}
-		if c.Status == results.StatusOK {
-			bar = chart.Bar{V: c.RPS, Lo: c.CILow, Hi: c.CIHigh}
+		if e, _ := b.d.CapacityQuote(c); e.Valid() {
+			bar = chart.Bar{V: e.Median, Lo: e.Lo, Hi: e.Hi}
 		}
 		bars = append(bars, bar)
 	}
 	title := "Capacity at " + b.d.Capacity[0].SLO.String()
-	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: 95% interval from a bootstrap of the whole search.",
+	return &Chart{File: "capacity", Title: title, Caption: "Whiskers: the 95% interval of the table above, over the run's deployments where it had several (Interval over).",
 		SVG: chart.Bars{Title: title, X: "mesh", Y: chart.Axis{Label: "capacity (" + unit + ")"}, Categories: cats,
 			Series: []chart.BarSeries{{Name: "capacity", Bars: bars}}}.SVG()}
 }

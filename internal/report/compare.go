@@ -18,7 +18,7 @@ import (
 // compareMetrics are the figures a comparison tracks.
 var compareMetrics = []analysis.Metric{
 	analysis.P50, analysis.P90, analysis.P99, analysis.P999, analysis.QPS, analysis.ErrorPct,
-	analysis.CPU(analysis.PartDataPlane), analysis.CPUPerRequest, analysis.Memory(analysis.PartDataPlane),
+	analysis.CPU(analysis.PartDataPlane), analysis.CPUPerRequest, analysis.CPUPerAppCPU, analysis.Memory(analysis.PartDataPlane),
 	analysis.CPU("app"), analysis.CPU("load"),
 }
 
@@ -154,7 +154,7 @@ func BuildComparison(c *analysis.Comparison, g analysis.GateResult, incomparable
 		}
 		sum.Blocks = append(sum.Blocks, text("No added latency "+where+": a closed loop's latency is its connections over its throughput (Little's law), "+
 			"so a latency added to the baseline's would only restate a loss of throughput. A closed loop compares each mesh's throughput (QPS, higher is better: a drop is a regression), "+
-			"its CPU per request and its own p50 and p99 (which restate the throughput); in the gate's family each mesh's throughput stands in for its added p50 and p99."))
+			"its CPU and its own p50 and p99 (which restate the throughput); in the gate's family each mesh's throughput stands in for its added p50 and p99."))
 	}
 	if len(c.OnlyA)+len(c.OnlyB) > 0 {
 		var l []string

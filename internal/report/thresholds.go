@@ -355,11 +355,10 @@ func (b *builder) thresholdFigure(metric, m string) (thresholdFigure, string) {
 			if connectionCeiling(d.Capacity) {
 				return thresholdFigure{}, "the study's search found a connection ceiling, not a rate"
 			}
-			f := thresholdFigure{v: c.RPS, bound: c.LowerBound}
-			if hasInterval(c) {
-				f.lo, f.hi, f.level, f.interval = c.CILow, c.CIHigh, c.Level, c.Level > 0
-			}
-			return f, ""
+			// The capacity the verdict quotes, its interval over the run's
+			// deployments where it had several.
+			e, _ := d.CapacityQuote(c)
+			return figureOf(e), ""
 		}
 		ref := b.reference()
 		if m == ref {
@@ -372,7 +371,10 @@ func (b *builder) thresholdFigure(metric, m string) (thresholdFigure, string) {
 		case rc.LowerBound:
 			return thresholdFigure{}, "no ratio to " + ref + ": its capacity is a lower bound (the search stopped short)"
 		}
-		return thresholdFigure{v: c.RPS / rc.RPS, bound: c.LowerBound}, ""
+		if r, _, ok := d.CapacityRatio(c, rc); ok {
+			return figureOf(r), ""
+		}
+		return thresholdFigure{}, "no ratio to " + ref + ": both capacities are lower bounds"
 	case "cpu_cores_per_1000rps", "memory_mib_per_1000rps", "usd_per_month", "usd_per_million_requests":
 		if g := b.groupAt(m, at); g != nil && d.HasPart(m, analysis.PartDataPlane) {
 			catalog, err := cost.LoadCatalog("")
@@ -390,12 +392,8 @@ func (b *builder) thresholdFigure(metric, m string) (thresholdFigure, string) {
 			}
 		}
 		if c := b.capacityOf(m); c != nil && metric == "cpu_cores_per_1000rps" {
-			if v, lo, hi, interval, ok := capacityDataPlaneCPUAt(c); ok {
-				f := thresholdFigure{v: v, lo: lo, hi: hi, interval: interval}
-				if interval {
-					f.level = c.Level
-				}
-				return f, ""
+			if v, lo, hi, level, ok := b.capacityDataPlaneCPUAt(c); ok {
+				return thresholdFigure{v: v, lo: lo, hi: hi, level: level, interval: level > 0}, ""
 			}
 		}
 		if len(d.Configs) == 0 {

@@ -109,7 +109,10 @@ func (b *builder) ranMesh(family string) bool {
 // (failed requests count at the timeout, so the figure is at least
 // that), an added latency over a censored baseline's BoundUpper, and one
 // censored on both sides BoundNone. LowBound and HighBound mark the
-// interval's ends the same way.
+// interval's ends the same way. IntervalOver, for a capacity at the SLO
+// and its ratio, says what the interval spans: "6 deployments" where the
+// run's deployments' scatter widened the search's own, "one search" where
+// it is the search's alone.
 type Figure struct {
 	Value     float64 `json:"value"`
 	Low       float64 `json:"low"`
@@ -120,6 +123,8 @@ type Figure struct {
 	Bound     string  `json:"bound,omitempty"`
 	LowBound  string  `json:"low_bound,omitempty"`
 	HighBound string  `json:"high_bound,omitempty"`
+	// IntervalOver is set for capacities and their ratios only.
+	IntervalOver string `json:"interval_over,omitempty"`
 }
 
 // Bounds of a Figure.
@@ -328,10 +333,10 @@ func (b *builder) verdictModel() (*Verdict, error) {
 			vm.Proxies = newFigure(proxies, 1, "proxies")
 			vm.MemoryPerProxy = newFigure(memory, 1.0/(1<<20), "MiB per proxy")
 		} else if c := b.capacityOf(m); c != nil {
-			if x, lo, hi, interval, ok := capacityDataPlaneCPUAt(c); ok {
+			if x, lo, hi, level, ok := b.capacityDataPlaneCPUAt(c); ok {
 				vm.CPUPer1000 = &Figure{Value: x, Low: x, High: x, Unit: "cores per 1,000 req/s", N: max(1, len(c.Trials))}
-				if interval {
-					vm.CPUPer1000.Low, vm.CPUPer1000.High, vm.CPUPer1000.Level = lo, hi, c.Level
+				if level > 0 {
+					vm.CPUPer1000.Low, vm.CPUPer1000.High, vm.CPUPer1000.Level = lo, hi, level
 				}
 			}
 		}
@@ -434,20 +439,17 @@ func (b *builder) throughputFigures(m, ref string, rep analysis.LoadConfig, loop
 		if connectionCeiling(d.Capacity) {
 			unit = "connections"
 		}
-		fig = capacityFigure(c, unit)
+		fig = b.capacityFigure(c, unit)
 		rc := b.capacityOf(ref)
-		if rc == nil || rc == c || rc.Status != results.StatusOK || rc.RPS <= 0 || (c.LowerBound && rc.LowerBound) {
+		if rc == nil || rc == c {
 			return fig, nil
 		}
-		// A lower bound over an exact figure is at least that ratio, an
-		// exact figure over a lower bound at most.
-		r := c.RPS / rc.RPS
-		ratio = &Figure{Value: r, Low: r, High: r, Unit: "×", N: max(1, min(len(c.Trials), len(rc.Trials)))}
-		switch {
-		case c.LowerBound:
-			ratio.Bound = BoundLower
-		case rc.LowerBound:
-			ratio.Bound = BoundUpper
+		// A bound over an estimate is a lower bound of the ratio, an
+		// estimate over a bound an upper one; two bounds give none.
+		if r, sp, ok := d.CapacityRatio(c, rc); ok {
+			if ratio = newFigure(r, 1, "×"); ratio != nil {
+				ratio.IntervalOver = overText(sp)
+			}
 		}
 		return fig, ratio
 	case loop == LoopClosed:
@@ -478,19 +480,71 @@ func (b *builder) throughputFigures(m, ref string, rep analysis.LoadConfig, loop
 	return fig, ratio
 }
 
-// capacityFigure is a capacity search's result as a figure, over its
-// trials (one search at least, where the results list none).
-func capacityFigure(c *analysis.CapacityMesh, unit string) *Figure {
-	f := &Figure{Value: c.RPS, Low: c.RPS, High: c.RPS, Unit: unit, N: max(1, len(c.Trials))}
-	switch {
-	case c.LowerBound:
-		f.Bound = BoundLower
-	case hasInterval(c):
-		// The search's interval is a 95% bootstrap interval where the
-		// result records no level of its own.
-		f.Low, f.High, f.Level = c.CILow, c.CIHigh, cmp.Or(c.Level, analysis.Nominal)
+// capacityFigure is the capacity the report quotes for a search (its
+// estimate with its interval over the run's deployments, or its bound:
+// analysis.CapacityQuote) as a figure, over its trials (one search at
+// least, where the results list none).
+func (b *builder) capacityFigure(c *analysis.CapacityMesh, unit string) *Figure {
+	e, sp := b.d.CapacityQuote(c)
+	f := newFigure(e, 1, unit)
+	if f != nil {
+		f.IntervalOver = overText(sp)
 	}
 	return f
+}
+
+// capacitySpanNote says what the verdict's capacity intervals span, and
+// what their ratios' do.
+func (b *builder) capacitySpanNote() string {
+	var sp, ratio analysis.Spread
+	var seen bool
+	var borrowed []string
+	var from []string
+	for _, c := range b.d.Capacity {
+		e, q := b.d.CapacityQuote(c)
+		if !e.Valid() {
+			continue
+		}
+		if !seen {
+			sp, seen = q, true
+		}
+		if !q.Within() && !slices.Contains(q.From, c.Mesh) {
+			borrowed, from = append(borrowed, c.Mesh), q.From
+		}
+		if rc := b.capacityOf(b.reference()); rc != nil && rc != c {
+			if _, r, ok := b.d.CapacityRatio(c, rc); ok && !r.Within() {
+				ratio = r
+			}
+		}
+	}
+	switch {
+	case !seen:
+		return ""
+	case sp.Within():
+		return "Each interval is " + sp.Why + " (see Capacity at the SLO); a ratio to " + b.reference() + "'s combines the two searches' intervals."
+	}
+	s := fmt.Sprintf("Each interval spans the run's %d deployments: the search ran in one of them, and its own interval (Capacity at the SLO gives it) is widened by the scatter of the mesh's calibrated closed-loop capacity over them", sp.N)
+	if len(borrowed) > 0 {
+		s += fmt.Sprintf(" (for %s, which only the first deployment calibrated, %s's)", strings.Join(borrowed, " and "), strings.Join(from, " and "))
+	}
+	s += ", in logs, with Student's t on the deployments' degrees of freedom (docs/statistics.md). A ratio to " + b.reference() + "'s combines the two searches' intervals and the deployments' scatter of the two capacities' ratio"
+	switch {
+	case ratio.Paired:
+		s += ", paired by deployment."
+	case !ratio.Within():
+		s += ": no two deployments calibrated both meshes, so their two scatters add as though independent, which overstates the ratio's where a deployment moves both alike."
+	default:
+		s += "."
+	}
+	return s
+}
+
+// overText is what a capacity's interval spans, for Figure.IntervalOver.
+func overText(sp analysis.Spread) string {
+	if sp.Within() {
+		return "one search"
+	}
+	return fmt.Sprintf("%d deployments", sp.N)
 }
 
 // rank orders the meshes on the study's objective and writes each one's
@@ -875,8 +929,8 @@ func (b *builder) throughputKind() throughputKind {
 	}
 	if len(b.d.Capacity) > 0 {
 		return throughputKind{name: "capacity at " + b.d.Capacity[0].SLO.String(),
-			note: fmt.Sprintf("Throughput is the capacity at the SLO (%s): the highest open-loop rate each mesh sustained while meeting it, found by search, "+
-				"with its interval over the search's trials (see Capacity at the SLO), and its ratio to %s's.", b.d.Capacity[0].SLO, b.reference())}
+			note: strings.TrimSpace(fmt.Sprintf("Throughput is the capacity at the SLO (%s): the highest open-loop rate each mesh sustained while meeting it, found by search: "+
+				"an estimate from a complete search with its 95%% interval, or, marked ≥, a bound from a search cut short. %s", b.d.Capacity[0].SLO, b.capacitySpanNote()))}
 	}
 	if len(b.d.Configs) > 0 && closedLoop(b.firstGroup(b.d.Representative())) {
 		return throughputKind{name: "closed-loop throughput",
@@ -933,10 +987,11 @@ const usdPerMillionTerm = "what the data plane (sidecars, node proxies, waypoint
 
 // capacityDataPlaneCPUAt is a capacity search's data-plane cores per
 // 1,000 req/s at the capacity, from the fitted lines, and, where the
-// capacity has an interval, at its ends.
-func capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi float64, interval, ok bool) {
+// quoted capacity has an interval (over the deployments, where the run
+// had several: analysis.CapacityQuote), at its ends, at its level.
+func (b *builder) capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi, level float64, ok bool) {
 	if c.Status != results.StatusOK || c.RPS <= 0 {
-		return 0, 0, 0, false, false
+		return 0, 0, 0, 0, false
 	}
 	at := func(rate float64) (float64, bool) {
 		var sum float64
@@ -950,14 +1005,15 @@ func capacityDataPlaneCPUAt(c *analysis.CapacityMesh) (v, lo, hi float64, interv
 	}
 	v, ok = at(c.RPS)
 	if !ok {
-		return 0, 0, 0, false, false
+		return 0, 0, 0, 0, false
 	}
-	if c.LowerBound || !hasInterval(c) || c.CILow <= 0 {
-		return v, 0, 0, false, true
+	e, _ := b.d.CapacityQuote(c)
+	if !e.Interval() || e.Lo <= 0 {
+		return v, 0, 0, 0, true
 	}
-	a, _ := at(c.CILow)
-	z, _ := at(c.CIHigh)
-	return v, min(a, z), max(a, z), true, true
+	a, _ := at(e.Lo)
+	z, _ := at(e.Hi)
+	return v, min(a, z), max(a, z), e.Level, true
 }
 
 // addedText is a difference in ms with its interval.
