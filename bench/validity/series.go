@@ -33,11 +33,11 @@ var seriesCases = []seriesCase{
 	{"control plane: 16 1-s samples", 16, 5, 0, false},
 	{"control plane: 16 1-s samples", 16, 5, 0.5, false},
 	{"control plane: 16 1-s samples", 16, 5, 0.8, true},
-	// A profile cell: 4 s of half-second samples, batches of at least a
-	// second (predict.batchSamples).
-	{"predictor: 8 half-second samples", 8, 2, 0, false},
-	{"predictor: 8 half-second samples", 8, 2, 0.5, false},
-	{"predictor: 8 half-second samples", 8, 2, 0.8, true},
+	// A profile cell: 4 s of half-second samples, batches of at least two
+	// seconds (predict.batchSamples).
+	{"predictor: 8 half-second samples", 8, 4, 0, false},
+	{"predictor: 8 half-second samples", 8, 4, 0.5, false},
+	{"predictor: 8 half-second samples", 8, 4, 0.8, true},
 	// A long series: ten batches (MaxBatches) of six.
 	{"a minute of 1-s samples", 60, 5, 0.5, false},
 	{"a minute of 1-s samples", 60, 5, 0.8, true},
@@ -76,17 +76,21 @@ func batchStudent(xs []float64, minBatch int) (lo, hi float64) {
 
 func series(out io.Writer, r *rand.Rand, trials int) int {
 	failed := 0
-	fmt.Fprintln(out, "\ntime series: BatchMeansCI on AR(1) series of lag-one correlation phi, as many a case; Student's t at 95% over the same batch means beside it")
-	fmt.Fprintf(out, "%-34s %7s %5s %8s %9s %10s  %s\n", "series", "batches", "phi", "shown", "coverage", "t at 95%", "done-when")
+	fmt.Fprintln(out, "\ntime series: BatchMeansCI on AR(1) series of lag-one correlation phi, as many a case; Student's t at 95% over the same batch means beside it; width the mean half-width in samples' standard deviations")
+	fmt.Fprintf(out, "%-34s %7s %5s %8s %9s %10s %6s  %s\n", "series", "batches", "phi", "shown", "coverage", "t at 95%", "width", "done-when")
 	for _, c := range seriesCases {
 		hit, plain := 0, 0
 		var e analysis.Estimate
+		// width is the mean half-width in the samples' standard deviation
+		// (1): what fewer, longer batches cost.
+		var width float64
 		for range trials {
 			xs := ar1(r, c.samples, c.phi)
 			e = analysis.BatchMeansCI(xs, c.minBatch)
 			if e.Lo <= 0 && 0 <= e.Hi {
 				hit++
 			}
+			width += (e.Hi - e.Lo) / 2 / float64(trials)
 			if lo, hi := batchStudent(xs, c.minBatch); lo <= 0 && 0 <= hi {
 				plain++
 			}
@@ -100,7 +104,7 @@ func series(out io.Writer, r *rand.Rand, trials int) int {
 		case !ok:
 			failed++
 		}
-		fmt.Fprintf(out, "%-34s %7d %5.1f %7.2f%% %8.2f%% %9.2f%%  %s\n", c.name, e.N, c.phi, 100*e.Level, 100*cov, 100*float64(plain)/float64(trials), v)
+		fmt.Fprintf(out, "%-34s %7d %5.1f %7.2f%% %8.2f%% %9.2f%% %6.2f  %s\n", c.name, e.N, c.phi, 100*e.Level, 100*cov, 100*float64(plain)/float64(trials), width, v)
 	}
 	return failed
 }

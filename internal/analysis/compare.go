@@ -1,6 +1,9 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Verdict is what a difference with its interval allows one to say.
 type Verdict int
@@ -109,7 +112,12 @@ type Comparison struct {
 // Compare compares every group the two runs share on the given metrics,
 // each run's units against the other's (Between), and each mesh's
 // overhead over its run's baseline on the latency metrics among them;
-// metrics a group lacks in either run are skipped.
+// metrics a group lacks in either run are skipped. A configuration that
+// either run ran as a closed loop gets no overheads: its latency is its
+// connections over its throughput (Little's law), so an added latency
+// would restate a loss of throughput; its throughput (QPS) is compared
+// instead, whether or not ms names it, and stands in for them in the
+// gate (see Gate).
 func Compare(a, b *Dataset, ms []Metric) *Comparison {
 	c := &Comparison{A: a, B: b}
 	for _, mesh := range b.Meshes {
@@ -123,7 +131,12 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 				c.OnlyB = append(c.OnlyB, mesh+" at "+cfg.Label())
 				continue
 			}
-			for _, m := range ms {
+			closed := a.ClosedLoopAt(cfg) || b.ClosedLoopAt(cfg)
+			gms := ms
+			if closed && !slices.Contains(ms, QPS) {
+				gms = append(slices.Clip(ms), QPS)
+			}
+			for _, m := range gms {
 				ua, ba := ga.Sample(m).BoundedUnits()
 				ub, bb := gb.Sample(m).BoundedUnits()
 				if len(ua) == 0 || len(ub) == 0 {
@@ -132,7 +145,7 @@ func Compare(a, b *Dataset, ms []Metric) *Comparison {
 				c.Changes = append(c.Changes, Change{Mesh: mesh, Config: cfg, Metric: m, Diff: BetweenBounded(ua, ba, ub, bb)})
 			}
 			for _, m := range ms {
-				if !m.IsLatency() {
+				if closed || !m.IsLatency() {
 					continue
 				}
 				ua, oka := a.overheadUnits(mesh, cfg, m)

@@ -173,6 +173,18 @@ func (d *Dataset) Group(mesh string, c LoadConfig) *Group {
 	return d.groups[mesh+"\x00"+c.Key]
 }
 
+// ClosedLoopAt reports whether the configuration's cells ran a closed loop
+// (Group.ClosedLoop of its first mesh with usable repetitions): there a
+// latency added to the baseline's only restates a loss of throughput.
+func (d *Dataset) ClosedLoopAt(c LoadConfig) bool {
+	for _, m := range d.Meshes {
+		if g := d.Group(m, c); g != nil && len(g.Reps) > 0 {
+			return g.ClosedLoop()
+		}
+	}
+	return false
+}
+
 // Representative is the configuration single-run charts show: the last
 // one, with the highest load and most replicas.
 func (d *Dataset) Representative() LoadConfig { return d.Configs[len(d.Configs)-1] }

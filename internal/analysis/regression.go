@@ -18,14 +18,16 @@ import (
 //
 // The gate judges a declared primary family of figures, by default each
 // mesh's added p50, added p99 and data-plane CPU per app CPU at the
-// study's main configuration; every other figure is reported and never
-// gates. Each figure in the family gets the one-sided p-value of an exact
-// rank test that B is worse (Mann-Whitney on the two runs' units, or
-// Wilcoxon's signed-rank on the paired units of two meshes of one run),
-// and Holm's step-down procedure over the family holds the chance of any
-// false alarm, when nothing changed, at GateAlpha. A figure Holm rejects
-// is a regression when B is worse by at least RegressionMinPct percent:
-// a difference too small to act on never fails a build.
+// study's main configuration (at a closed loop, which has no added
+// latency, each mesh's throughput in place of the added figures); every
+// other figure is reported and never gates. Each figure in the family
+// gets the one-sided p-value of an exact rank test that B is worse
+// (Mann-Whitney on the two runs' units, or Wilcoxon's signed-rank on the
+// paired units of two meshes of one run), and Holm's step-down procedure
+// over the family holds the chance of any false alarm, when nothing
+// changed, at GateAlpha. A figure Holm rejects is a regression when B is
+// worse by at least RegressionMinPct percent: a difference too small to
+// act on never fails a build.
 
 // ErrRegression is returned, wrapped, by a gate that found a regression:
 // a comparison with --fail-on-regression, or a history's check.
@@ -110,22 +112,38 @@ type GateResult struct {
 
 // Gate marks the comparison's family, decides it (see the package
 // comment above) and returns the decision. Without a baseline in either
-// run, an added figure falls back to the figure itself.
+// run, an added figure falls back to the figure itself. At a closed-loop
+// configuration, which has no added latency (see Compare), the family's
+// added figures are replaced by the throughput (QPS, higher is better) of
+// each mesh that would have had them: in a closed loop a mesh's cost
+// shows as requests a second lost over the same connections.
 func (c *Comparison) Gate(spec GateSpec) GateResult {
 	cfg := spec.Config
 	if cfg == "" && len(c.B.Configs) > 0 {
 		cfg = c.B.Representative().Key
 	}
 	noBaseline := c.A.Baseline == "" || c.B.Baseline == ""
+	closed := false
+	for _, lc := range c.B.Configs {
+		if lc.Key == cfg {
+			closed = c.A.ClosedLoopAt(lc) || c.B.ClosedLoopAt(lc)
+		}
+	}
+	added := slices.ContainsFunc(spec.Figures, func(f string) bool { return strings.HasPrefix(f, AddedPrefix) })
 	in := func(ch Change) bool {
 		if ch.Config.Key != cfg {
 			return false
 		}
 		name := ch.Name()
-		if noBaseline && !ch.Added {
-			return slices.Contains(spec.Figures, name) || slices.Contains(spec.Figures, AddedPrefix+name)
+		switch {
+		case slices.Contains(spec.Figures, name):
+			return true
+		case closed:
+			return added && ch.Metric == QPS && (noBaseline || ch.Mesh != c.B.Baseline)
+		case noBaseline && !ch.Added:
+			return slices.Contains(spec.Figures, AddedPrefix+name)
 		}
-		return slices.Contains(spec.Figures, name)
+		return false
 	}
 	units := func(ch Change) (int, int) { return ch.Diff.Base.N, ch.Diff.Other.N }
 	return gate(c.Changes, in, func(ch Change) float64 {

@@ -65,9 +65,11 @@ func TestDefaultGateDividesOutTheHostSpeed(t *testing.T) {
 
 func TestGateFindsASyntheticRegression(t *testing.T) {
 	t.Parallel()
-	a := loadWritten(t, resultstest.Options{Seed: 1})
+	// An open loop, whose added latency is the gate's (a closed loop's is
+	// its throughput: TestCompareClosedLoopGatesOnThroughput).
+	a := loadWritten(t, resultstest.Options{Seed: 1, Rate: 100})
 	// The same study again: new noise, and the sidecar 30% slower.
-	b := loadWritten(t, resultstest.Options{Seed: 2, Slowdown: map[string]float64{resultstest.Sidecar: 1.3}})
+	b := loadWritten(t, resultstest.Options{Seed: 2, Rate: 100, Slowdown: map[string]float64{resultstest.Sidecar: 1.3}})
 	c, r := gateAt(a, b, cfg(32, 4))
 	if !r.Reachable || r.Family == 0 {
 		t.Fatalf("gate over %d figures of six deployments a side is not reachable: %+v", r.Family, r)

@@ -130,7 +130,10 @@ lists them. Neither results directory is ever written.
 --fail-on-regression is the regression gate, for CI: it exits with code 3
 when B regressed on the gate's primary family (--gate, by default each
 mesh's added p50, added p99 and data-plane CPU per app CPU, its CPU per
-request in units of the app's, at the study's main configuration), judged by exact rank tests under Holm's procedure so
+request in units of the app's, at the study's main configuration; where
+that is a closed loop, which has no added latency (Little's law), each
+mesh's throughput, a drop being worse, in place of the added figures),
+judged by exact rank tests under Holm's procedure so
 that comparing two runs of one commit fails at most 5% of the time
 whatever the family's size, each regression worse by at least 5%; every
 other figure is reported and never gates. It refuses, with exit code 1
@@ -170,7 +173,7 @@ difference, unless --vary names it as the variable under test.`,
 	outputFlag(f, &output, "output: text (Markdown on stdout, or with --out write the files and list them), json, markdown or html (print the comparison, write nothing)", outText, outJSON, outMarkdown, outHTML)
 	f.StringVar(&o.Out, "out", "", "directory to write compare.html and compare.md into (default: write nothing, print the comparison)")
 	f.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "exit 3 when B regressed on the gate's family (see --gate); refuse runs whose set-ups differ outside --vary")
-	f.StringVar(&gate, "gate", strings.Join(analysis.DefaultGate, ","), "the gate's primary family: figures of every mesh at the main configuration, added:<latency> for an overhead over the baseline")
+	f.StringVar(&gate, "gate", strings.Join(analysis.DefaultGate, ","), "the gate's primary family: figures of every mesh at the main configuration, added:<latency> for an overhead over the baseline (in a closed loop, the throughput in its place)")
 	f.StringSliceVar(&o.Vary, "vary", nil, "set-up differences the comparison is about, which the gate accepts: "+strings.Join(analysis.VaryKinds, ", "))
 	f.StringVar(&o.Baseline, "baseline", "", "the mesh overheads are measured against (default baseline)")
 	return cmd

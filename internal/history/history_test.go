@@ -458,9 +458,18 @@ func TestReadRefuses(t *testing.T) {
 }
 
 func TestReadFigures(t *testing.T) {
-	fixtures(t)
-	r := read(t, aaDirs[0])
-	d, err := analysis.Load(aaDirs[0], analysis.Options{})
+	t.Parallel()
+	// An open loop, whose latency overheads are the mesh's own (the
+	// fixtures are a closed loop, which has none).
+	dir := t.TempDir()
+	if _, err := resultstest.Write(dir, resultstest.Options{Seed: 1, Requests: 3000, EnvoyRelease: oldRelease, Rate: 100}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := analysis.Load(dir, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,6 +514,29 @@ func TestReadFigures(t *testing.T) {
 		t.Errorf("no added p50 with a 95%% interval (%v) or CPU per request over 3+ repetitions (%v)", added, cpu)
 	}
 	t.Logf("%d figures, each the report's", checked)
+}
+
+// TestClosedLoopRecordsNoAddedLatency: a closed loop's latency is its
+// connections over its throughput (Little's law), so a mesh's latency
+// less the baseline's only restates its loss of throughput, and a series
+// of it would track throughput under another name. A closed-loop run
+// records each mesh's throughput and its own latency, and no added
+// latency.
+func TestClosedLoopRecordsNoAddedLatency(t *testing.T) {
+	fixtures(t)
+	r := read(t, aaDirs[0])
+	qps := map[string]bool{}
+	for _, f := range r.Figures {
+		if strings.HasPrefix(f.Metric, results.RelationAdded+":") {
+			t.Errorf("closed loop: %s at %s records %s %.3g", f.Mesh, f.Config, f.Metric, f.Median)
+		}
+		if f.Metric == string(analysis.QPS) && f.Level > 0 {
+			qps[f.Mesh] = true
+		}
+	}
+	if len(qps) != len(r.Meshes) {
+		t.Errorf("throughput with an interval recorded for %v, want each of the %d meshes", qps, len(r.Meshes))
+	}
 }
 
 // TestInjectedWorkKeepsTheSeries: meshbench's injected regression (a Lua

@@ -360,8 +360,11 @@ func meshOf(d *analysis.Dataset, name string) (Mesh, error) {
 
 // addFigures records every figure of every mesh at every configuration:
 // each metric its repetitions measured (a percentile only where the
-// pooled sample holds it), what a mesh adds to the baseline's latency,
-// and a search's capacity.
+// pooled sample holds it), what a mesh adds to the baseline's latency in
+// an open loop, and a search's capacity. A closed loop records no added
+// latency: its latency is its connections over its throughput (Little's
+// law), so a series of it would be the throughput's (qps, recorded)
+// under another name.
 func (r *Run) addFigures(d *analysis.Dataset) error {
 	for _, name := range d.Meshes {
 		for _, cfg := range d.Configs {
@@ -369,6 +372,7 @@ func (r *Run) addFigures(d *analysis.Dataset) error {
 			if g == nil {
 				continue
 			}
+			closed := d.ClosedLoopAt(cfg)
 			if err := checkParams(cfg.Params); err != nil {
 				return err
 			}
@@ -382,7 +386,7 @@ func (r *Run) addFigures(d *analysis.Dataset) error {
 				if e := g.Estimate(m); e.Valid() {
 					r.add(name, cfg, string(m), e, e.Level)
 				}
-				if !m.IsLatency() {
+				if closed || !m.IsLatency() {
 					continue
 				}
 				if o, ok := d.Overhead(name, cfg, m); ok && o.Delta.Valid() {

@@ -75,12 +75,13 @@ func writeRun(t *testing.T) string {
 						mem := float64(40<<20) + float64(1<<20)*float64(2*v.namespaces) + float64(4<<10)*float64(v.connections-8)/3
 						c := metrics.Component{Role: metrics.RoleSidecar, Namespace: fmt.Sprintf("ns-%d", ns), Pod: pod, Container: "istio-proxy"}
 						var samples []metrics.Sample
-						for j := range 4 {
-							// ±1% around the mean, wandering slowly (two
-							// samples low, two high), for a spread the
+						for j := range 8 {
+							// A 4-second cell's half-second samples, ±1%
+							// around the mean, wandering slowly (four
+							// samples low, four high), for a spread the
 							// batch means of correlated samples see.
-							d := 1 + 0.01*float64(j/2*2-1)
-							samples = append(samples, metrics.Sample{Time: t0.Add(time.Duration(j) * time.Second), CPUCores: cores * d, WorkingSet: int64(mem)})
+							d := 1 + 0.01*float64(j/4*2-1)
+							samples = append(samples, metrics.Sample{Time: t0.Add(time.Duration(j) * time.Second / 2), CPUCores: cores * d, WorkingSet: int64(mem)})
 						}
 						cell.Resources = append(cell.Resources, metrics.Series{Component: c, Samples: samples})
 					}

@@ -176,7 +176,7 @@ func loadText(g *analysis.Group) string {
 
 // closedAt reports whether a configuration's cells ran a closed loop,
 // whose figures are throughput and latency, never added latency.
-func (b *builder) closedAt(c analysis.LoadConfig) bool { return closedLoop(b.firstGroup(c)) }
+func (b *builder) closedAt(c analysis.LoadConfig) bool { return b.d.ClosedLoopAt(c) }
 
 // littleNote says, once, why a closed loop shows no added latency.
 const littleNote = "In a closed loop each connection sends when its last answer comes, so latency is connections over throughput (Little's law: 32 connections at 143.8 req/s wait 222 ms) " +

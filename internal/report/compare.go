@@ -141,6 +141,21 @@ func BuildComparison(c *analysis.Comparison, g analysis.GateResult, incomparable
 	if len(gated.Rows) > 0 {
 		sum.Blocks = append(sum.Blocks, heading("The gate's family"), table(gated))
 	}
+	var closed []string
+	for _, cfg := range b.Configs {
+		if a.ClosedLoopAt(cfg) || b.ClosedLoopAt(cfg) {
+			closed = append(closed, cfg.Label())
+		}
+	}
+	if len(closed) > 0 {
+		where := "at " + strings.Join(closed, "; ")
+		if len(closed) == len(b.Configs) {
+			where = "in these closed loops (connections without a rate)"
+		}
+		sum.Blocks = append(sum.Blocks, text("No added latency "+where+": a closed loop's latency is its connections over its throughput (Little's law), "+
+			"so a latency added to the baseline's would only restate a loss of throughput. A closed loop compares each mesh's throughput (QPS, higher is better: a drop is a regression), "+
+			"its CPU and its own p50 and p99 (which restate the throughput); in the gate's family each mesh's throughput stands in for its added p50 and p99."))
+	}
 	if len(c.OnlyA)+len(c.OnlyB) > 0 {
 		var l []string
 		for _, g := range c.OnlyA {

@@ -175,6 +175,15 @@ func TestCompare(t *testing.T) {
 			}
 		}
 	}
+	// The fixture is a closed loop: no added latency anywhere, and the
+	// gate's family judges throughput in its place.
+	if bytes.Contains(md, []byte("| added ")) {
+		t.Error("a closed-loop comparison shows added latency")
+	}
+	family := string(md[bytes.Index(md, []byte("The gate's family")):bytes.Index(md, []byte("## Every figure"))])
+	if !strings.Contains(family, "| "+resultstest.Sidecar+" | connections=128, replicas.productpage=4 | QPS |") || !strings.Contains(family, "Little's law") {
+		t.Errorf("the gate's family of a closed loop does not judge the sidecar's throughput, or does not say why:\n%s", family)
+	}
 	if sidecarP50 != 3 {
 		t.Errorf("the sidecar's p50 was worse at %d configurations, want the 3 with six deployments", sidecarP50)
 	}

@@ -53,7 +53,9 @@ func fixture(t *testing.T) (*history.Store, []string) {
 			return
 		}
 		for i := range fixtureRuns {
-			o := resultstest.Options{Seed: uint64(i + 1), Start: resultstest.Start.Add(time.Duration(i) * 24 * time.Hour), Requests: 1200, EnvoyRelease: "1.39.1"}
+			// An open loop, whose added p50 the front page shows (a
+			// closed loop records none).
+			o := resultstest.Options{Seed: uint64(i + 1), Start: resultstest.Start.Add(time.Duration(i) * 24 * time.Hour), Requests: 1200, EnvoyRelease: "1.39.1", Rate: 100}
 			if i >= stepAt {
 				o.EnvoyRelease, o.Slowdown = "1.39.3", map[string]float64{resultstest.Sidecar: 1.4}
 			}
